@@ -1,0 +1,164 @@
+/**
+ * The error catalogue: every error Portico reports, with a stable code, an HTTP status and a
+ * message template. `docs/errors.md` lists each code; a test keeps the two in step.
+ *
+ * Consumer-facing errors (the gateway) are written in API Connect's envelope
+ * `{"httpCode","httpMessage","moreInformation"}` (IBM support, "How to use the Global Error
+ * Policy to Catch Errors"); provider-facing errors (management API, CLI, definitions) as
+ * `{"error":{"code","message","field"?,"file"?,"path"?,"rule"?}}`.
+ */
+
+export interface ErrorSpec {
+  status: number;
+  /** Message template; `{name}` placeholders are filled from the error's params. */
+  message: string;
+}
+
+export const errorCatalogue = {
+  // ── gateway (consumer) ────────────────────────────────────────────────────────────────
+  GW_NOT_FOUND: { status: 404, message: 'No resources match requested URI' },
+  GW_METHOD_NOT_ALLOWED: { status: 405, message: 'The method {method} is not allowed for the requested URI' },
+  GW_MISSING_PARAMETER: {
+    status: 400,
+    message: 'One or more required API parameters are missing in the API request. Missing: {name} ({in})',
+  },
+  GW_INVALID_PARAMETER: { status: 400, message: 'The API parameter {name} ({in}) is invalid: {reason}' },
+  GW_BAD_REQUEST_BODY: { status: 400, message: 'The request body could not be parsed: {reason}' },
+  GW_UNAUTHORIZED: { status: 401, message: 'Invalid client id or secret.' },
+  GW_NOT_SUBSCRIBED: { status: 401, message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})' },
+  GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
+  GW_VALIDATE_FAILED: { status: 422, message: 'Validation failed in policy {policy}: {reason}' },
+  GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
+  GW_ASSEMBLY_RATE_LIMIT: { status: 429, message: 'Assembly Rate Limit exceeded' },
+  GW_THROWN: { status: 500, message: '{message}' },
+  GW_SCRIPT_ERROR: { status: 500, message: 'Script error in policy {policy}: {reason}' },
+  GW_ASSEMBLY_ERROR: { status: 500, message: '{name} in policy {policy}: {reason}' },
+  GW_SOAP_FAULT: { status: 500, message: 'SOAP Fault from the backend in policy {policy}: {reason}' },
+  GW_CONNECTION_ERROR: { status: 502, message: 'Could not connect to endpoint in policy {policy}: {reason}' },
+  GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },
+  GW_BACKEND_TIMEOUT: { status: 504, message: 'The backend did not answer within {timeout} seconds in policy {policy}' },
+  GW_UNAVAILABLE: { status: 503, message: 'The gateway is not ready: {reason}' },
+  GW_INTERNAL: { status: 500, message: 'Internal gateway error (transaction {txId})' },
+
+  // ── definitions (import) ──────────────────────────────────────────────────────────────
+  DEF_PARSE: { status: 400, message: '{file}: cannot be parsed as {format}: {reason}' },
+  DEF_INVALID: { status: 400, message: '{file}: {path}: {reason}' },
+
+  // ── management API / provider ─────────────────────────────────────────────────────────
+  MGMT_VALIDATION: { status: 400, message: '{field}: {reason}' },
+  MGMT_UNAUTHENTICATED: { status: 401, message: 'Sign in required: {reason}' },
+  MGMT_BAD_CREDENTIALS: { status: 401, message: 'Wrong username or password' },
+  MGMT_FORBIDDEN: { status: 403, message: '{reason}' },
+  MGMT_CSRF: { status: 403, message: 'Missing or invalid CSRF token' },
+  MGMT_NOT_FOUND: { status: 404, message: '{kind} {id} not found' },
+  MGMT_CONFLICT: { status: 409, message: '{reason}' },
+  MGMT_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many sign-in attempts; try again in {seconds} seconds' },
+  MGMT_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
+  MGMT_INTERNAL: { status: 500, message: 'Internal error: {reason}' },
+
+  // ── configuration / CLI ───────────────────────────────────────────────────────────────
+  CONFIG_INVALID: { status: 500, message: 'Setting {setting} is invalid: {reason}' },
+  PORT_IN_USE: { status: 500, message: 'Port {port} is already in use; change {setting} or stop the other process' },
+  STORE_UNREACHABLE: { status: 500, message: 'Cannot reach the database at {url}: {reason}' },
+  CLI_NOT_LOGGED_IN: { status: 401, message: 'Not logged in: run `portico login --server URL` or set PORTICO_SERVER and PORTICO_TOKEN' },
+  CLI_SERVER_UNREACHABLE: { status: 500, message: 'Cannot reach the management server at {server}: {reason}' },
+  CLI_FILE: { status: 400, message: '{file}: {reason}' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export type ErrorParams = Record<string, string | number | undefined>;
+
+/** Fills `{name}` placeholders; unknown placeholders are left visible rather than dropped. */
+export function formatMessage(template: string, params: ErrorParams): string {
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) => {
+    const value = params[key];
+    return value === undefined ? whole : String(value);
+  });
+}
+
+/** An error from the catalogue. Match on `code`, never on `message`. */
+export class PorticoError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly params: ErrorParams;
+
+  constructor(code: ErrorCode, params: ErrorParams = {}, options?: { cause?: unknown; status?: number }) {
+    const spec: ErrorSpec = errorCatalogue[code];
+    super(formatMessage(spec.message, params), options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'PorticoError';
+    this.code = code;
+    this.status = options?.status ?? spec.status;
+    this.params = params;
+  }
+
+  /** The provider-facing JSON body. */
+  toJSON(): { error: Record<string, unknown> } {
+    const body: Record<string, unknown> = { code: this.code, message: this.message };
+    for (const key of ['field', 'file', 'path', 'rule', 'kind', 'id'] as const) {
+      if (this.params[key] !== undefined) body[key] = this.params[key];
+    }
+    return { error: body };
+  }
+}
+
+/** One problem found in a definition document. */
+export interface DefinitionProblem {
+  /** JSON path in the document, e.g. `$.x-ibm-configuration.assembly.execute[0].invoke.target-url`. */
+  path: string;
+  /** The rule broken, e.g. `required`, `unknown-policy`, `unresolved-ref`, `duplicate-operation-id`. */
+  rule: string;
+  reason: string;
+}
+
+/** A definition that failed validation: all problems found, each with file, path and rule. */
+export class DefinitionError extends PorticoError {
+  readonly file: string;
+  readonly problems: DefinitionProblem[];
+
+  constructor(file: string, problems: DefinitionProblem[]) {
+    const first = problems[0] ?? { path: '$', rule: 'invalid', reason: 'invalid document' };
+    super('DEF_INVALID', { file, path: first.path, rule: first.rule, reason: first.reason });
+    this.name = 'DefinitionError';
+    this.file = file;
+    this.problems = problems;
+    if (problems.length > 1) this.message += ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})`;
+  }
+
+  override toJSON(): { error: Record<string, unknown> } {
+    const out = super.toJSON();
+    out.error.problems = this.problems;
+    return out;
+  }
+}
+
+const reasonPhrases: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+export function reasonPhrase(status: number): string {
+  return reasonPhrases[status] ?? 'Error';
+}
+
+/** API Connect's consumer error envelope; `httpCode` is a string, as DataPower writes it. */
+export interface ErrorEnvelope {
+  httpCode: string;
+  httpMessage: string;
+  moreInformation: string;
+}
+
+export function errorEnvelope(status: number, moreInformation: string, httpMessage = reasonPhrase(status)): ErrorEnvelope {
+  return { httpCode: String(status), httpMessage, moreInformation };
+}

@@ -1,0 +1,164 @@
+/**
+ * The contract between the gateway's flow engine and the policy modules (DESIGN §4).
+ *
+ * A policy type validates its YAML block with a JSON schema at import, compiles it once per
+ * publish into a named `step(ctx)` function, and the step runs per request. Policies reach the
+ * request only through the {@link FlowContext}; they never import the store or the management
+ * plane.
+ */
+import type { Logger } from 'pino';
+
+/** A JSON Schema (draft-07 subset that ajv understands). */
+export type JSONSchema = Record<string, unknown>;
+
+/** What a policy may know about the API it is compiled for. */
+export interface CompiledApiInfo {
+  /** `x-ibm-name`, e.g. `logistics`. */
+  name: string;
+  version: string;
+  /** The whole API document (OpenAPI + x-ibm-configuration), for `$ref` resolution. */
+  document: Record<string, unknown>;
+  /** API properties resolved for the catalog being compiled (catalog overrides applied). */
+  properties: Record<string, string>;
+  catalog: { name: string; orgName: string };
+  /** Settings a policy may need (timeouts, TLS profiles, limits), from the gateway config. */
+  settings: PolicySettings;
+  /** Compiles a nested `execute` list (used by operation-switch, switch, if). */
+  compileFlow(steps: unknown[], path: string): Step;
+}
+
+export interface PolicySettings {
+  /** Max bytes read from a backend response body. */
+  maxBackendBodyBytes: number;
+  /** Named TLS profiles (`tls-profile` in invoke) → undici connect options. */
+  tlsProfiles: Record<string, { rejectUnauthorized?: boolean; ca?: string; cert?: string; key?: string }>;
+  /** Script sandbox limits. */
+  script: { timeoutMs: number; memoryBytes: number };
+  /** Host names or CIDRs invoke may not reach (SSRF guard); empty = allow all. */
+  invokeDenyHosts: string[];
+}
+
+export interface PolicyType<C = Record<string, unknown>> {
+  /** As in x-ibm-configuration, e.g. `invoke`. */
+  name: string;
+  /** Versions accepted, e.g. `['1.0.0', '2.0.0']`. */
+  versions: string[];
+  /** Validates the policy's YAML block; every property has a type, a default and a description. */
+  schema: JSONSchema;
+  /** Runs once per publish; throws {@link PolicyCompileError} on a problem the schema cannot express. */
+  compile(config: C, api: CompiledApiInfo, path: string): Step;
+}
+
+/** A compiled policy. Named after the policy so stack traces say which one failed. */
+export type Step = (ctx: FlowContext) => void | Promise<void>;
+
+/** A header bag with case-insensitive names; values as sent (string, or string[] when repeated). */
+export interface HeaderBag {
+  get(name: string): string | undefined;
+  set(name: string, value: string): void;
+  remove(name: string): void;
+  has(name: string): boolean;
+  /** Lower-cased names → values. */
+  entries(): IterableIterator<[string, string]>;
+  toObject(): Record<string, string>;
+}
+
+/**
+ * A message as API Connect's context has it: `message`, or an invoke's `output` variable
+ * (`xyz_response`). `body` holds a JS value once parsed, or raw bytes ({@link RawBody}) until
+ * something reads it; `FlowContext.get('x.body')` parses raw bytes on first read.
+ */
+export interface MessageVar {
+  headers: Record<string, string>;
+  body: unknown;
+  status: { code: number; reason: string };
+}
+
+/**
+ * A body not yet parsed. Writing it back out costs nothing (pass-through); reading it through
+ * `FlowContext.get` parses by content type (JSON → value, XML/text → string).
+ */
+export class RawBody {
+  constructor(
+    readonly bytes: Buffer,
+    readonly contentType: string | undefined,
+  ) {}
+}
+
+/**
+ * The flow context (API Connect context variables). Variable names use dot notation:
+ * `request.parameters.zip`, `message.headers.content-type`, `xyz_response.body`,
+ * `api.properties.maps_url`, `client.app.id`, `plan.name`. Header names are case-insensitive.
+ */
+export interface FlowContext {
+  get(name: string): unknown;
+  set(name: string, value: unknown): void;
+  clear(name: string): void;
+  /** `$(name)` / `{param}` substitution for a template compiled at publish time. */
+  readonly message: MessageVar;
+  readonly request: RequestVar;
+  /** The API's resolved properties (`$(shipping_svc_url)`). */
+  readonly properties: Record<string, string>;
+  readonly log: Logger;
+  /** The operation matched by the router. */
+  readonly operation: { id: string | undefined; path: string; verb: string };
+  /** Aborted when the client goes away or the gateway shuts down. */
+  readonly signal: AbortSignal;
+  /** Time spent waiting on backends, in ms (for analytics). */
+  backendMs: number;
+}
+
+export interface RequestVar {
+  verb: string;
+  /** Full URI as received, e.g. `http://127.0.0.1:8080/org/sandbox/logistics/shipping?zip=1`. */
+  uri: string;
+  /** The path below the catalog, e.g. `/logistics/shipping`. */
+  path: string;
+  /** Query string with its `?`, or ''. */
+  search: string;
+  headers: Record<string, string>;
+  /** Parsed parameters by name (query, path, header per the OpenAPI document), typed. */
+  parameters: Record<string, unknown>;
+  body: unknown;
+  'content-type': string;
+}
+
+/**
+ * An error raised inside an assembly. `name` is API Connect's catchable error name
+ * (`ConnectionError`, `OperationError`, `SOAPError`, `JavaScriptError`, `ValidateError`,
+ * `AssemblyRateLimitError`, a `throw` policy's name, …), matched by `catch` blocks.
+ */
+export class AssemblyError extends Error {
+  readonly errorName: string;
+  readonly status: number;
+  readonly reason: string;
+  readonly policy: string;
+  /** Extra headers for the error response (e.g. Retry-After). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    errorName: string,
+    message: string,
+    options: { status?: number; reason?: string; policy?: string; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AssemblyError';
+    this.errorName = errorName;
+    this.status = options.status ?? 500;
+    this.reason = options.reason ?? '';
+    this.policy = options.policy ?? '';
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** A problem found while compiling a policy at publish time; `path` is the assembly JSON path. */
+export class PolicyCompileError extends Error {
+  constructor(
+    readonly path: string,
+    readonly rule: string,
+    message: string,
+  ) {
+    super(`${path}: ${message}`);
+    this.name = 'PolicyCompileError';
+  }
+}
