@@ -16,7 +16,11 @@ export interface LimitRule {
 
 export interface RuleResult {
   rule: LimitRule;
-  /** Hits in the current window, this one included. */
+  /**
+   * Hits counted in the current window, this one included when it was admitted. A hit rejected
+   * by a hard rule is not counted (check-then-count), so on a rejection this is the count that
+   * blocked it.
+   */
   count: number;
   remaining: number;
   /** Milliseconds until the window resets. */
@@ -31,6 +35,8 @@ export interface LimitDecision {
   retryAfterSeconds?: number;
   /** Set when the counter backend failed and the fail-open/closed setting decided. */
   backendError?: string;
+  /** The rule set this decision was made against (the array given to `hit`), for per-rule-set caches. */
+  rules?: readonly LimitRule[];
 }
 
 export interface CounterStore {
@@ -40,5 +46,7 @@ export interface CounterStore {
    * reports the counts. Over-limit hits on hard rules must not be counted against later windows.
    */
   hit(key: string, rules: readonly LimitRule[]): Promise<LimitDecision>;
+  /** Synchronous `hit`, offered by in-process backends (memory) for the gateway's fast path. */
+  hitSync?(key: string, rules: readonly LimitRule[]): LimitDecision;
   close(): Promise<void>;
 }
