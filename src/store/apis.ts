@@ -1,0 +1,88 @@
+/** API definitions of a provider organization (the draft space). */
+import type { Db } from './store.ts';
+import type { ApiRow, ApiState } from './schema.ts';
+import { newId, now } from './secrets.ts';
+
+export interface NewApi {
+  orgId: string;
+  name: string;
+  version: string;
+  title: string;
+  basePath: string;
+  document: Record<string, unknown>;
+  attachments?: Record<string, string>;
+  state?: ApiState;
+}
+
+export async function insertApi(db: Db, input: NewApi): Promise<ApiRow> {
+  const stamp = now();
+  const row: ApiRow = {
+    id: newId(),
+    org_id: input.orgId,
+    name: input.name,
+    version: input.version,
+    title: input.title,
+    base_path: input.basePath,
+    state: input.state ?? 'offline',
+    document: JSON.stringify(input.document),
+    attachments: JSON.stringify(input.attachments ?? {}),
+    created_at: stamp,
+    updated_at: stamp,
+  };
+  await db.insertInto('apis').values(row).execute();
+  return row;
+}
+
+export async function replaceApiDocument(
+  db: Db,
+  id: string,
+  input: { title: string; basePath: string; document: Record<string, unknown>; attachments?: Record<string, string> },
+): Promise<void> {
+  await db
+    .updateTable('apis')
+    .set({
+      title: input.title,
+      base_path: input.basePath,
+      document: JSON.stringify(input.document),
+      ...(input.attachments ? { attachments: JSON.stringify(input.attachments) } : {}),
+      updated_at: now(),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+export function findApi(db: Db, orgId: string, name: string, version: string): Promise<ApiRow | undefined> {
+  return db
+    .selectFrom('apis')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('name', '=', name)
+    .where('version', '=', version)
+    .executeTakeFirst();
+}
+
+export function findApiById(db: Db, id: string): Promise<ApiRow | undefined> {
+  return db.selectFrom('apis').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listApis(db: Db, orgId: string): Promise<ApiRow[]> {
+  return db.selectFrom('apis').selectAll().where('org_id', '=', orgId).orderBy('name').orderBy('version').execute();
+}
+
+export async function setApiState(db: Db, id: string, state: ApiState): Promise<void> {
+  await db.updateTable('apis').set({ state, updated_at: now() }).where('id', '=', id).execute();
+}
+
+/** Products (any catalog) that bundle the API. */
+export async function productsUsingApi(db: Db, apiId: string): Promise<Array<{ id: string; name: string; version: string }>> {
+  return db
+    .selectFrom('product_apis')
+    .innerJoin('products', 'products.id', 'product_apis.product_id')
+    .select(['products.id', 'products.name', 'products.version'])
+    .where('product_apis.api_id', '=', apiId)
+    .execute();
+}
+
+export async function deleteApi(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('apis').where('id', '=', id).execute();
+}

@@ -1,0 +1,199 @@
+/**
+ * The consumer side of a catalog: consumer organizations, their portal users (a registry
+ * separate from provider users), applications with credential pairs, and subscriptions.
+ */
+import type { Db } from './store.ts';
+import type { App, AppCredential, ConsumerOrg, PortalUser, Subscription, SubscriptionState } from './schema.ts';
+import { hashToken, newClientId, newId, newToken, now } from './secrets.ts';
+
+export async function createConsumerOrg(db: Db, input: { catalogId: string; name: string; title: string; ownerId?: string }): Promise<ConsumerOrg> {
+  const org: ConsumerOrg = {
+    id: newId(),
+    catalog_id: input.catalogId,
+    name: input.name,
+    title: input.title,
+    owner_id: input.ownerId ?? null,
+    created_at: now(),
+  };
+  await db.insertInto('consumer_orgs').values(org).execute();
+  return org;
+}
+
+export function findConsumerOrgById(db: Db, id: string): Promise<ConsumerOrg | undefined> {
+  return db.selectFrom('consumer_orgs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findConsumerOrgByName(db: Db, catalogId: string, name: string): Promise<ConsumerOrg | undefined> {
+  return db.selectFrom('consumer_orgs').selectAll().where('catalog_id', '=', catalogId).where('name', '=', name).executeTakeFirst();
+}
+
+export function listConsumerOrgs(db: Db, catalogId: string): Promise<ConsumerOrg[]> {
+  return db.selectFrom('consumer_orgs').selectAll().where('catalog_id', '=', catalogId).orderBy('name').execute();
+}
+
+export async function createPortalUser(
+  db: Db,
+  input: { catalogId: string; consumerOrgId: string; email: string; name: string; passwordHash: string },
+): Promise<PortalUser> {
+  const user: PortalUser = {
+    id: newId(),
+    catalog_id: input.catalogId,
+    consumer_org_id: input.consumerOrgId,
+    email: input.email.toLowerCase(),
+    name: input.name,
+    password_hash: input.passwordHash,
+    created_at: now(),
+  };
+  await db.insertInto('portal_users').values(user).execute();
+  return user;
+}
+
+export function findPortalUserByEmail(db: Db, catalogId: string, email: string): Promise<PortalUser | undefined> {
+  return db
+    .selectFrom('portal_users')
+    .selectAll()
+    .where('catalog_id', '=', catalogId)
+    .where('email', '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export function findPortalUserById(db: Db, id: string): Promise<PortalUser | undefined> {
+  return db.selectFrom('portal_users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function setPortalUserPassword(db: Db, id: string, passwordHash: string): Promise<void> {
+  await db.updateTable('portal_users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
+export async function createApp(db: Db, input: { consumerOrgId: string; title: string; description: string }): Promise<App> {
+  const app: App = { id: newId(), consumer_org_id: input.consumerOrgId, title: input.title, description: input.description, created_at: now() };
+  await db.insertInto('apps').values(app).execute();
+  return app;
+}
+
+/** The app, only when it belongs to `consumerOrgId` (no cross-organization access). */
+export function findApp(db: Db, consumerOrgId: string, appId: string): Promise<App | undefined> {
+  return db.selectFrom('apps').selectAll().where('id', '=', appId).where('consumer_org_id', '=', consumerOrgId).executeTakeFirst();
+}
+
+export function findAppById(db: Db, appId: string): Promise<App | undefined> {
+  return db.selectFrom('apps').selectAll().where('id', '=', appId).executeTakeFirst();
+}
+
+export function listApps(db: Db, consumerOrgId: string): Promise<App[]> {
+  return db.selectFrom('apps').selectAll().where('consumer_org_id', '=', consumerOrgId).orderBy('created_at').execute();
+}
+
+export function listAppsInCatalog(db: Db, catalogId: string) {
+  return db
+    .selectFrom('apps')
+    .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
+    .select(['apps.id', 'apps.title', 'apps.description', 'apps.created_at', 'consumer_orgs.name as consumer_org_name', 'consumer_orgs.id as consumer_org_id'])
+    .where('consumer_orgs.catalog_id', '=', catalogId)
+    .orderBy('apps.created_at')
+    .execute();
+}
+
+export async function updateApp(db: Db, appId: string, input: { title?: string; description?: string }): Promise<void> {
+  await db.updateTable('apps').set(input).where('id', '=', appId).execute();
+}
+
+/** Deletes the app with its credentials and subscriptions (call inside a transaction). */
+export async function deleteApp(db: Db, appId: string): Promise<void> {
+  await db.deleteFrom('subscriptions').where('app_id', '=', appId).execute();
+  await db.deleteFrom('app_credentials').where('app_id', '=', appId).execute();
+  await db.deleteFrom('apps').where('id', '=', appId).execute();
+}
+
+export interface IssuedCredential {
+  credential: AppCredential;
+  /** Shown once; only its hash is stored. */
+  clientSecret: string;
+}
+
+export async function addCredential(db: Db, appId: string, description = ''): Promise<IssuedCredential> {
+  const clientSecret = newToken();
+  const credential: AppCredential = {
+    id: newId(),
+    app_id: appId,
+    client_id: newClientId(),
+    secret_hash: hashToken(clientSecret),
+    description,
+    created_at: now(),
+  };
+  await db.insertInto('app_credentials').values(credential).execute();
+  return { credential, clientSecret };
+}
+
+/** Replaces the secret of a credential; the client id stays. */
+export async function resetCredentialSecret(db: Db, credentialId: string): Promise<string> {
+  const clientSecret = newToken();
+  await db.updateTable('app_credentials').set({ secret_hash: hashToken(clientSecret) }).where('id', '=', credentialId).execute();
+  return clientSecret;
+}
+
+export function listCredentials(db: Db, appId: string): Promise<AppCredential[]> {
+  return db.selectFrom('app_credentials').selectAll().where('app_id', '=', appId).orderBy('created_at').execute();
+}
+
+export async function deleteCredential(db: Db, credentialId: string): Promise<void> {
+  await db.deleteFrom('app_credentials').where('id', '=', credentialId).execute();
+}
+
+export async function createSubscription(
+  db: Db,
+  input: { appId: string; productId: string; planId: string; state: SubscriptionState },
+): Promise<Subscription> {
+  const stamp = now();
+  const subscription: Subscription = {
+    id: newId(),
+    app_id: input.appId,
+    product_id: input.productId,
+    plan_id: input.planId,
+    state: input.state,
+    created_at: stamp,
+    updated_at: stamp,
+  };
+  await db.insertInto('subscriptions').values(subscription).execute();
+  return subscription;
+}
+
+export function findSubscriptionById(db: Db, id: string): Promise<Subscription | undefined> {
+  return db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function setSubscriptionState(db: Db, id: string, state: SubscriptionState): Promise<void> {
+  await db.updateTable('subscriptions').set({ state, updated_at: now() }).where('id', '=', id).execute();
+}
+
+/** Subscriptions with product and plan names, for one app, or a whole catalog. */
+export function listSubscriptionDetails(db: Db, filter: { appId?: string; catalogId?: string; state?: SubscriptionState }) {
+  let query = db
+    .selectFrom('subscriptions')
+    .innerJoin('products', 'products.id', 'subscriptions.product_id')
+    .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
+    .innerJoin('apps', 'apps.id', 'subscriptions.app_id')
+    .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
+    .select([
+      'subscriptions.id',
+      'subscriptions.state',
+      'subscriptions.created_at',
+      'subscriptions.updated_at',
+      'subscriptions.app_id',
+      'apps.title as app_title',
+      'consumer_orgs.id as consumer_org_id',
+      'consumer_orgs.name as consumer_org_name',
+      'consumer_orgs.title as consumer_org_title',
+      'products.id as product_id',
+      'products.name as product_name',
+      'products.version as product_version',
+      'products.title as product_title',
+      'plans.id as plan_id',
+      'plans.name as plan_name',
+      'plans.title as plan_title',
+    ]);
+  if (filter.appId !== undefined) query = query.where('subscriptions.app_id', '=', filter.appId);
+  if (filter.catalogId !== undefined) query = query.where('products.catalog_id', '=', filter.catalogId);
+  if (filter.state !== undefined) query = query.where('subscriptions.state', '=', filter.state);
+  return query.orderBy('subscriptions.created_at').execute();
+}

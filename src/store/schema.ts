@@ -1,0 +1,217 @@
+/**
+ * The store's tables, as Kysely sees them. Ids are text (UUIDs), timestamps of records are
+ * ISO-8601 text, booleans are 0/1 integers, documents are JSON text: one representation that
+ * SQLite and PostgreSQL read and write the same way. Analytics time is epoch milliseconds
+ * (a bigint in PostgreSQL, read back as a number) because the console queries ranges of it.
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export type ApiState = 'offline' | 'online';
+export type ProductState = 'staged' | 'published' | 'deprecated' | 'retired' | 'archived';
+export type SubscriptionState = 'pending' | 'active' | 'rejected' | 'cancelled';
+export type Visibility = 'public' | 'authenticated' | 'custom';
+export type SessionKind = 'provider' | 'portal' | 'token';
+
+export interface ProviderOrgTable {
+  id: string;
+  name: string;
+  title: string;
+  created_at: string;
+}
+
+export interface CatalogTable {
+  id: string;
+  org_id: string;
+  name: string;
+  title: string;
+  created_at: string;
+}
+
+export interface ProviderUserTable {
+  id: string;
+  org_id: string;
+  username: string;
+  email: string;
+  password_hash: string;
+  created_at: string;
+}
+
+export interface SessionTable {
+  /** SHA-256 of the session token, hex; the token itself is never stored. */
+  id: string;
+  kind: SessionKind;
+  user_id: string;
+  csrf_token: string;
+  created_at: string;
+  expires_at: number;
+}
+
+export interface ApiTable {
+  id: string;
+  org_id: string;
+  name: string;
+  version: string;
+  title: string;
+  base_path: string;
+  state: ApiState;
+  /** The definition document as JSON text. */
+  document: string;
+  /** Files the document refers to (WSDL, XSD) by name, as JSON `{name: text}`. */
+  attachments: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProductTable {
+  id: string;
+  catalog_id: string;
+  name: string;
+  version: string;
+  title: string;
+  state: ProductState;
+  view_type: Visibility;
+  subscribe_type: Visibility;
+  /** Consumer org names allowed when a visibility is `custom`, JSON arrays. */
+  view_orgs: string;
+  subscribe_orgs: string;
+  document: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProductApiTable {
+  product_id: string;
+  api_id: string;
+  /** The key the product document gives the API. */
+  api_key: string;
+}
+
+export interface PlanTable {
+  id: string;
+  product_id: string;
+  name: string;
+  title: string;
+  description: string;
+  approval: number;
+  /** RateLimitDef[] as JSON. */
+  rate_limits: string;
+  burst_limits: string;
+  position: number;
+}
+
+export interface ConsumerOrgTable {
+  id: string;
+  catalog_id: string;
+  name: string;
+  title: string;
+  owner_id: string | null;
+  created_at: string;
+}
+
+export interface PortalUserTable {
+  id: string;
+  catalog_id: string;
+  consumer_org_id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  created_at: string;
+}
+
+export interface AppTable {
+  id: string;
+  consumer_org_id: string;
+  title: string;
+  description: string;
+  created_at: string;
+}
+
+export interface AppCredentialTable {
+  id: string;
+  app_id: string;
+  client_id: string;
+  /** SHA-256 of the client secret, hex: secrets are 256-bit random, so a fast hash is safe. */
+  secret_hash: string;
+  description: string;
+  created_at: string;
+}
+
+export interface SubscriptionTable {
+  id: string;
+  app_id: string;
+  product_id: string;
+  plan_id: string;
+  state: SubscriptionState;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ActivityEventTable {
+  id: Generated<number>;
+  ts: number;
+  tx_id: string;
+  org_name: string;
+  catalog_name: string;
+  api_name: string;
+  api_version: string;
+  operation_id: string;
+  verb: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  backend_ms: number;
+  client_id: string;
+  app_id: string;
+  app_name: string;
+  consumer_org_name: string;
+  product_name: string;
+  plan_name: string;
+  error_name: string;
+  /** What was recorded: none, activity, header, payload. */
+  content: string;
+  request_headers: string | null;
+  request_body: string | null;
+  response_headers: string | null;
+  response_body: string | null;
+}
+
+export interface ChangeTable {
+  /** A monotonically growing change counter, so gateways can tell they are behind. */
+  id: Generated<number>;
+  ts: number;
+  kind: string;
+}
+
+export interface Database {
+  provider_orgs: ProviderOrgTable;
+  catalogs: CatalogTable;
+  provider_users: ProviderUserTable;
+  sessions: SessionTable;
+  apis: ApiTable;
+  products: ProductTable;
+  product_apis: ProductApiTable;
+  plans: PlanTable;
+  consumer_orgs: ConsumerOrgTable;
+  portal_users: PortalUserTable;
+  apps: AppTable;
+  app_credentials: AppCredentialTable;
+  subscriptions: SubscriptionTable;
+  activity_events: ActivityEventTable;
+  changes: ChangeTable;
+}
+
+export type ProviderOrg = Selectable<ProviderOrgTable>;
+export type Catalog = Selectable<CatalogTable>;
+export type ProviderUser = Selectable<ProviderUserTable>;
+export type Session = Selectable<SessionTable>;
+export type ApiRow = Selectable<ApiTable>;
+export type ProductRow = Selectable<ProductTable>;
+export type PlanRow = Selectable<PlanTable>;
+export type ConsumerOrg = Selectable<ConsumerOrgTable>;
+export type PortalUser = Selectable<PortalUserTable>;
+export type App = Selectable<AppTable>;
+export type AppCredential = Selectable<AppCredentialTable>;
+export type Subscription = Selectable<SubscriptionTable>;
+export type ActivityEvent = Selectable<ActivityEventTable>;
+export type NewActivityEvent = Insertable<ActivityEventTable>;
+export type ApiUpdate = Updateable<ApiTable>;

@@ -1,0 +1,50 @@
+/** Sessions of the console and the portal, and the CLI's API tokens; only token hashes are stored. */
+import type { Db } from './store.ts';
+import type { Session, SessionKind } from './schema.ts';
+import { hashToken, newToken, now } from './secrets.ts';
+
+export interface NewSession {
+  /** The bearer token or cookie value; shown to its owner once, never stored. */
+  token: string;
+  csrfToken: string;
+  session: Session;
+}
+
+export async function createSession(db: Db, input: { kind: SessionKind; userId: string; ttlMs: number }): Promise<NewSession> {
+  const token = newToken();
+  const session: Session = {
+    id: hashToken(token),
+    kind: input.kind,
+    user_id: input.userId,
+    csrf_token: newToken(),
+    created_at: now(),
+    expires_at: Date.now() + input.ttlMs,
+  };
+  await db.insertInto('sessions').values(session).execute();
+  return { token, csrfToken: session.csrf_token, session };
+}
+
+/** The live session for `token` of one of `kinds`, or undefined when unknown or expired. */
+export async function findSession(db: Db, token: string, kinds: SessionKind[]): Promise<Session | undefined> {
+  const session = await db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('id', '=', hashToken(token))
+    .where('kind', 'in', kinds)
+    .executeTakeFirst();
+  if (session === undefined || session.expires_at < Date.now()) return undefined;
+  return session;
+}
+
+export async function deleteSession(db: Db, token: string): Promise<void> {
+  await db.deleteFrom('sessions').where('id', '=', hashToken(token)).execute();
+}
+
+export async function deleteUserSessions(db: Db, userId: string, kind: SessionKind): Promise<void> {
+  await db.deleteFrom('sessions').where('user_id', '=', userId).where('kind', '=', kind).execute();
+}
+
+export async function purgeExpiredSessions(db: Db): Promise<number> {
+  const result = await db.deleteFrom('sessions').where('expires_at', '<', Date.now()).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

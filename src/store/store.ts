@@ -1,0 +1,83 @@
+/**
+ * Opens the store: SQLite (better-sqlite3, a file, the embedded default) or PostgreSQL (pg),
+ * behind one Kysely instance, and runs the migrations. Everything above the store talks to
+ * `Store.db`; a change that spans rows goes through `Store.transaction`.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import type { Transaction } from 'kysely';
+import pg from 'pg';
+import { PorticoError } from '../errors.ts';
+import { migrationProvider } from './migrations.ts';
+import type { DialectName } from './migrations.ts';
+import type { Database } from './schema.ts';
+
+// PostgreSQL's bigint (analytics timestamps, counters) fits in a double for our ranges.
+pg.types.setTypeParser(20, (value: string) => Number(value));
+
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly dialect: DialectName;
+  /** The URL with any password masked, for logs and errors. */
+  readonly displayUrl: string;
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Masks the password of a database URL. */
+export function maskUrl(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+}
+
+function sqliteDialect(file: string): SqliteDialect {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const database = new SqliteDatabase(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('synchronous = NORMAL');
+  return new SqliteDialect({ database });
+}
+
+async function postgresDialect(url: string): Promise<PostgresDialect> {
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new PorticoError('STORE_UNREACHABLE', { url: maskUrl(url), reason: (error as Error).message }, { cause: error });
+  }
+  // A dropped idle connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  return new PostgresDialect({ pool });
+}
+
+/** Opens the store at `url` (`sqlite:<file>` or `postgres://…`) and migrates it to the latest version. */
+export async function openStore(url: string, options: { migrate?: boolean } = {}): Promise<Store> {
+  const dialectName: DialectName = url.startsWith('postgres') ? 'postgres' : 'sqlite';
+  const dialect = dialectName === 'postgres' ? await postgresDialect(url) : sqliteDialect(url.replace(/^sqlite:/, ''));
+  const db = new Kysely<Database>({ dialect });
+  if (options.migrate !== false) await migrate(db, dialectName);
+  return {
+    db,
+    dialect: dialectName,
+    displayUrl: maskUrl(url),
+    transaction: (work) => db.transaction().execute(work),
+    close: () => db.destroy(),
+  };
+}
+
+/** Runs pending migrations; a failure names the migration. */
+export async function migrate(db: Kysely<Database>, dialect: DialectName): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new PorticoError('STORE_UNREACHABLE', { url: dialect, reason: `migration ${failed} failed: ${(error as Error).message}` }, { cause: error });
+  }
+}

@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { insertApi, findApi, listApis, setApiState, productsUsingApi } from '../../src/store/apis.ts';
+import { callsOverTime, countBy, insertEvents, latencyPercentiles, listEvents, purgeEvents } from '../../src/store/analytics.ts';
+import { latestChange, recordChange } from '../../src/store/changes.ts';
+import {
+  addCredential,
+  createApp,
+  createConsumerOrg,
+  createPortalUser,
+  createSubscription,
+  deleteApp,
+  findApp,
+  findPortalUserByEmail,
+  listSubscriptionDetails,
+  resetCredentialSecret,
+  setSubscriptionState,
+} from '../../src/store/consumers.ts';
+import { createCatalog, createOrg, createProviderUser, findCatalog, findProviderUser } from '../../src/store/orgs.ts';
+import { listPlans, listProductApis, setProductState, upsertProduct } from '../../src/store/products.ts';
+import type { ProductInput } from '../../src/store/products.ts';
+import type { NewActivityEvent } from '../../src/store/schema.ts';
+import { hashPassword, secretMatches, verifyPassword } from '../../src/store/secrets.ts';
+import { createSession, findSession, deleteSession } from '../../src/store/sessions.ts';
+import { loadSnapshotData } from '../../src/store/snapshot-data.ts';
+import { openStore } from '../../src/store/store.ts';
+import { storeBackends } from '../helpers/stores.ts';
+import type { TestStore } from '../helpers/stores.ts';
+
+function productInput(catalogId: string, apiId: string, overrides: Partial<ProductInput> = {}): ProductInput {
+  return {
+    catalogId,
+    name: 'accessories',
+    version: '1.0.0',
+    title: 'Accessories',
+    state: 'staged',
+    viewType: 'authenticated',
+    subscribeType: 'authenticated',
+    viewOrgs: [],
+    subscribeOrgs: [],
+    document: { product: '1.0.0', info: { name: 'accessories', version: '1.0.0' } },
+    plans: [
+      { name: 'silver', title: 'Silver', description: 'Limited', approval: false, rateLimits: [{ name: 'default', value: '100/1hour' }], burstLimits: [] },
+      { name: 'gold', title: 'Gold', description: 'Unlimited', approval: true, rateLimits: [], burstLimits: [] },
+    ],
+    apis: [{ apiId, key: 'logistics' }],
+    ...overrides,
+  };
+}
+
+function event(overrides: Partial<NewActivityEvent>): NewActivityEvent {
+  return {
+    ts: 1_700_000_000_000,
+    tx_id: 'tx',
+    org_name: 'acme',
+    catalog_name: 'sandbox',
+    api_name: 'logistics',
+    api_version: '2.0.0',
+    operation_id: 'shipping.calc',
+    verb: 'GET',
+    path: '/logistics/shipping',
+    status: 200,
+    latency_ms: 5,
+    backend_ms: 3,
+    client_id: 'c1',
+    app_id: 'a1',
+    app_name: 'App',
+    consumer_org_name: 'dev',
+    product_name: 'accessories',
+    plan_name: 'silver',
+    error_name: '',
+    content: 'activity',
+    request_headers: null,
+    request_body: null,
+    response_headers: null,
+    response_body: null,
+    ...overrides,
+  };
+}
+
+for (const backend of storeBackends) {
+  describe(`store on ${backend.name}`, () => {
+    let t: TestStore;
+    before(async () => {
+      t = await backend.open();
+    });
+    after(async () => {
+      await t.dispose();
+    });
+
+    test('migrations are idempotent: opening a migrated store again changes nothing', async () => {
+      const again = await openStore(t.url);
+      const tables = await again.db.introspection.getTables();
+      assert.ok(tables.some((table) => table.name === 'subscriptions'));
+      await again.close();
+    });
+
+    test('an org gets catalogs and provider users with argon2id password hashes', async () => {
+      const org = await createOrg(t.store.db, { name: 'acme', title: 'Acme' });
+      await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
+      const hash = await hashPassword('s3cret-pass');
+      assert.match(hash, /^\$argon2id\$/);
+      await createProviderUser(t.store.db, { orgId: org.id, username: 'admin', email: 'a@example.com', passwordHash: hash });
+      const user = await findProviderUser(t.store.db, 'admin');
+      assert.ok(user);
+      assert.equal(await verifyPassword(user.password_hash, 's3cret-pass'), true);
+      assert.equal(await verifyPassword(user.password_hash, 'wrong'), false);
+      assert.equal((await findCatalog(t.store.db, org.id, 'sandbox'))?.title, 'Sandbox');
+    });
+
+    test('a duplicate api name:version is refused by the store and the first row is kept', async () => {
+      const org = await createOrg(t.store.db, { name: 'dup-org', title: 'Dup' });
+      await insertApi(t.store.db, { orgId: org.id, name: 'logistics', version: '2.0.0', title: 'first', basePath: '/logistics', document: { a: 1 } });
+      await assert.rejects(
+        insertApi(t.store.db, { orgId: org.id, name: 'logistics', version: '2.0.0', title: 'second', basePath: '/x', document: { b: 2 } }),
+      );
+      const api = await findApi(t.store.db, org.id, 'logistics', '2.0.0');
+      assert.equal(api?.title, 'first');
+      assert.equal(api?.state, 'offline');
+      assert.deepEqual(JSON.parse(api!.document), { a: 1 });
+    });
+
+    test('a failed transaction leaves nothing behind', async () => {
+      const org = await createOrg(t.store.db, { name: 'tx-org', title: 'Tx' });
+      await assert.rejects(
+        t.store.transaction(async (trx) => {
+          await insertApi(trx, { orgId: org.id, name: 'a', version: '1.0.0', title: 'a', basePath: '/a', document: {} });
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.deepEqual(await listApis(t.store.db, org.id), []);
+    });
+
+    test('re-publishing a product keeps plan ids and subscriptions; a dropped plan cancels its subscriptions', async () => {
+      const org = await createOrg(t.store.db, { name: 'prod-org', title: 'P' });
+      const catalog = await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
+      const api = await insertApi(t.store.db, { orgId: org.id, name: 'logistics', version: '2.0.0', title: 'l', basePath: '/logistics', document: {} });
+      const { product, created } = await t.store.transaction((trx) => upsertProduct(trx, productInput(catalog.id, api.id)));
+      assert.equal(created, true);
+      const plans = await listPlans(t.store.db, product.id);
+      assert.deepEqual(plans.map((p) => [p.name, p.approval]), [['silver', 0], ['gold', 1]]);
+      assert.deepEqual((await productsUsingApi(t.store.db, api.id)).map((p) => p.name), ['accessories']);
+
+      const corg = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'dev', title: 'Dev' });
+      const app = await createApp(t.store.db, { consumerOrgId: corg.id, title: 'App', description: '' });
+      const gold = plans.find((p) => p.name === 'gold')!;
+      const sub = await createSubscription(t.store.db, { appId: app.id, productId: product.id, planId: gold.id, state: 'pending' });
+
+      const again = await t.store.transaction((trx) =>
+        upsertProduct(trx, productInput(catalog.id, api.id, { title: 'Accessories v2', plans: [productInput(catalog.id, api.id).plans[0]] })),
+      );
+      assert.equal(again.created, false);
+      assert.equal(again.product.id, product.id);
+      const after = await listPlans(t.store.db, product.id);
+      assert.equal(after.find((p) => p.name === 'silver')?.id, plans.find((p) => p.name === 'silver')?.id);
+      const details = await listSubscriptionDetails(t.store.db, { appId: app.id });
+      assert.equal(details.find((d) => d.id === sub.id)?.state, 'cancelled');
+      assert.deepEqual((await listProductApis(t.store.db, product.id)).map((a) => a.api_key), ['logistics']);
+    });
+
+    test('snapshot data holds published products, online apis, credentials and live subscriptions only', async () => {
+      const org = await createOrg(t.store.db, { name: 'snap-org', title: 'S' });
+      const catalog = await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
+      const api = await insertApi(t.store.db, { orgId: org.id, name: 'snapapi', version: '1.0.0', title: 's', basePath: '/s', document: {} });
+      const { product } = await t.store.transaction((trx) => upsertProduct(trx, productInput(catalog.id, api.id, { name: 'snapprod' })));
+      let data = await loadSnapshotData(t.store.db);
+      assert.equal(data.products.some((p) => p.id === product.id), false, 'staged products are not in the snapshot');
+
+      await setProductState(t.store.db, product.id, 'published');
+      data = await loadSnapshotData(t.store.db);
+      assert.equal(data.products.some((p) => p.id === product.id), true);
+      assert.equal(data.apis.some((a) => a.id === api.id), false, 'offline apis are not in the snapshot');
+      await setApiState(t.store.db, api.id, 'online');
+
+      const corg = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'snapdev', title: 'Dev' });
+      const user = await createPortalUser(t.store.db, { catalogId: catalog.id, consumerOrgId: corg.id, email: 'Dev@Example.com', name: 'Dev', passwordHash: 'x' });
+      assert.equal((await findPortalUserByEmail(t.store.db, catalog.id, 'dev@example.COM'))?.id, user.id);
+      const app = await createApp(t.store.db, { consumerOrgId: corg.id, title: 'App', description: '' });
+      const issued = await addCredential(t.store.db, app.id);
+      assert.match(issued.credential.client_id, /^[0-9a-f]{32}$/);
+      assert.equal(issued.credential.secret_hash.includes(issued.clientSecret), false);
+      const silver = (await listPlans(t.store.db, product.id)).find((p) => p.name === 'silver')!;
+      const sub = await createSubscription(t.store.db, { appId: app.id, productId: product.id, planId: silver.id, state: 'active' });
+
+      data = await loadSnapshotData(t.store.db);
+      assert.equal(data.apis.some((a) => a.id === api.id), true);
+      const credential = data.credentials.find((c) => c.client_id === issued.credential.client_id);
+      assert.ok(credential);
+      assert.equal(secretMatches(issued.clientSecret, credential.secret_hash), true);
+      assert.equal(data.subscriptions.find((s) => s.id === sub.id)?.state, 'active');
+
+      const newSecret = await resetCredentialSecret(t.store.db, issued.credential.id);
+      data = await loadSnapshotData(t.store.db);
+      const rotated = data.credentials.find((c) => c.client_id === issued.credential.client_id)!;
+      assert.equal(secretMatches(issued.clientSecret, rotated.secret_hash), false);
+      assert.equal(secretMatches(newSecret, rotated.secret_hash), true);
+
+      await setSubscriptionState(t.store.db, sub.id, 'cancelled');
+      data = await loadSnapshotData(t.store.db);
+      assert.equal(data.subscriptions.some((s) => s.id === sub.id), false);
+    });
+
+    test('an app is found only through its own consumer org, and deleting it removes its credentials', async () => {
+      const org = await createOrg(t.store.db, { name: 'iso-org', title: 'I' });
+      const catalog = await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
+      const mine = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'mine', title: 'Mine' });
+      const theirs = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'theirs', title: 'Theirs' });
+      const app = await createApp(t.store.db, { consumerOrgId: mine.id, title: 'Mine', description: '' });
+      const issued = await addCredential(t.store.db, app.id);
+      assert.equal((await findApp(t.store.db, mine.id, app.id))?.id, app.id);
+      assert.equal(await findApp(t.store.db, theirs.id, app.id), undefined);
+      await t.store.transaction((trx) => deleteApp(trx, app.id));
+      const data = await loadSnapshotData(t.store.db);
+      assert.equal(data.credentials.some((c) => c.client_id === issued.credential.client_id), false);
+    });
+
+    test('sessions are found by token only while live, and deleted on sign-out', async () => {
+      const live = await createSession(t.store.db, { kind: 'portal', userId: 'u1', ttlMs: 60_000 });
+      const expired = await createSession(t.store.db, { kind: 'portal', userId: 'u1', ttlMs: -1 });
+      assert.equal((await findSession(t.store.db, live.token, ['portal']))?.user_id, 'u1');
+      assert.equal(await findSession(t.store.db, live.token, ['provider']), undefined);
+      assert.equal(await findSession(t.store.db, expired.token, ['portal']), undefined);
+      await deleteSession(t.store.db, live.token);
+      assert.equal(await findSession(t.store.db, live.token, ['portal']), undefined);
+    });
+
+    test('the change counter grows', async () => {
+      const before = await latestChange(t.store.db);
+      await recordChange(t.store.db, 'publish');
+      assert.equal(await latestChange(t.store.db), before + 1);
+    });
+
+    test('activity events are written in batches and aggregated by dimension, time and latency', async () => {
+      const events = Array.from({ length: 1500 }, (_, i) =>
+        event({ ts: 1_700_000_000_000 + i * 1000, status: i % 10 === 0 ? 500 : 200, latency_ms: i % 100, app_name: i % 2 ? 'odd' : 'even' }),
+      );
+      await insertEvents(t.store.db, events);
+      const byApp = await countBy(t.store.db, { apiName: 'logistics' }, 'app_name');
+      assert.deepEqual(byApp.map((r) => [r.key, Number(r.calls)]).sort(), [['even', 750], ['odd', 750]]);
+      const buckets = await callsOverTime(t.store.db, { apiName: 'logistics' }, 60_000);
+      assert.equal(buckets.reduce((sum, b) => sum + Number(b.calls), 0), 1500);
+      assert.equal(buckets.reduce((sum, b) => sum + Number(b.errors), 0), 150);
+      const p = await latencyPercentiles(t.store.db, { apiName: 'logistics' });
+      assert.equal(p.count, 1500);
+      assert.equal(p.p50, 50);
+      assert.equal(p.p99, 99);
+      const latest = await listEvents(t.store.db, { apiName: 'logistics' }, 2);
+      assert.equal(latest[0].ts, 1_700_000_000_000 + 1499 * 1000);
+      assert.equal(await purgeEvents(t.store.db, 1_700_000_000_000 + 500 * 1000), 500);
+    });
+  });
+}
