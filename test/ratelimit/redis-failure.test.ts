@@ -1,0 +1,185 @@
+/**
+ * The Redis store when Redis is down, silent or comes back: fail open/closed without hanging,
+ * and one log line per outage transition.
+ */
+
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { rateLimitHeaders } from '../../src/ratelimit/headers.ts';
+import { createRedisCounterStore } from '../../src/ratelimit/redis.ts';
+import type { LimitDecision, LimitRule } from '../../src/ratelimit/types.ts';
+import { REDIS_URL, deleteRedisKeys, freshKeyPrefix, headerMap } from './helpers.ts';
+
+const CLOSED_PORT_URL = 'redis://127.0.0.1:1';
+const RULES: readonly LimitRule[] = [{ name: 'default', limit: 100, windowMs: 3_600_000, hard: true }];
+/** Generous for a loaded 2-core machine; the store's own bounds are 200 ms per command, 1 s at start. */
+const BOUND_MS = 5_000;
+
+interface LogLine {
+  level: number;
+  msg: string;
+}
+
+/** A real pino logger writing into an array. */
+function capturingLogger(): { logger: pino.Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+  return { logger, lines };
+}
+
+const warnings = (lines: LogLine[]) => lines.filter((l) => l.level === 40);
+const infos = (lines: LogLine[]) => lines.filter((l) => l.level === 30);
+
+async function timedHits(hit: () => Promise<LimitDecision>, n: number): Promise<{ decisions: LimitDecision[]; slowestMs: number }> {
+  const decisions: LimitDecision[] = [];
+  let slowestMs = 0;
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    decisions.push(await hit());
+    slowestMs = Math.max(slowestMs, performance.now() - started);
+  }
+  return { decisions, slowestMs };
+}
+
+/** A TCP relay to the real Redis that can be cut and restored, to stage an outage. */
+async function startRelay(port = 0): Promise<{ port: number; stop(): Promise<void> }> {
+  const upstream = new URL(REDIS_URL);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const redis = net.connect(Number(upstream.port || 6379), upstream.hostname);
+    for (const s of [client, redis]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {
+        client.destroy();
+        redis.destroy();
+      });
+    }
+    client.pipe(redis).pipe(client);
+  });
+  server.listen(port, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    async stop() {
+      const closed = new Promise((resolve) => server.close(resolve));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}
+
+describe('counter store: redis, when Redis fails', () => {
+  it('admits with backendError when Redis is unreachable and failOpen is true, within bounded time', async () => {
+    const { logger, lines } = capturingLogger();
+    const store = createRedisCounterStore({ url: CLOSED_PORT_URL, failOpen: true, logger });
+    try {
+      const { decisions, slowestMs } = await timedHits(() => store.hit('down-open', RULES), 20);
+      assert.ok(slowestMs < BOUND_MS, `slowest hit took ${slowestMs} ms`);
+      for (const d of decisions) {
+        assert.equal(d.allowed, true);
+        assert.match(d.backendError ?? '', /redis/);
+      }
+      assert.deepEqual(rateLimitHeaders(decisions[0]), []);
+    } finally {
+      await store.close();
+    }
+    assert.equal(warnings(lines).length, 1, 'one warning per outage, not per request');
+    assert.match(warnings(lines)[0].msg, /failing open/);
+    assert.equal(infos(lines).length, 0);
+  });
+
+  it('rejects with backendError and Retry-After when Redis is unreachable and failOpen is false, within bounded time', async () => {
+    const { logger, lines } = capturingLogger();
+    const store = createRedisCounterStore({ url: CLOSED_PORT_URL, failOpen: false, logger });
+    try {
+      const { decisions, slowestMs } = await timedHits(() => store.hit('down-closed', RULES), 20);
+      assert.ok(slowestMs < BOUND_MS, `slowest hit took ${slowestMs} ms`);
+      for (const d of decisions) {
+        assert.equal(d.allowed, false);
+        assert.match(d.backendError ?? '', /redis/);
+      }
+      assert.deepEqual(headerMap(rateLimitHeaders(decisions[0])), { 'Retry-After': '1' });
+      // Reconnect attempts go on in the background; they must not log again.
+      await sleep(500);
+    } finally {
+      await store.close();
+    }
+    assert.equal(warnings(lines).length, 1);
+    assert.match(warnings(lines)[0].msg, /failing closed/);
+  });
+
+  it('times out a connected Redis that never answers, after the command timeout', async () => {
+    const silent = net.createServer(() => {});
+    const open = new Set<net.Socket>();
+    silent.on('connection', (s) => open.add(s));
+    silent.listen(0, '127.0.0.1');
+    await new Promise((resolve) => silent.once('listening', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const { logger, lines } = capturingLogger();
+    // No ready check: the client counts as connected at once, so the hit itself must time out.
+    const store = createRedisCounterStore({
+      url: `redis://127.0.0.1:${port}`,
+      failOpen: true,
+      timeoutMs: 200,
+      logger,
+      redisOptions: { enableReadyCheck: false },
+    });
+    try {
+      const { decisions, slowestMs } = await timedHits(() => store.hit('silent', RULES), 3);
+      assert.ok(slowestMs < BOUND_MS, `slowest hit took ${slowestMs} ms`);
+      for (const d of decisions) {
+        assert.equal(d.allowed, true);
+        assert.match(d.backendError ?? '', /timed out/i);
+      }
+      assert.equal(warnings(lines).length, 1);
+    } finally {
+      await store.close();
+      for (const s of open) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('logs one warning when Redis goes away and one info when it is back, and counts on', { timeout: 30_000 }, async () => {
+    const keyPrefix = freshKeyPrefix('outage');
+    let relay = await startRelay();
+    const { logger, lines } = capturingLogger();
+    const store = createRedisCounterStore({ url: `redis://127.0.0.1:${relay.port}`, failOpen: true, logger, keyPrefix });
+    try {
+      const up = await store.hit('outage', RULES);
+      assert.equal(up.backendError, undefined);
+      assert.equal(up.results[0].count, 1);
+
+      await relay.stop();
+      const { decisions } = await timedHits(() => store.hit('outage', RULES), 10);
+      assert.ok(decisions.every((d) => d.allowed && d.backendError !== undefined));
+      assert.equal(warnings(lines).length, 1);
+      assert.equal(infos(lines).length, 0);
+
+      relay = await startRelay(relay.port);
+      let back: LimitDecision | undefined;
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline) {
+        const d = await store.hit('outage', RULES);
+        if (d.backendError === undefined) {
+          back = d;
+          break;
+        }
+        await sleep(100);
+      }
+      assert.ok(back, 'Redis is used again after it comes back');
+      assert.equal(back.results[0].count, 2, 'hits during the outage were not counted, earlier ones kept');
+      assert.equal(warnings(lines).length, 1);
+      assert.equal(infos(lines).length, 1);
+      assert.match(infos(lines)[0].msg, /available again/);
+    } finally {
+      await store.close();
+      await relay.stop();
+      await deleteRedisKeys(keyPrefix);
+    }
+  });
+});
