@@ -1,0 +1,139 @@
+/**
+ * `map` (IBM "map"): builds outputs from inputs. Inputs are read from context variables and
+ * decoded by their `content` codec; actions copy, convert and default values into the outputs;
+ * each output is then written to its variable, converted to the types its schema declares.
+ * `value` is a JSONata expression over the action's source (see docs/policies.md).
+ */
+import { PolicyCompileError } from '../types.ts';
+import type { CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from '../types.ts';
+import { optionalObject, policyMetaProperties, readBlock, refFor, resolveRef, titleOf } from '../policy-config.ts';
+import { codecFor } from './codec.ts';
+import type { MapCodec } from './codec.ts';
+import { compileActions, runActions } from './actions.ts';
+import type { MapScope } from './actions.ts';
+
+export interface MapVariable {
+  variable: string;
+  schema?: JSONSchema;
+  $ref?: string;
+  type?: string;
+  content?: string;
+}
+
+export interface MapConfig {
+  version?: string;
+  title?: string;
+  inputs?: Record<string, MapVariable>;
+  outputs?: Record<string, MapVariable>;
+  actions?: unknown[];
+  options?: Record<string, unknown>;
+}
+
+interface Port {
+  name: string;
+  variable: string;
+  codec: MapCodec;
+  schema: JSONSchema | undefined;
+}
+
+const variableSchema = {
+  type: 'object',
+  required: ['variable'],
+  properties: {
+    variable: { type: 'string', description: 'Context variable read (input) or written (output), e.g. `xyz_response.body`.' },
+    schema: { type: 'object', description: 'Inline JSON schema, or `{$ref: "#/definitions/name"}`.' },
+    $ref: { type: 'string', description: 'Schema reference, as an alternative to `schema`.' },
+    type: { type: 'string', description: 'Scalar type, as an alternative to `schema`.' },
+    content: { type: 'string', default: 'application/json', description: '`application/json` or `application/xml`.' },
+  },
+};
+
+/** The map policy. */
+export const mapPolicy: PolicyType<MapConfig> = {
+  name: 'map',
+  versions: ['1.0.0', '2.0.0', '2.1.0'],
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      ...policyMetaProperties,
+      inputs: { type: 'object', default: {}, additionalProperties: variableSchema, description: 'Named inputs.' },
+      outputs: { type: 'object', default: {}, additionalProperties: variableSchema, description: 'Named outputs.' },
+      actions: {
+        type: 'array',
+        default: [],
+        description: 'Actions applied in order: `set`/`create` a target from `from`, `value`, `default`, or `foreach` with nested `actions`.',
+        items: {
+          type: 'object',
+          properties: {
+            set: { type: 'string', description: 'Target path, starting with an output name.' },
+            create: { type: 'string', description: 'Same as `set` (API Connect writes `create` for lists).' },
+            from: { type: ['string', 'array'], items: { type: 'string' }, description: 'Source path(s), starting with an input name.' },
+            value: { type: 'string', description: 'JSONata expression; `$` is the `from` value.' },
+            default: { description: 'Value used when the source is missing.' },
+            foreach: { type: 'string', description: 'Source list; nested `actions` build one element per item.' },
+            actions: { type: 'array', description: 'Nested actions for `foreach`, with paths relative to the item and element.' },
+          },
+        },
+      },
+      options: { type: 'object', default: {}, description: 'XML options (includeEmptyXMLElements, namespaceInheritance, …), used by the XML codec.' },
+    },
+  },
+  compile(config: MapConfig, api: CompiledApiInfo, path: string): Step {
+    const block = readBlock(config, mapPolicy, path);
+    const title = titleOf(block, 'map');
+    const inputs = compilePorts(optionalObject(block, 'inputs', path), `${path}.inputs`, api, 'input');
+    const outputs = compilePorts(optionalObject(block, 'outputs', path), `${path}.outputs`, api, 'output');
+    const actions = compileActions(block.actions, `${path}.actions`, {
+      api,
+      title,
+      inputs: new Set(inputs.map((input) => input.name)),
+      outputs: new Map(outputs.map((output) => [output.name, output.schema])),
+      element: undefined,
+    });
+    function writeOutputs(ctx: FlowContext, built: Record<string, unknown>): void {
+      for (const output of outputs) {
+        if (Object.hasOwn(built, output.name)) ctx.set(output.variable, output.codec.encode(built[output.name]));
+      }
+    }
+    return function mapStep(ctx: FlowContext) {
+      const values: Record<string, unknown> = {};
+      // A missing input variable leaves its input undefined: actions reading it fall back to `default`.
+      for (const input of inputs) values[input.name] = input.codec.decode(ctx.get(input.variable));
+      const scope: MapScope = { ctx, inputs: values, item: undefined };
+      const built: Record<string, unknown> = {};
+      const pending = runActions(actions, scope, built);
+      if (pending !== undefined) return pending.then(() => writeOutputs(ctx, built));
+      writeOutputs(ctx, built);
+    };
+  },
+};
+
+function compilePorts(entries: Record<string, unknown>, at: string, api: CompiledApiInfo, kind: 'input' | 'output'): Port[] {
+  return Object.entries(entries).map(([name, raw]) => {
+    const path = `${at}.${name}`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PolicyCompileError(path, 'type', `an ${kind} must be an object`);
+    const port = raw as Record<string, unknown>;
+    if (typeof port.variable !== 'string' || port.variable === '') {
+      throw new PolicyCompileError(`${path}.variable`, 'required', `an ${kind} needs a context \`variable\``);
+    }
+    // IBM "map": an input's name must not be its context variable's name (it would shadow it).
+    if (kind === 'input' && (name === port.variable || name === port.variable.split('.')[0])) {
+      throw new PolicyCompileError(`${path}`, 'input-name-is-variable', `input "${name}" must not be named like its context variable "${port.variable}"`);
+    }
+    const content = port.content === undefined ? undefined : String(port.content);
+    const codec = codecFor(content);
+    if (codec === undefined) throw new PolicyCompileError(`${path}.content`, 'content-type', `content type "${content}" is not supported (application/json, application/xml)`);
+    return { name, variable: port.variable, codec, schema: schemaOf(port, path, api) };
+  });
+}
+
+function schemaOf(port: Record<string, unknown>, path: string, api: CompiledApiInfo): JSONSchema | undefined {
+  if (typeof port.$ref === 'string') return resolveRef(refFor(port.$ref), api, `${path}.$ref`);
+  if (typeof port.schema === 'object' && port.schema !== null) {
+    const schema = port.schema as JSONSchema;
+    return typeof schema.$ref === 'string' ? resolveRef(schema.$ref, api, `${path}.schema.$ref`) : schema;
+  }
+  if (typeof port.type === 'string') return { type: port.type };
+  return undefined;
+}

@@ -1,0 +1,55 @@
+/**
+ * `throw` (IBM "throw"): raises a named error that the assembly's `catch` matches by name.
+ * "If no catch is triggered by the thrown error, then a 500 Internal Server Error is returned";
+ * throw 2.1.0 adds `error-status-code` and `error-status-reason` for the uncaught response.
+ */
+import { AssemblyError, PolicyCompileError } from './types.ts';
+import type { CompiledApiInfo, PolicyType, Step } from './types.ts';
+import { optionalString, policyMetaProperties, readBlock, requireString, titleOf } from './policy-config.ts';
+
+export interface ThrowConfig {
+  version?: string;
+  title?: string;
+  name: string;
+  message?: string;
+  'error-status-code'?: number | string;
+  'error-status-reason'?: string;
+}
+
+/** The throw policy. */
+export const throwPolicy: PolicyType<ThrowConfig> = {
+  name: 'throw',
+  versions: ['1.0.0', '2.0.0', '2.1.0'],
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: {
+      ...policyMetaProperties,
+      name: { type: ['string', 'number'], description: 'Error name matched by `catch` cases, e.g. `NotFound` or `404`.' },
+      message: { type: 'string', default: '', description: 'Error text (`moreInformation` when uncaught).' },
+      'error-status-code': { type: ['integer', 'string'], default: 500, description: 'HTTP status when uncaught (throw 2.1.0).' },
+      'error-status-reason': { type: 'string', default: '', description: 'HTTP reason phrase when uncaught (throw 2.1.0).' },
+    },
+  },
+  compile(config: ThrowConfig, _api: CompiledApiInfo, path: string): Step {
+    const block = readBlock(config, throwPolicy, path);
+    const name = typeof block.name === 'number' ? String(block.name) : requireString(block, 'name', path);
+    const message = optionalString(block, 'message', path) ?? '';
+    const status = statusOf(block['error-status-code'], `${path}.error-status-code`);
+    const reason = optionalString(block, 'error-status-reason', path) ?? '';
+    const title = titleOf(block, 'throw');
+    return function throwStep() {
+      throw new AssemblyError(name, message, { status, reason, policy: title });
+    };
+  },
+};
+
+function statusOf(value: unknown, path: string): number {
+  if (value === undefined || value === null || value === '') return 500;
+  const status = typeof value === 'number' ? value : Number(value);
+  if (!Number.isInteger(status) || status < 100 || status > 599) {
+    throw new PolicyCompileError(path, 'status-code', 'error-status-code must be an HTTP status between 100 and 599');
+  }
+  return status;
+}

@@ -1,0 +1,145 @@
+/**
+ * `validate` (IBM "validate"): checks a message body against a JSON schema compiled with ajv
+ * at publish time. `validate-against` picks the schema: `definition` (a `$ref` in the API
+ * document), `body-param` (the operation's request body schema), `response-param` (the
+ * operation's response schema for the current status) or `url` (parameters: already checked by
+ * the gateway's router before the assembly runs, so nothing is left to do here). v5's
+ * `definition: request | response` mean body-param / response-param. A failure raises
+ * `ValidateError` with status 422 (IBM support "Validate policy returns status code 422").
+ */
+import { Ajv } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { AssemblyError, PolicyCompileError } from './types.ts';
+import type { CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from './types.ts';
+import { inlineRefs, optionalString, policyMetaProperties, readBlock, refFor, resolveRef, titleOf } from './policy-config.ts';
+
+export interface ValidateConfig {
+  version?: string;
+  title?: string;
+  'validate-against'?: 'definition' | 'body-param' | 'response-param' | 'url';
+  definition?: string;
+  input?: string;
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const targets = ['definition', 'body-param', 'response-param', 'url'];
+const verbs = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** The validate policy. */
+export const validatePolicy: PolicyType<ValidateConfig> = {
+  name: 'validate',
+  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0'],
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      ...policyMetaProperties,
+      'validate-against': { enum: targets, default: 'definition', description: 'Which schema the body is checked against.' },
+      definition: { type: 'string', description: 'With `definition`: the schema `$ref` (e.g. `#/definitions/shipping`); v5 also `request`/`response`.' },
+      input: { type: 'string', default: 'message', description: 'Message variable whose body is validated.' },
+    },
+  },
+  compile(config: ValidateConfig, api: CompiledApiInfo, path: string): Step {
+    const block = readBlock(config, validatePolicy, path);
+    const title = titleOf(block, 'validate');
+    const input = optionalString(block, 'input', path) || 'message';
+    const definition = optionalString(block, 'definition', path);
+    let against = optionalString(block, 'validate-against', path) ?? (definition === 'request' ? 'body-param' : definition === 'response' ? 'response-param' : 'definition');
+    if (definition === 'request' && against === 'definition') against = 'body-param';
+    if (definition === 'response' && against === 'definition') against = 'response-param';
+    if (!targets.includes(against)) throw new PolicyCompileError(`${path}.validate-against`, 'enum', `validate-against must be one of ${targets.join(', ')}`);
+    const ajv = newAjv();
+    const bodyVariable = `${input}.body`;
+    if (against === 'url') return function validateUrlStep() {};
+    if (against === 'definition') {
+      if (definition === undefined) throw new PolicyCompileError(`${path}.definition`, 'required', 'validate-against: definition needs a `definition` $ref');
+      const check = compileSchema(ajv, resolveRef(refFor(definition), api, `${path}.definition`), api, `${path}.definition`);
+      return function validateStep(ctx: FlowContext) {
+        runCheck(check, ctx.get(bodyVariable), title);
+      };
+    }
+    const checks = operationSchemas(api, against === 'body-param' ? 'request' : 'response', ajv, path);
+    return function validateStep(ctx: FlowContext) {
+      const { id, verb, path: operationPath } = ctx.operation;
+      const byOperation = checks.get(`${verb.toUpperCase()} ${operationPath}`) ?? (id === undefined ? undefined : checks.get(`id ${id}`));
+      if (byOperation === undefined) return;
+      const check = against === 'body-param' ? byOperation.get('request') : pickResponse(byOperation, ctx.get('message.status.code'));
+      if (check !== undefined) runCheck(check, ctx.get(bodyVariable), title);
+    };
+  },
+};
+
+function newAjv(): Ajv {
+  // strict: false because OpenAPI schemas carry `example`, `xml`, `x-*` and `format: float`.
+  return addFormats(new Ajv({ allErrors: false, strict: false, validateFormats: true }));
+}
+
+function compileSchema(ajv: Ajv, schema: JSONSchema, api: CompiledApiInfo, path: string): ValidateFunction {
+  try {
+    return ajv.compile(inlineRefs(schema, api, path));
+  } catch (error) {
+    if (error instanceof PolicyCompileError) throw error;
+    throw new PolicyCompileError(path, 'invalid-schema', `the schema cannot be compiled: ${(error as Error).message}`);
+  }
+}
+
+function runCheck(check: ValidateFunction, body: unknown, title: string): void {
+  if (check(body)) return;
+  const error = check.errors?.[0];
+  const where = error === undefined || error.instancePath === '' ? 'body' : `body${error.instancePath}`;
+  const detail = error === undefined ? 'invalid' : `${where} ${error.message ?? 'is invalid'} (${error.keyword}: ${error.schemaPath})`;
+  throw new AssemblyError('ValidateError', detail, { status: 422, reason: 'Unprocessable Entity', policy: title });
+}
+
+function pickResponse(checks: Map<string, ValidateFunction>, status: unknown): ValidateFunction | undefined {
+  return checks.get(`response ${String(status)}`) ?? checks.get('response default');
+}
+
+/** Every operation's request and response schemas (OpenAPI 2 and 3), compiled once. */
+function operationSchemas(api: CompiledApiInfo, kind: 'request' | 'response', ajv: Ajv, path: string): Map<string, Map<string, ValidateFunction>> {
+  const out = new Map<string, Map<string, ValidateFunction>>();
+  const paths = (api.document.paths ?? {}) as Record<string, Record<string, unknown>>;
+  for (const [operationPath, item] of Object.entries(paths)) {
+    for (const verb of verbs) {
+      const operation = item?.[verb] as Record<string, unknown> | undefined;
+      if (operation === undefined) continue;
+      const checks = new Map<string, ValidateFunction>();
+      const where = `${path} (${verb.toUpperCase()} ${operationPath})`;
+      for (const [key, schema] of schemasOf(operation, kind, api, where)) checks.set(key, compileSchema(ajv, schema, api, where));
+      if (checks.size === 0) continue;
+      out.set(`${verb.toUpperCase()} ${operationPath}`, checks);
+      if (typeof operation.operationId === 'string') out.set(`id ${operation.operationId}`, checks);
+    }
+  }
+  return out;
+}
+
+function schemasOf(operation: Record<string, unknown>, kind: 'request' | 'response', api: CompiledApiInfo, path: string): Array<[string, JSONSchema]> {
+  if (kind === 'request') {
+    const parameters = (operation.parameters ?? []) as Array<Record<string, unknown>>;
+    for (const raw of parameters) {
+      const parameter = typeof raw.$ref === 'string' ? resolveRef(raw.$ref, api, path) : raw;
+      if (parameter.in === 'body' && typeof parameter.schema === 'object') return [['request', parameter.schema as JSONSchema]];
+    }
+    const body = operation.requestBody as Record<string, unknown> | undefined;
+    const schema = body === undefined ? undefined : jsonSchemaOf(typeof body.$ref === 'string' ? resolveRef(body.$ref, api, path) : body);
+    return schema === undefined ? [] : [['request', schema]];
+  }
+  const responses = (operation.responses ?? {}) as Record<string, Record<string, unknown>>;
+  const out: Array<[string, JSONSchema]> = [];
+  for (const [status, raw] of Object.entries(responses)) {
+    const response = typeof raw?.$ref === 'string' ? resolveRef(raw.$ref, api, path) : raw;
+    const schema = (response?.schema as JSONSchema | undefined) ?? jsonSchemaOf(response);
+    if (schema !== undefined) out.push([`response ${status}`, schema]);
+  }
+  return out;
+}
+
+/** OpenAPI 3: the JSON media type's schema. */
+function jsonSchemaOf(holder: Record<string, unknown> | undefined): JSONSchema | undefined {
+  const content = holder?.content as Record<string, { schema?: JSONSchema }> | undefined;
+  if (content === undefined) return undefined;
+  const type = Object.keys(content).find((name) => name.includes('json'));
+  return type === undefined ? undefined : content[type].schema;
+}
