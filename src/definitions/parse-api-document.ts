@@ -1,0 +1,128 @@
+/**
+ * Reads an API document (Swagger 2.0 or OpenAPI 3.0/3.1, with or without API Connect's
+ * `x-ibm-configuration`), validates all of it and returns the normalised {@link ApiDefinition}.
+ * Validation collects every problem before failing, so a provider fixes a file in one pass.
+ */
+import { DefinitionError } from '../errors.ts';
+import type { DefinitionProblem } from '../errors.ts';
+import type { JSONSchema } from '../policies/types.ts';
+import type { ApiDefinition } from './types.ts';
+import { rawOperations, resolveLocal } from './api-operations.ts';
+import type { RawOperation } from './api-operations.ts';
+import { refProblems } from './check-refs.ts';
+import { appendPath, isRecord } from './json-path.ts';
+import { normaliseApi } from './normalise-api.ts';
+import { ibmConfigurationSchema, openApi30Schema, openApi31Schema, swagger2Schema } from './openapi-schemas.ts';
+import { parseText } from './parse-text.ts';
+import { describe, schemaProblems } from './schema-validator.ts';
+import { assemblyProblems } from './validate-assembly.ts';
+
+type OpenApiVersion = ApiDefinition['openapi'];
+
+const structureSchemas: Record<OpenApiVersion, JSONSchema> = { '2.0': swagger2Schema, '3.0': openApi30Schema, '3.1': openApi31Schema };
+
+/**
+ * Parses and fully validates an API document.
+ * @throws PorticoError `DEF_PARSE` when the text is not YAML/JSON; {@link DefinitionError} with every problem otherwise.
+ * @example parseApiDocument(readFileSync('logistics.yaml', 'utf8'), 'logistics.yaml').operations[0].id // 'shipping.calc'
+ */
+export function parseApiDocument(text: string, file: string): ApiDefinition {
+  const { value } = parseText(text, file);
+  if (!isRecord(value)) {
+    throw new DefinitionError(file, [{ path: '$', rule: 'type', reason: `an API document is an object (Swagger 2.0 or OpenAPI 3), got ${describe(value)}` }]);
+  }
+  const openapi = openApiVersion(value);
+  if (typeof openapi !== 'string') throw new DefinitionError(file, [openapi]);
+  const problems = apiProblems(value, openapi);
+  if (problems.length > 0) throw new DefinitionError(file, problems);
+  return normaliseApi(value, openapi);
+}
+
+/** Which OpenAPI version the document declares, or the problem with its declaration. */
+function openApiVersion(document: Record<string, unknown>): OpenApiVersion | DefinitionProblem {
+  if ('swagger' in document) {
+    if (document.swagger === '2.0' || document.swagger === 2) return '2.0';
+    return { path: '$.swagger', rule: 'enum', reason: `must be "2.0", got ${describe(document.swagger)}` };
+  }
+  if ('openapi' in document) {
+    const match = typeof document.openapi === 'string' ? /^3\.([01])\.\d+$/.exec(document.openapi) : null;
+    if (match) return match[1] === '0' ? '3.0' : '3.1';
+    return { path: '$.openapi', rule: 'enum', reason: `must be 3.0.x or 3.1.x, got ${describe(document.openapi)}` };
+  }
+  return { path: '$.swagger', rule: 'required', reason: 'an API document declares swagger: "2.0" or openapi: 3.0.x / 3.1.x' };
+}
+
+/** Every problem of the document, in document order of the checks. */
+function apiProblems(document: Record<string, unknown>, openapi: OpenApiVersion): DefinitionProblem[] {
+  const operations = rawOperations(document);
+  const problems = [
+    ...schemaProblems(structureSchemas[openapi], document, '$'),
+    ...refProblems(document),
+    ...duplicateOperationIds(operations),
+    ...missingPathParameters(document, operations),
+    ...unknownSecuritySchemes(document, operations, openapi),
+  ];
+  const ibm = document['x-ibm-configuration'];
+  if (ibm !== undefined) {
+    problems.push(...schemaProblems(ibmConfigurationSchema, ibm, '$.x-ibm-configuration'));
+    if (isRecord(ibm) && isRecord(ibm.assembly)) problems.push(...assemblyProblems(ibm.assembly, document, operations));
+  }
+  return problems;
+}
+
+function duplicateOperationIds(operations: readonly RawOperation[]): DefinitionProblem[] {
+  const first = new Map<string, RawOperation>();
+  const problems: DefinitionProblem[] = [];
+  for (const operation of operations) {
+    if (operation.id === undefined) continue;
+    const earlier = first.get(operation.id);
+    if (earlier === undefined) {
+      first.set(operation.id, operation);
+      continue;
+    }
+    problems.push({
+      path: appendPath(operation.at, 'operationId'),
+      rule: 'duplicate-operation-id',
+      reason: `operationId ${operation.id} is already used by ${earlier.verb.toUpperCase()} ${earlier.path}`,
+    });
+  }
+  return problems;
+}
+
+// OpenAPI: every {name} in a path template has a path parameter of that name.
+function missingPathParameters(document: Record<string, unknown>, operations: readonly RawOperation[]): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  for (const operation of operations) {
+    const declared = new Set(
+      [operation.pathItem.parameters, operation.operation.parameters]
+        .flatMap((list) => (Array.isArray(list) ? list : []))
+        .map((parameter) => resolveLocal(document, parameter))
+        .filter((parameter): parameter is Record<string, unknown> => isRecord(parameter) && parameter.in === 'path')
+        .map((parameter) => String(parameter.name)),
+    );
+    for (const match of operation.path.matchAll(/\{([^}]+)\}/g)) {
+      if (declared.has(match[1])) continue;
+      problems.push({ path: appendPath(operation.at, 'parameters'), rule: 'missing-path-parameter', reason: `path parameter ${match[1]} of ${operation.path} is not declared` });
+    }
+  }
+  return problems;
+}
+
+function unknownSecuritySchemes(document: Record<string, unknown>, operations: readonly RawOperation[], openapi: OpenApiVersion): DefinitionProblem[] {
+  const declared = openapi === '2.0' ? document.securityDefinitions : isRecord(document.components) ? document.components.securitySchemes : undefined;
+  const names = new Set(isRecord(declared) ? Object.keys(declared) : []);
+  const where = openapi === '2.0' ? 'securityDefinitions' : 'components.securitySchemes';
+  const lists: Array<[unknown, string]> = [[document.security, '$.security'], ...operations.map((op): [unknown, string] => [op.operation.security, appendPath(op.at, 'security')])];
+  const problems: DefinitionProblem[] = [];
+  for (const [list, path] of lists) {
+    if (!Array.isArray(list)) continue;
+    list.forEach((requirement, index) => {
+      if (!isRecord(requirement)) return;
+      for (const name of Object.keys(requirement)) {
+        if (names.has(name)) continue;
+        problems.push({ path: appendPath(appendPath(path, index), name), rule: 'unknown-security-scheme', reason: `security scheme ${name} is not declared in ${where}` });
+      }
+    });
+  }
+  return problems;
+}
