@@ -175,6 +175,24 @@ describe('financing faults', () => {
     assert.match((await fault(response, 413)).faultstring, /exceeds/);
   });
 
+  test('a chunked body over 1 MiB is cut off with 413', async () => {
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 40) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const response = await fetch(`${service.url}/financing/calculate`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/xml' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    assert.match((await fault(response, 413)).faultstring, /exceeds/);
+  });
+
   test('the service still answers after a fault on the same connection', async () => {
     await fault(await post('not xml'));
     assert.equal(await paymentAmount(await post(envelope({ amount: '10000', duration: '36', rate: '5' }))), 299.71);

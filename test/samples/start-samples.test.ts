@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { DEFAULT_SAMPLE_PORTS, startSamples } from '../../samples/index.ts';
 
 test('startSamples starts all four backends and closes them with one call', async () => {
@@ -34,4 +34,24 @@ test('when one port is taken, startSamples fails and leaves nothing running', as
 
 test('the default ports are the ones the example definitions use', () => {
   assert.deepEqual({ ...DEFAULT_SAMPLE_PORTS }, { financing: 9081, shipping: 9082, geocoder: 9083, inventory: 9084 });
+});
+
+test('a malformed HTTP request gets a 400 and the server keeps serving', async () => {
+  const samples = await startSamples({ financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
+  try {
+    const { port } = new URL(samples.urls.shipping);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    assert.match(reply, /^HTTP\/1\.1 400/);
+    const response = await fetch(`${samples.endpoints.shipping}?company=cek&from_zip=90210&to_zip=90210`);
+    assert.equal(response.status, 200);
+    await response.arrayBuffer();
+  } finally {
+    await samples.close();
+  }
 });
