@@ -38,6 +38,7 @@ export function createMemoryCounterStore(options: MemoryCounterStoreOptions = {}
   sweep.unref();
 
   function hitSync(key: string, rules: readonly LimitRule[]): LimitDecision {
+    if (rules.length === 0) return { allowed: true, results: [], rules };
     let bucket = buckets.get(key);
     if (bucket === undefined) {
       bucket = newBucket(rules);
