@@ -69,8 +69,29 @@ function toProblem(error: ErrorObject, data: unknown, basePath: string): Definit
 
 function unknownField(path: string, field: string, parentSchema: unknown): DefinitionProblem {
   const known = isRecord(parentSchema) && isRecord(parentSchema.properties) ? Object.keys(parentSchema.properties) : [];
-  const hint = known.length > 0 && known.length <= 40 ? ` (known fields: ${known.join(', ')})` : '';
-  return { path: appendPath(path, field), rule: 'unknown-field', reason: `unknown field ${field}${hint}` };
+  return { path: appendPath(path, field), rule: 'unknown-field', reason: `unknown field ${field}${knownFieldHint(field, known)}` };
+}
+
+// A likely typo gets "did you mean"; a short list of fields is shown whole.
+function knownFieldHint(field: string, known: string[]): string {
+  const closest = known
+    .map((name) => ({ name, distance: editDistance(field.toLowerCase(), name.toLowerCase()) }))
+    .sort((a, b) => a.distance - b.distance)[0];
+  if (closest !== undefined && closest.distance <= Math.max(1, Math.floor(field.length / 3))) return ` (did you mean ${closest.name}?)`;
+  if (known.length > 0 && known.length <= 12) return ` (known fields: ${known.join(', ')})`;
+  return '';
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
 }
 
 // `anyOf: [{required: [set]}, {required: [create]}]` reads as "needs one of set, create".
