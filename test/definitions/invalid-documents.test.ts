@@ -5,7 +5,7 @@ import { parseApiDocument, parseProductDocument } from '../../src/definitions/in
 import { fixture } from './fixtures.ts';
 
 /** The [path, rule] pairs of the DefinitionError thrown for a broken fixture. */
-function problemsOf(name: string, parse = parseApiDocument): Array<[string, string]> {
+function problemsOf(name: string, parse: (text: string, file: string) => unknown = parseApiDocument): Array<[string, string]> {
   try {
     parse(fixture(`broken/${name}`), `broken/${name}`);
   } catch (error) {
