@@ -1,0 +1,127 @@
+/**
+ * `gatewayscript` (IBM "gatewayscript"): runs the policy's JavaScript `source` in a sandbox
+ * (sandbox.ts) with the API Connect script API: the `context` object of DataPower API Gateway,
+ * the v5 `apim` module (global, and through `require('local:///isp/policy/apim.custom.js')`)
+ * and `console`. Values cross the boundary as JSON copies. A thrown exception, a time-out or
+ * memory exhaustion raises `JavaScriptError` (500); `context.reject(name, message)` and
+ * `apim.error(...)` raise the named error for the assembly's catch.
+ */
+import { AssemblyError, PolicyCompileError } from '../types.ts';
+import type { CompiledApiInfo, FlowContext, PolicyType, Step } from '../types.ts';
+import { policyMetaProperties, readBlock, requireString, titleOf } from '../policy-config.ts';
+import { ScriptSandbox } from './sandbox.ts';
+import type { ScriptHost } from './sandbox.ts';
+
+export interface GatewayScriptConfig {
+  version?: string;
+  title?: string;
+  source: string;
+}
+
+// A republished API drops its compiled steps; free each QuickJS runtime with its step.
+const engines = new FinalizationRegistry<ScriptSandbox>((sandbox) => sandbox.dispose());
+
+/** The gatewayscript policy. */
+export const gatewayscriptPolicy: PolicyType<GatewayScriptConfig> = {
+  name: 'gatewayscript',
+  versions: ['1.0.0', '2.0.0'],
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['source'],
+    properties: {
+      ...policyMetaProperties,
+      source: { type: 'string', description: 'The JavaScript run per request (synchronous; see docs/policies.md for the API).' },
+    },
+  },
+  compile(config: GatewayScriptConfig, api: CompiledApiInfo, path: string): Step {
+    const block = readBlock(config, gatewayscriptPolicy, path);
+    const source = requireString(block, 'source', path);
+    const title = titleOf(block, 'gatewayscript');
+    const limits = api.settings.script;
+    let sandbox: ScriptSandbox;
+    try {
+      sandbox = new ScriptSandbox(source, limits, `${api.name}/${title}.js`);
+    } catch (error) {
+      throw new PolicyCompileError(`${path}.source`, 'script-syntax', (error as Error).message);
+    }
+    function gatewayscriptStep(ctx: FlowContext) {
+      const outcome: Outcome = { error: undefined };
+      const failure = sandbox.run(scriptHost(ctx, title, outcome));
+      if (failure !== undefined) {
+        throw new AssemblyError('JavaScriptError', `GatewayScript policy ${title}: ${failure.message}`, { status: 500, reason: 'Internal Server Error', policy: title });
+      }
+      if (outcome.error !== undefined) throw outcome.error;
+    }
+    engines.register(gatewayscriptStep, sandbox);
+    return gatewayscriptStep;
+  },
+};
+
+/** A rejection recorded during the run; the flow raises it once the script returns (DataPower semantics). */
+interface Outcome {
+  error: AssemblyError | undefined;
+}
+
+/** Converts a host value to JSON text for the sandbox: bytes become text, RawBody is parsed by ctx.get. */
+function toJson(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return JSON.stringify(value, function replace(this: Record<string, unknown>, key: string, current: unknown) {
+    const original = key === '' ? value : this[key];
+    return Buffer.isBuffer(original) ? original.toString('utf8') : current;
+  });
+}
+
+function fromJson(text: string | undefined): unknown {
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): ScriptHost {
+  return {
+    call(op, a, b) {
+      switch (op) {
+        case 'get':
+          return toJson(ctx.get(a ?? ''));
+        case 'set':
+          ctx.set(a ?? '', fromJson(b));
+          return undefined;
+        case 'add':
+          addValue(ctx, a ?? '', fromJson(b));
+          return undefined;
+        case 'clear':
+          ctx.clear(a ?? '');
+          return undefined;
+        case 'reject':
+          outcome.error ??= new AssemblyError(a ?? 'JavaScriptError', b ?? '', { status: 500, policy: title });
+          return undefined;
+        case 'error': {
+          const [name, status, reason, message] = JSON.parse(a ?? '[]') as [string, number, string, string];
+          outcome.error ??= new AssemblyError(name, message, { status, reason, policy: title });
+          return undefined;
+        }
+        case 'log':
+          logLine(ctx, a ?? 'info', b ?? '', title);
+          return undefined;
+        default:
+          throw new Error(`unknown script host operation ${op}`);
+      }
+    },
+  };
+}
+
+/** `apim.setvariable(name, value, 'add')`: a header gains a value, a list an item. */
+function addValue(ctx: FlowContext, name: string, value: unknown): void {
+  const current = ctx.get(name);
+  if (current === undefined || current === null || current === '') ctx.set(name, value);
+  else if (Array.isArray(current)) current.push(value);
+  else if (/(^|\.)headers\.[^.]+$/.test(name)) ctx.set(name, `${String(current)}, ${String(value)}`);
+  else ctx.set(name, [current, value]);
+}
+
+function logLine(ctx: FlowContext, level: string, text: string, title: string): void {
+  const fields = { policy: title };
+  if (level === 'error') ctx.log.error(fields, text);
+  else if (level === 'warn') ctx.log.warn(fields, text);
+  else if (level === 'debug') ctx.log.debug(fields, text);
+  else ctx.log.info(fields, text);
+}

@@ -1,0 +1,196 @@
+/**
+ * The script API as it exists inside the sandbox, written in plain ES5 and evaluated once per
+ * engine. It builds the objects API Connect scripts use from one host function, `host(op, …)`,
+ * through which only strings cross (values travel as JSON): the DataPower API Gateway
+ * `context` object (IBM "Using context variables in GatewayScript and XSLT policies with the
+ * DataPower API Gateway"), the v5 `apim` module (`getvariable`, `setvariable`, `output`,
+ * `error`), `require` for that module only, `console`, and a minimal `session`.
+ *
+ * Builtins that allocate a large array or string in one native call check the heap budget
+ * first. Then it locks the realm down: every intrinsic reachable from `globalThis` is frozen and the
+ * existing globals are made read-only, so one request's script cannot leave state (a patched
+ * prototype, a replaced `JSON`) for the next; globals a script creates are deleted after each
+ * run (`__cleanup`), and one that cannot be deleted makes the engine rebuild itself.
+ *
+ * The evaluated expression yields `{seal(user), run(user)}`: `run` calls the compiled user
+ * function with fresh API objects, and reports `host('tainted')` when cleanup falls short.
+ */
+export const preludeSource = String.raw`(function (host) {
+  'use strict';
+  var parse = JSON.parse, stringify = JSON.stringify;
+  var headerName = /^[!#$%&'*+\-.^_\x60|~0-9A-Za-z]+$/;
+  function fromHost(text) { return text === undefined ? undefined : parse(text); }
+  function get(name) { return fromHost(host('get', String(name))); }
+  function set(name, value) { host('set', String(name), value === undefined ? undefined : stringify(value)); }
+  function add(name, value) { host('add', String(name), value === undefined ? undefined : stringify(value)); }
+  function clear(name) { host('clear', String(name)); }
+  function headerPath(variable, name) {
+    name = String(name);
+    if (!headerName.test(name)) throw new TypeError('invalid header name: ' + name);
+    return variable + '.headers["' + name + '"]';
+  }
+  function reader(variable) {
+    return {
+      readAsJSON: function (callback) {
+        var value = get(variable), error = null;
+        if (typeof value === 'string') {
+          try { value = parse(value); } catch (e) { error = e; value = undefined; }
+        }
+        callback(error, value);
+      },
+      readAsBuffer: function (callback) {
+        var value = get(variable);
+        callback(null, value === undefined ? '' : typeof value === 'string' ? value : stringify(value));
+      },
+      write: function (value) { set(variable, value); }
+    };
+  }
+  function headers(variable, writable) {
+    var api = { get: function (name) { return get(headerPath(variable, name)); } };
+    if (writable) {
+      api.set = function (name, value) { set(headerPath(variable, name), String(value)); };
+      api.remove = function (name) { clear(headerPath(variable, name)); };
+    }
+    return api;
+  }
+  function format(args) {
+    var parts = [];
+    for (var i = 0; i < args.length; i++) {
+      var value = args[i];
+      if (typeof value === 'string') parts.push(value);
+      else { try { parts.push(stringify(value)); } catch (e) { parts.push(String(value)); } }
+    }
+    return parts.join(' ');
+  }
+  function makeApi() {
+    var message = {
+      body: reader('message.body'),
+      header: headers('message', true),
+      get headers() { return get('message.headers'); },
+      get statusCode() { return get('message.status.code'); },
+      set statusCode(code) { set('message.status.code', Number(code)); },
+      get reasonPhrase() { return get('message.status.reason'); },
+      set reasonPhrase(reason) { set('message.status.reason', String(reason)); }
+    };
+    var request = {
+      body: reader('request.body'),
+      header: headers('request', false),
+      get verb() { return get('request.verb'); },
+      get method() { return get('request.verb'); },
+      get uri() { return get('request.uri'); },
+      get path() { return get('request.path'); },
+      get search() { return get('request.search'); },
+      get headers() { return get('request.headers'); },
+      get parameters() { return get('request.parameters'); },
+      get contentType() { return get('request.content-type'); }
+    };
+    var context = {
+      get: get, set: set, clear: clear, message: message, request: request,
+      reject: function (name, text) { host('reject', String(name), text === undefined ? '' : String(text)); }
+    };
+    var apim = {
+      getvariable: get,
+      setvariable: function (name, value, action) {
+        if (action === 'clear') clear(name);
+        else if (action === 'add') add(name, value);
+        else set(name, value);
+      },
+      output: function (contentType) { set('message.headers.content-type', String(contentType)); },
+      error: function (name, status, reason, text) {
+        host('error', stringify([String(name), Number(status) || 500, reason === undefined ? '' : String(reason), text === undefined ? '' : String(text)]));
+      }
+    };
+    var require = function (id) {
+      if (id === 'apim' || id === 'local:///isp/policy/apim.custom.js' || id === 'local://isp/policy/apim.custom.js') return apim;
+      throw new Error("Cannot find module '" + id + "': only the apim module is available in a GatewayScript policy");
+    };
+    var log = function (level) { return function () { host('log', level, format(arguments)); }; };
+    var console = { log: log('info'), info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
+    var session = {
+      input: reader('message.body'),
+      output: { write: function (value) { set('message.body', value); } },
+      reject: function (text) { host('reject', 'JavaScriptError', String(text)); }
+    };
+    return [context, apim, require, console, session];
+  }
+
+  var seen = [];
+  function freezeAll(value) {
+    if ((typeof value !== 'object' && typeof value !== 'function') || value === null || seen.indexOf(value) >= 0) return;
+    seen.push(value);
+    Object.freeze(value);
+    freezeAll(Object.getPrototypeOf(value));
+    var keys = Reflect.ownKeys(value);
+    for (var i = 0; i < keys.length; i++) {
+      var descriptor = Object.getOwnPropertyDescriptor(value, keys[i]);
+      if (descriptor === undefined) continue;
+      if ('value' in descriptor) freezeAll(descriptor.value);
+      if (descriptor.get) freezeAll(descriptor.get);
+      if (descriptor.set) freezeAll(descriptor.set);
+    }
+  }
+  // Builtins that allocate a whole array or string in one native call never reach the
+  // interrupt handler, so each checks the heap budget first (see sandbox.ts, wasmHeapBytes).
+  var apply = Reflect.apply;
+  function guard(owner, name) {
+    var original = owner[name];
+    owner[name] = function () {
+      if (host('mem') !== undefined) throw new RangeError('out of memory');
+      return apply(original, this, arguments);
+    };
+  }
+  guard(Array.prototype, 'fill');
+  guard(Array.prototype, 'concat');
+  guard(Array.prototype, 'map');
+  guard(Array.prototype, 'slice');
+  guard(Array, 'from');
+  guard(String.prototype, 'repeat');
+  guard(String.prototype, 'padStart');
+  guard(String.prototype, 'padEnd');
+  guard(Array.prototype, 'join');
+  guard(JSON, 'stringify');
+  var global = globalThis;
+  // A finalizer or weak reference could run one request's closure during a later request.
+  delete global.FinalizationRegistry;
+  delete global.WeakRef;
+  var baseline = Reflect.ownKeys(global);
+  for (var i = 0; i < baseline.length; i++) {
+    var descriptor = Object.getOwnPropertyDescriptor(global, baseline[i]);
+    if (descriptor.value !== global) freezeAll(descriptor.value);
+    if (descriptor.get) freezeAll(descriptor.get);
+    if (descriptor.set) freezeAll(descriptor.set);
+    if ('value' in descriptor) Object.defineProperty(global, baseline[i], { writable: false, configurable: false });
+    else Object.defineProperty(global, baseline[i], { configurable: false });
+  }
+  freezeAll(makeApi);
+  var known = {};
+  for (var k = 0; k < baseline.length; k++) known[typeof baseline[k] === 'symbol' ? baseline[k].toString() : baseline[k]] = true;
+  function cleanup() {
+    var keys = Reflect.ownKeys(global), clean = true;
+    for (var j = 0; j < keys.length; j++) {
+      var key = keys[j];
+      if (typeof key === 'string' && known[key] === true) continue;
+      if (typeof key === 'symbol' && baseline.indexOf(key) >= 0) continue;
+      if (!delete global[key]) clean = false;
+    }
+    var proto = Object.getPrototypeOf(global);
+    return clean && Object.isFrozen(proto || {}) ? 'ok' : 'tainted';
+  }
+  return {
+    // The user function is frozen too: arguments.callee.x = … must not carry state either.
+    seal: function seal(user) { freezeAll(user); },
+    run: function run(user) {
+      var api = makeApi();
+      try {
+        user(api[0], api[1], api[2], api[3], api[4]);
+      } finally {
+        if (cleanup() !== 'ok') host('tainted');
+      }
+    }
+  };
+})`;
+
+/** Wraps a policy's source as a function of the API objects, keeping its line numbers. */
+export function wrapUserSource(source: string): string {
+  return `(function (context, apim, require, console, session) {${source}\n})`;
+}

@@ -1,0 +1,67 @@
+/** Shared fixtures for the policy tests: a real GatewayContext and compile input. */
+import pino from 'pino';
+import { GatewayContext, emptyMessage } from '../../src/gateway/context.ts';
+import { compileAssembly } from '../../src/gateway/flow.ts';
+import type { ApiCompileInput } from '../../src/gateway/flow.ts';
+import { corePolicies } from '../../src/policies/registry.ts';
+import type { MessageVar, RequestVar, Step } from '../../src/policies/types.ts';
+
+export interface ContextOptions {
+  verb?: string;
+  path?: string;
+  search?: string;
+  headers?: Record<string, string>;
+  parameters?: Record<string, unknown>;
+  operationId?: string;
+  operationPath?: string;
+  message?: Partial<MessageVar>;
+  vars?: Record<string, unknown>;
+}
+
+/** A GatewayContext for one request, as the gateway builds it. */
+export function makeContext(options: ContextOptions = {}): GatewayContext {
+  const verb = options.verb ?? 'GET';
+  const request: RequestVar = {
+    verb,
+    uri: `http://127.0.0.1:8080/org/sandbox/api${options.path ?? '/'}${options.search ?? ''}`,
+    path: options.path ?? '/',
+    search: options.search ?? '',
+    headers: options.headers ?? {},
+    parameters: options.parameters ?? {},
+    body: undefined,
+    'content-type': options.headers?.['content-type'] ?? '',
+  };
+  const ctx = new GatewayContext({
+    request,
+    message: { ...emptyMessage(), ...options.message },
+    api: { name: 'test', operation: { id: options.operationId, path: options.operationPath ?? options.path ?? '/' } },
+    properties: {},
+    log: pino({ level: 'silent' }),
+    operation: { id: options.operationId, path: options.operationPath ?? options.path ?? '/', verb },
+    signal: new AbortController().signal,
+  });
+  for (const [name, value] of Object.entries(options.vars ?? {})) ctx.set(name, value);
+  return ctx;
+}
+
+/** Compile input for an API document. */
+export function apiInput(document: Record<string, unknown> = {}, properties: Record<string, string> = {}): ApiCompileInput {
+  return {
+    name: 'test',
+    version: '1.0.0',
+    document,
+    properties,
+    catalog: { name: 'sandbox', orgName: 'org' },
+    settings: { maxBackendBodyBytes: 1 << 20, tlsProfiles: {}, script: { timeoutMs: 200, memoryBytes: 16 * 1024 * 1024 }, invokeDenyHosts: [] },
+  };
+}
+
+/** Compiles an assembly with the core policies. */
+export function compile(assembly: { execute: unknown[]; catch?: unknown[]; finally?: unknown[] }, document: Record<string, unknown> = {}, properties: Record<string, string> = {}): Step {
+  return compileAssembly(assembly, apiInput(document, properties), corePolicies);
+}
+
+/** Runs a compiled step to completion. */
+export async function run(step: Step, ctx: GatewayContext): Promise<void> {
+  await step(ctx);
+}
