@@ -1,0 +1,287 @@
+/**
+ * The `portico` command. `serve` and `demo` run the platform; every other command talks to a
+ * management server over its REST API (like `apic` and decK), so the same CLI drives a laptop
+ * or a cluster. Errors go to stderr, one line each; the exit code is 0 or 1.
+ */
+import { readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { Command } from 'commander';
+import { loadSettings } from '../config/config.ts';
+import type { Settings } from '../config/config.ts';
+import { detectDocumentKind } from '../definitions/index.ts';
+import { DefinitionError, PorticoError } from '../errors.ts';
+import { createLogger } from '../logger.ts';
+import { readDefinitionFolder } from '../management/folder.ts';
+import { startPlatform } from '../platform.ts';
+import type { Role } from '../platform.ts';
+import { findProviderUser } from '../store/orgs.ts';
+import { callServer, credentialsFile, loadCredentials, saveCredentials, ServerError } from './client.ts';
+import { startDemo, demo } from './demo.ts';
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Prints an error as one line per problem and exits 1. */
+function fail(error: unknown): never {
+  const lines: string[] = [];
+  if (error instanceof ServerError) {
+    const problems = error.body.error?.problems;
+    if (problems && problems.length > 0) {
+      for (const p of problems) lines.push(`${error.body.error?.file ?? 'document'}: ${p.path}: ${p.reason} [${p.rule}]`);
+    } else lines.push(error.message);
+  } else if (error instanceof DefinitionError) {
+    for (const p of error.problems) lines.push(`${error.file}: ${p.path}: ${p.reason} [${p.rule}]`);
+  } else if (error instanceof PorticoError) {
+    lines.push(error.message);
+  } else {
+    lines.push((error as Error)?.message ?? String(error));
+  }
+  for (const line of lines) process.stderr.write(`portico: ${line}\n`);
+  process.exit(1);
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new PorticoError('CLI_FILE', { file, reason: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message });
+  }
+}
+
+/** Files beside `file` that a document may refer to (WSDL, XSD, API files for `$ref`s). */
+function siblings(file: string): Record<string, string> {
+  try {
+    const folder = readDefinitionFolder(dirname(file));
+    const all: Record<string, string> = {};
+    for (const doc of [...folder.apis, ...folder.products]) all[basename(doc.file)] = doc.text;
+    for (const name of folder.others) all[name] = readFileSync(join(dirname(file), name), 'utf8');
+    delete all[basename(file)];
+    return all;
+  } catch {
+    return {};
+  }
+}
+
+async function api(method: string, path: string, body?: unknown): Promise<unknown> {
+  const { server, token } = loadCredentials();
+  return callServer(server, method, path, { token, body });
+}
+
+function settingsFrom(options: { dataDir?: string }): Readonly<Settings> {
+  return loadSettings(process.env, options.dataDir ? { dataDir: options.dataDir } : {});
+}
+
+/** Stops cleanly on Ctrl-C / SIGTERM. */
+function stopOn(signalsClose: () => Promise<void>): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    out(`\n${signal}: stopping…`);
+    signalsClose()
+      .then(() => process.exit(0))
+      .catch((error) => fail(error));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+const program = new Command();
+program.name('portico').description('Portico API management: gateway, management API and developer portal').showHelpAfterError();
+
+program
+  .command('serve')
+  .description('run Portico (gateway :8080, portal :8081, management :8082); settings from PORTICO_* variables')
+  .option('--role <role>', 'gateway | management | portal | all', 'all')
+  .option('--data-dir <dir>', 'folder for the SQLite store (PORTICO_DATA_DIR)')
+  .action(async (options: { role: string; dataDir?: string }) => {
+    if (!['gateway', 'management', 'portal', 'all'].includes(options.role)) {
+      throw new PorticoError('CONFIG_INVALID', { setting: '--role', reason: 'must be gateway, management, portal or all' });
+    }
+    const settings = settingsFrom(options);
+    const logger = createLogger(settings.logLevel);
+    const platform = await startPlatform(settings, logger, options.role as Role);
+    const orgName = process.env.PORTICO_ORG ?? 'portico';
+    const { orgId } = await platform.services.ensureOrg(orgName);
+    const admin = process.env.PORTICO_ADMIN_USER;
+    if (admin && process.env.PORTICO_ADMIN_PASSWORD && !(await findProviderUser(platform.store.db, admin))) {
+      await platform.services.addProviderUser(orgId, { username: admin, email: '', password: process.env.PORTICO_ADMIN_PASSWORD });
+      out(`created provider user ${admin}`);
+    }
+    for (const [part, url] of Object.entries(platform.urls)) out(`${part.padEnd(10)} ${url}`);
+    stopOn(() => platform.close());
+  });
+
+program
+  .command('demo')
+  .description('run the Accessories demo: samples, gateway, portal and console, all on 127.0.0.1')
+  .option('--data-dir <dir>', 'folder for the SQLite store', 'data')
+  .action(async (options: { dataDir: string }) => {
+    const env = { ...process.env, PORTICO_HOST: '127.0.0.1' };
+    const settings = loadSettings(env, { dataDir: options.dataDir });
+    const logger = createLogger(process.env.PORTICO_LOG_LEVEL ?? 'warn');
+    const samplePorts = parseSamplePorts(process.env.PORTICO_SAMPLE_PORTS);
+    const handle = await startDemo(settings, logger, samplePorts);
+    const urls = handle.platform.urls;
+    out('Portico demo is running (Ctrl-C stops it).');
+    out('');
+    out(`  gateway     ${urls.gateway}/${demo.org}/${demo.catalog}`);
+    if (urls.portal) out(`  portal      ${urls.portal}   developer: ${demo.developer.email} / ${demo.developer.password}`);
+    out(`  management  ${urls.management}/api   provider: ${demo.provider.username} / ${demo.provider.password}`);
+    out(`  store       ${settings.databaseUrl}`);
+    out('');
+    out(`Demo app "${demo.appTitle}" (Accessories Gold, approved) — client id ${handle.clientId}`);
+    if (handle.clientSecret) out(`  its client secret, shown once: ${handle.clientSecret}`);
+    out('');
+    out('Try the APIs:');
+    for (const line of handle.curlLines) out(`  ${line}`);
+    stopOn(() => handle.close());
+  });
+
+function parseSamplePorts(value: string | undefined): typeof demo.samplePorts {
+  if (!value) return demo.samplePorts;
+  const ports = value.split(',').map((p) => Number(p.trim()));
+  if (ports.length !== 4 || ports.some((p) => !Number.isInteger(p) || p < 0 || p > 65535)) {
+    throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_SAMPLE_PORTS', reason: 'expected four ports: financing,shipping,geocoder,inventory' });
+  }
+  return { financing: ports[0], shipping: ports[1], geocoder: ports[2], inventory: ports[3] };
+}
+
+program
+  .command('login')
+  .description('sign in to a management server and keep the token in your user config')
+  .requiredOption('--server <url>', 'management server, e.g. http://127.0.0.1:8082')
+  .requiredOption('--username <name>', 'provider user')
+  .option('--password <password>', 'password (or PORTICO_PASSWORD)')
+  .action(async (options: { server: string; username: string; password?: string }) => {
+    const password = options.password ?? process.env.PORTICO_PASSWORD;
+    if (!password) throw new PorticoError('CONFIG_INVALID', { setting: '--password', reason: 'give --password or set PORTICO_PASSWORD' });
+    const answer = (await callServer(options.server, 'POST', '/api/login', { body: { username: options.username, password } })) as { token: string };
+    const file = saveCredentials({ server: options.server, token: answer.token });
+    out(`logged in to ${options.server} as ${options.username} (token saved in ${file})`);
+  });
+
+program
+  .command('import <file>')
+  .description('import an API definition (YAML or JSON); it is created offline')
+  .option('--replace', 'replace an API with the same name and version')
+  .action(async (file: string, options: { replace?: boolean }) => {
+    const text = readText(file);
+    const kind = detectDocumentKind(text, file);
+    if (kind !== 'api') throw new PorticoError('CLI_FILE', { file, reason: `is a ${kind} document; import takes an API document` });
+    const result = (await api('POST', '/api/apis', { document: text, file: basename(file), attachments: siblings(file), replace: options.replace === true })) as {
+      name: string;
+      version: string;
+      state: string;
+      created: boolean;
+      changed: boolean;
+    };
+    out(`${result.created ? 'created' : result.changed ? 'changed' : 'unchanged'} api ${result.name}:${result.version} (${result.state})`);
+  });
+
+program
+  .command('publish <product>')
+  .description('create or update a product from its YAML and publish it to a catalog')
+  .option('--catalog <name>', 'catalog', 'sandbox')
+  .option('--stage', 'stage instead of publishing')
+  .action(async (file: string, options: { catalog: string; stage?: boolean }) => {
+    const text = readText(file);
+    const result = (await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/products`, {
+      document: text,
+      file: basename(file),
+      attachments: siblings(file),
+      state: options.stage ? 'staged' : 'published',
+    })) as { name: string; version: string; state: string; created: boolean; changed: boolean };
+    out(`${result.created ? 'created' : result.changed ? 'changed' : 'unchanged'} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}`);
+  });
+
+program
+  .command('apply <dir>')
+  .description('make the catalog match a folder of API and product files (idempotent)')
+  .option('--catalog <name>', 'catalog', 'sandbox')
+  .option('--activate', 'bring the folder’s APIs online')
+  .option('--stage', 'stage products instead of publishing them')
+  .action(async (dir: string, options: { catalog: string; activate?: boolean; stage?: boolean }) => {
+    const folder = readDefinitionFolder(dir);
+    for (const doc of folder.apis) {
+      const result = (await api('POST', '/api/apis', { document: doc.text, file: basename(doc.file), attachments: doc.attachments, replace: true, state: options.activate ? 'online' : undefined })) as {
+        name: string;
+        version: string;
+        state: string;
+        created: boolean;
+        changed: boolean;
+      };
+      out(`${result.created ? 'created' : result.changed ? 'changed' : 'unchanged'}  api ${result.name}:${result.version} (${result.state})`);
+    }
+    for (const doc of folder.products) {
+      const result = (await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/products`, {
+        document: doc.text,
+        file: basename(doc.file),
+        attachments: doc.attachments,
+        state: options.stage ? 'staged' : 'published',
+      })) as { name: string; version: string; state: string; created: boolean; changed: boolean };
+      out(`${result.created ? 'created' : result.changed ? 'changed' : 'unchanged'}  product ${result.name}:${result.version} (${result.state})`);
+    }
+  });
+
+const apis = program.command('apis').description('list, activate or deactivate APIs');
+apis.command('list').description('list APIs').action(async () => {
+  for (const a of (await api('GET', '/api/apis')) as Array<{ name: string; version: string; state: string; basePath: string }>) {
+    out(`${a.name}:${a.version}\t${a.state}\t${a.basePath}`);
+  }
+});
+for (const verb of ['activate', 'deactivate'] as const) {
+  apis
+    .command(`${verb} <api>`)
+    .description(`${verb === 'activate' ? 'bring an API online' : 'take an API offline'} (name:version)`)
+    .action(async (ref: string) => {
+      const [name, version] = ref.split(':');
+      if (!name || !version) throw new PorticoError('CONFIG_INVALID', { setting: 'api', reason: 'expected name:version' });
+      const result = (await api('POST', `/api/apis/${encodeURIComponent(name)}/${encodeURIComponent(version)}/${verb}`)) as { state: string };
+      out(`api ${name}:${version} is ${result.state}`);
+    });
+}
+
+const approvals = program.command('approvals').description('the subscription approval task list');
+approvals
+  .command('list')
+  .option('--catalog <name>', 'catalog', 'sandbox')
+  .description('list pending subscriptions')
+  .action(async (options: { catalog: string }) => {
+    const rows = (await api('GET', `/api/catalogs/${encodeURIComponent(options.catalog)}/subscriptions?state=pending`)) as Array<Record<string, string>>;
+    if (rows.length === 0) out('no pending subscriptions');
+    for (const r of rows) out(`${r.id}\t${r.consumer_org_title} / ${r.app_title}\t${r.product_title} ${r.product_version}\t${r.plan_title}`);
+  });
+for (const verb of ['approve', 'reject'] as const) {
+  approvals
+    .command(`${verb} <subscription>`)
+    .option('--catalog <name>', 'catalog', 'sandbox')
+    .description(`${verb} a pending subscription`)
+    .action(async (id: string, options: { catalog: string }) => {
+      const result = (await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/subscriptions/${encodeURIComponent(id)}/${verb}`)) as { state: string };
+      out(`subscription ${id} is ${result.state}`);
+    });
+}
+
+const users = program.command('users').description('provider users');
+users
+  .command('add <username>')
+  .description('add a provider user')
+  .option('--email <email>', 'email', '')
+  .option('--password <password>', 'password (or PORTICO_NEW_PASSWORD)')
+  .action(async (username: string, options: { email: string; password?: string }) => {
+    const password = options.password ?? process.env.PORTICO_NEW_PASSWORD;
+    if (!password) throw new PorticoError('CONFIG_INVALID', { setting: '--password', reason: 'give --password or set PORTICO_NEW_PASSWORD' });
+    await api('POST', '/api/users', { username, email: options.email, password });
+    out(`added provider user ${username}`);
+  });
+users.command('list').description('list provider users').action(async () => {
+  for (const u of (await api('GET', '/api/users')) as Array<{ username: string; email: string }>) out(`${u.username}\t${u.email}`);
+});
+
+program.command('whoami').description('show the server and user you are logged in as').action(async () => {
+  const { server } = loadCredentials();
+  const me = (await api('GET', '/api/me')) as { username: string };
+  out(`${me.username} at ${server} (${credentialsFile()})`);
+});
+
+program.parseAsync(process.argv).catch(fail);

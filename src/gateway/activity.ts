@@ -1,0 +1,81 @@
+/**
+ * One activity event per call, shaped by the API's `activity-log` setting (IBM "activity-log":
+ * content none | activity | header | payload; `success-content` for answers below 400,
+ * `error-content` for the rest). Payloads are cut to a size bound, and credential headers
+ * are always redacted.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NewActivityEvent } from '../store/schema.ts';
+import type { CompiledApi, CompiledOperation, CredentialInfo, SubscriptionInfo } from './snapshot.ts';
+
+const redactedHeaders = new Set(['x-ibm-client-secret', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+
+export interface ActivityInput {
+  req: IncomingMessage;
+  res: ServerResponse;
+  status: number;
+  txId: string;
+  latencyMs: number;
+  api: CompiledApi;
+  operation: CompiledOperation | undefined;
+  clientId: string | undefined;
+  credential: CredentialInfo | undefined;
+  subscription: SubscriptionInfo | undefined;
+  backendMs: number;
+  errorName: string | undefined;
+  requestBody: Buffer | undefined;
+  responseBody: Buffer | string | undefined;
+  maxPayloadBytes: number;
+}
+
+function headerText(headers: Record<string, unknown>): string {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name] = redactedHeaders.has(name.toLowerCase()) ? '[redacted]' : Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return JSON.stringify(out);
+}
+
+function payloadText(body: Buffer | string | undefined, limit: number): string | null {
+  if (body === undefined) return null;
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  if (bytes.length <= limit) return bytes.toString('utf8');
+  return `${bytes.subarray(0, limit).toString('utf8')}…[truncated ${bytes.length - limit} bytes]`;
+}
+
+/** The event to record, or undefined when the API logs nothing for this outcome. */
+export function buildActivityEvent(input: ActivityInput): NewActivityEvent | undefined {
+  const settings = input.api.definition.activityLog;
+  if (!settings.enabled) return undefined;
+  const content = input.status < 400 ? settings.successContent : settings.errorContent;
+  if (content === 'none') return undefined;
+  const withHeaders = content === 'header' || content === 'payload';
+  const withPayload = content === 'payload';
+  return {
+    ts: Date.now(),
+    tx_id: input.txId,
+    org_name: input.api.orgName,
+    catalog_name: input.api.catalogName,
+    api_name: input.api.name,
+    api_version: input.api.version,
+    operation_id: input.operation?.id ?? '',
+    verb: input.req.method ?? '',
+    path: (input.req.url ?? '').split('?')[0],
+    status: input.status,
+    latency_ms: Math.round(input.latencyMs * 1000) / 1000,
+    backend_ms: Math.round(input.backendMs * 1000) / 1000,
+    client_id: input.clientId ?? '',
+    app_id: input.credential?.app.id ?? '',
+    app_name: input.credential?.app.title ?? '',
+    consumer_org_name: input.credential?.app.consumerOrgName ?? '',
+    product_name: input.subscription?.productName ?? '',
+    plan_name: input.subscription?.planName ?? '',
+    error_name: input.errorName ?? '',
+    content,
+    request_headers: withHeaders ? headerText(input.req.headers) : null,
+    request_body: withPayload ? payloadText(input.requestBody, input.maxPayloadBytes) : null,
+    response_headers: withHeaders ? headerText(input.res.getHeaders()) : null,
+    response_body: withPayload ? payloadText(input.responseBody, input.maxPayloadBytes) : null,
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * The gateway's policy registry: the core policies plus the ones that need the gateway's own
+ * resources (invoke/proxy use its connection pools; the v5 `activity-log` assembly policy is
+ * accepted and its setting taken from x-ibm-configuration).
+ */
+import { invokePolicy, proxyPolicy } from '../policies/invoke.ts';
+import { corePolicies } from '../policies/registry.ts';
+import type { PolicyType } from '../policies/types.ts';
+import type { PolicyRegistry } from './flow.ts';
+
+/** v5's assembly-level activity-log: the gateway records activity from the API setting, so the step does nothing. */
+const activityLogPolicy: PolicyType<Record<string, unknown>> = {
+  name: 'activity-log',
+  versions: ['1.0.0', '2.0.0'],
+  schema: { type: 'object' },
+  compile: () =>
+    function activityLog() {
+      // Recording happens once per call in the gateway (gateway/activity.ts).
+    },
+};
+
+export function createPolicyRegistry(): PolicyRegistry {
+  return Object.freeze({
+    ...corePolicies,
+    invoke: invokePolicy as unknown as PolicyType<never>,
+    proxy: proxyPolicy as unknown as PolicyType<never>,
+    'activity-log': activityLogPolicy as unknown as PolicyType<never>,
+  });
+}

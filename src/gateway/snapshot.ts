@@ -1,0 +1,397 @@
+/**
+ * The gateway's snapshot: an immutable, compiled picture of every catalog's published, online
+ * APIs — router, compiled flows, parameter checks, credential and subscription indexes, plan
+ * limits. It is built off the request path and swapped in whole; a request keeps the snapshot
+ * it started with. Compiled APIs are reused from the previous snapshot when neither the API
+ * nor its catalog changed, so a publish recompiles only what it touched.
+ */
+import type { Logger } from 'pino';
+import { normaliseApi } from '../definitions/normalise-api.ts';
+import type { ApiDefinition, OperationDef, ParameterDef, RateLimitDef } from '../definitions/types.ts';
+import { compileAssembly } from './flow.ts';
+import type { PolicyRegistry } from './flow.ts';
+import type { PolicySettings, Step } from '../policies/types.ts';
+import { rulesFromPlan } from '../ratelimit/index.ts';
+import type { LimitRule } from '../ratelimit/types.ts';
+import type { SnapshotData } from '../store/snapshot-data.ts';
+import { compileParameter } from './parameters.ts';
+import type { CompiledParameter } from './parameters.ts';
+
+export interface CompiledSecurity {
+  clientId: { in: 'header' | 'query'; name: string };
+  clientSecret?: { in: 'header' | 'query'; name: string };
+}
+
+export interface CompiledOperation {
+  id: string | undefined;
+  verb: string;
+  path: string;
+  parameters: CompiledParameter[];
+  /** Client id (and secret) requirement; undefined = no application security. */
+  security: CompiledSecurity | undefined;
+}
+
+interface TemplateRoute {
+  pattern: RegExp;
+  names: string[];
+  operations: Map<string, CompiledOperation>;
+}
+
+export interface SubscriptionInfo {
+  id: string;
+  state: 'active' | 'pending';
+  planId: string;
+  planName: string;
+  planTitle: string;
+  planVersion: string;
+  productName: string;
+  productVersion: string;
+  productTitle: string;
+  rules: readonly LimitRule[];
+  /** `plan.rate-limit` as API Connect writes it, e.g. `100/1hour`, or `unlimited`. */
+  rateLimitText: string;
+}
+
+export interface CompiledApi {
+  id: string;
+  name: string;
+  version: string;
+  title: string;
+  basePath: string;
+  orgName: string;
+  catalogName: string;
+  definition: ApiDefinition;
+  properties: Record<string, string>;
+  flow: Step;
+  /** Operations by `VERB /path` for paths without templates. */
+  staticRoutes: Map<string, Map<string, CompiledOperation>>;
+  templateRoutes: TemplateRoute[];
+  /** appId → the subscription that lets the app call this API. */
+  subscriptions: Map<string, SubscriptionInfo>;
+  /** `api.*` context variables, built once. */
+  contextApi: Record<string, unknown>;
+}
+
+export interface CatalogRoutes {
+  orgName: string;
+  catalogName: string;
+  /** By base path, longest first, so `/a/b` wins over `/a`. */
+  apis: CompiledApi[];
+}
+
+export interface AppInfo {
+  id: string;
+  title: string;
+  consumerOrgId: string;
+  consumerOrgName: string;
+  consumerOrgTitle: string;
+}
+
+export interface CredentialInfo {
+  secretHash: string;
+  app: AppInfo;
+}
+
+export interface Snapshot {
+  change: number;
+  builtAt: number;
+  compileMs: number;
+  catalogs: Map<string, CatalogRoutes>;
+  credentials: Map<string, CredentialInfo>;
+  apiCount: number;
+  /** APIs that failed to compile, with the reason (they are left out, not half-served). */
+  failures: Array<{ api: string; catalog: string; reason: string }>;
+}
+
+export interface SnapshotOptions {
+  registry: PolicyRegistry;
+  settings: PolicySettings;
+  logger: Logger;
+  /** The previous snapshot's compiled APIs, to reuse. */
+  previous?: Snapshot;
+}
+
+/** Compiles a path template `/items/{id}` into a matcher. */
+function templateMatcher(path: string): { pattern: RegExp; names: string[] } {
+  const names: string[] = [];
+  const source = path
+    .split(/(\{[^}]+\})/)
+    .map((piece) => {
+      const m = /^\{([^}]+)\}$/.exec(piece);
+      if (m) {
+        names.push(m[1]);
+        return '([^/]+)';
+      }
+      return piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return { pattern: new RegExp(`^${source}/?$`), names };
+}
+
+function compileSecurity(definition: ApiDefinition, operation: OperationDef): CompiledSecurity | undefined {
+  // OpenAPI: the requirement list is an OR of alternatives; API Connect apps use the first
+  // alternative that names a client id.
+  for (const requirement of operation.security) {
+    let clientId: CompiledSecurity['clientId'] | undefined;
+    let clientSecret: CompiledSecurity['clientSecret'] | undefined;
+    for (const name of Object.keys(requirement)) {
+      const scheme = definition.securitySchemes[name];
+      if (!scheme || scheme.type !== 'apiKey' || !scheme.name || (scheme.in !== 'header' && scheme.in !== 'query')) continue;
+      if (scheme.role === 'client-secret') clientSecret = { in: scheme.in, name: scheme.name };
+      else clientId = { in: scheme.in, name: scheme.name };
+    }
+    if (clientId) return clientSecret ? { clientId, clientSecret } : { clientId };
+  }
+  return undefined;
+}
+
+function resolvedProperties(definition: ApiDefinition, catalogName: string): Record<string, string> {
+  const properties: Record<string, string> = {};
+  for (const [name, property] of Object.entries(definition.properties)) properties[name] = property.value;
+  Object.assign(properties, definition.catalogProperties[catalogName] ?? {});
+  return properties;
+}
+
+/** The assembly API Connect gives an API without one: invoke `$(target-url)$(request.path)`. */
+function defaultAssembly(properties: Record<string, string>): { execute: unknown[] } {
+  if (properties['target-url']) {
+    return { execute: [{ invoke: { title: 'invoke', 'target-url': '$(target-url)$(api.operation.path)$(request.search)', verb: 'keep' } }] };
+  }
+  return { execute: [{ throw: { name: 'NoAssemblyError', message: 'This API has no assembly and no target-url property' } }] };
+}
+
+function compileApi(
+  row: SnapshotData['apis'][number],
+  catalog: SnapshotData['catalogs'][number],
+  options: SnapshotOptions,
+): CompiledApi {
+  const document = JSON.parse(row.document) as Record<string, unknown>;
+  const openapi = document.swagger === '2.0' ? '2.0' : String(document.openapi ?? '').startsWith('3.1') ? '3.1' : '3.0';
+  const definition = normaliseApi(document, openapi);
+  const properties = resolvedProperties(definition, catalog.name);
+  const flow = compileAssembly(definition.assembly ?? defaultAssembly(properties), {
+    name: definition.name,
+    version: definition.version,
+    document,
+    properties,
+    catalog: { name: catalog.name, orgName: catalog.orgName },
+    settings: options.settings,
+  }, options.registry);
+
+  const staticRoutes = new Map<string, Map<string, CompiledOperation>>();
+  const templates = new Map<string, TemplateRoute>();
+  for (const operation of definition.operations) {
+    const compiled: CompiledOperation = {
+      id: operation.id,
+      verb: operation.verb.toUpperCase(),
+      path: operation.path,
+      parameters: operation.parameters.filter((p) => p.in !== 'body').map((p: ParameterDef) => compileParameter(p)),
+      security: compileSecurity(definition, operation),
+    };
+    if (operation.path.includes('{')) {
+      let route = templates.get(operation.path);
+      if (!route) {
+        route = { ...templateMatcher(operation.path), operations: new Map() };
+        templates.set(operation.path, route);
+      }
+      route.operations.set(compiled.verb, compiled);
+    } else {
+      const key = operation.path.replace(/\/$/, '') || '/';
+      let byVerb = staticRoutes.get(key);
+      if (!byVerb) staticRoutes.set(key, (byVerb = new Map()));
+      byVerb.set(compiled.verb, compiled);
+    }
+  }
+  // More literal characters first: `/items/count` before `/items/{id}`.
+  const templateRoutes = [...templates.entries()]
+    .sort((a, b) => b[0].replace(/\{[^}]+\}/g, '').length - a[0].replace(/\{[^}]+\}/g, '').length)
+    .map(([, route]) => route);
+
+  return {
+    id: row.id,
+    name: definition.name,
+    version: definition.version,
+    title: definition.title,
+    basePath: definition.basePath.replace(/\/$/, ''),
+    orgName: catalog.orgName,
+    catalogName: catalog.name,
+    definition,
+    properties,
+    flow,
+    staticRoutes,
+    templateRoutes,
+    subscriptions: new Map(),
+    contextApi: {
+      id: row.id,
+      name: definition.name,
+      version: definition.version,
+      title: definition.title,
+      type: definition.type,
+      root: definition.basePath,
+      properties,
+      org: { id: catalog.orgId, name: catalog.orgName },
+      catalog: { id: catalog.id, name: catalog.name, path: `/${catalog.orgName}/${catalog.name}` },
+    },
+  };
+}
+
+function rateLimitText(limits: RateLimitDef[]): string {
+  const limited = limits.filter((l) => !l.unlimited);
+  return limited.length === 0 ? 'unlimited' : limited.map((l) => l.value).join(', ');
+}
+
+/** Builds a snapshot from the store's data. */
+export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): Snapshot {
+  const started = performance.now();
+  const catalogs = new Map<string, CatalogRoutes>();
+  const catalogById = new Map(data.catalogs.map((c) => [c.id, c]));
+  const apiById = new Map(data.apis.map((a) => [a.id, a]));
+  const failures: Snapshot['failures'] = [];
+  const reuse = new Map<string, CompiledApi>();
+  for (const routes of options.previous?.catalogs.values() ?? []) {
+    for (const api of routes.apis) reuse.set(`${api.id}|${api.orgName}|${api.catalogName}`, api);
+  }
+  const previousRows = new Map<string, string>();
+  void previousRows;
+
+  // catalog id → api id → compiled api
+  const compiled = new Map<string, Map<string, CompiledApi>>();
+  const productsById = new Map(data.products.map((p) => [p.id, p]));
+  for (const link of data.productApis) {
+    const product = productsById.get(link.product_id);
+    const row = apiById.get(link.api_id);
+    const catalog = product ? catalogById.get(product.catalog_id) : undefined;
+    if (!product || !row || !catalog) continue;
+    let byApi = compiled.get(catalog.id);
+    if (!byApi) compiled.set(catalog.id, (byApi = new Map()));
+    if (byApi.has(row.id)) continue;
+    const cacheKey = `${row.id}|${catalog.orgName}|${catalog.name}`;
+    const cached = reuse.get(cacheKey);
+    try {
+      const api = cached && (cached as CompiledApi & { updatedAt?: string }).updatedAt === row.updated_at ? { ...cached, subscriptions: new Map() } : compileApi(row, catalog, options);
+      (api as CompiledApi & { updatedAt?: string }).updatedAt = row.updated_at;
+      byApi.set(row.id, api);
+    } catch (error) {
+      const reason = (error as Error).message;
+      failures.push({ api: `${row.name}:${row.version}`, catalog: catalog.name, reason });
+      options.logger.error({ api: `${row.name}:${row.version}`, catalog: catalog.name, err: error }, 'API left out of the snapshot: it does not compile');
+    }
+  }
+
+  // Plans → limit rules, once per plan.
+  const planInfo = new Map<string, { plan: SnapshotData['plans'][number]; rules: readonly LimitRule[]; text: string }>();
+  for (const plan of data.plans) {
+    const rateLimits = JSON.parse(plan.rate_limits) as RateLimitDef[];
+    const burstLimits = JSON.parse(plan.burst_limits) as RateLimitDef[];
+    planInfo.set(plan.id, { plan, rules: rulesFromPlan(rateLimits, burstLimits), text: rateLimitText(rateLimits) });
+  }
+  const apisOfProduct = new Map<string, string[]>();
+  for (const link of data.productApis) {
+    const list = apisOfProduct.get(link.product_id) ?? [];
+    list.push(link.api_id);
+    apisOfProduct.set(link.product_id, list);
+  }
+  for (const subscription of data.subscriptions) {
+    const product = productsById.get(subscription.product_id);
+    const plan = planInfo.get(subscription.plan_id);
+    if (!product || !plan) continue;
+    const byApi = compiled.get(product.catalog_id);
+    if (!byApi) continue;
+    const info: SubscriptionInfo = {
+      id: subscription.id,
+      state: subscription.state === 'active' ? 'active' : 'pending',
+      planId: plan.plan.id,
+      planName: plan.plan.name,
+      planTitle: plan.plan.title,
+      planVersion: product.version,
+      productName: product.name,
+      productVersion: product.version,
+      productTitle: product.title,
+      rules: plan.rules,
+      rateLimitText: plan.text,
+    };
+    for (const apiId of apisOfProduct.get(product.id) ?? []) {
+      const api = byApi.get(apiId);
+      if (!api) continue;
+      const current = api.subscriptions.get(subscription.app_id);
+      // An active subscription wins over a pending one for the same app.
+      if (!current || (current.state === 'pending' && info.state === 'active')) api.subscriptions.set(subscription.app_id, info);
+    }
+  }
+
+  let apiCount = 0;
+  for (const [catalogId, byApi] of compiled) {
+    const catalog = catalogById.get(catalogId)!;
+    const apis = [...byApi.values()].sort((a, b) => b.basePath.length - a.basePath.length);
+    apiCount += apis.length;
+    catalogs.set(`${catalog.orgName}/${catalog.name}`, { orgName: catalog.orgName, catalogName: catalog.name, apis });
+  }
+
+  const apps = new Map<string, AppInfo>();
+  for (const app of data.apps) {
+    apps.set(app.id, {
+      id: app.id,
+      title: app.title,
+      consumerOrgId: app.consumer_org_id,
+      consumerOrgName: app.consumer_org_name,
+      consumerOrgTitle: app.consumer_org_title,
+    });
+  }
+  const credentials = new Map<string, CredentialInfo>();
+  for (const credential of data.credentials) {
+    const app = apps.get(credential.app_id);
+    if (app) credentials.set(credential.client_id, { secretHash: credential.secret_hash, app });
+  }
+  return {
+    change: data.change,
+    builtAt: Date.now(),
+    compileMs: performance.now() - started,
+    catalogs,
+    credentials,
+    apiCount,
+    failures,
+  };
+}
+
+export interface RouteMatch {
+  api: CompiledApi;
+  operation: CompiledOperation;
+  pathParams: Record<string, string>;
+}
+
+export type RouteResult = RouteMatch | { notFound: true } | { methodNotAllowed: string[] };
+
+/** Finds the API and operation for a path below the catalog (`/logistics/shipping`). */
+export function matchRoute(catalog: CatalogRoutes, verb: string, path: string): RouteResult {
+  let allowed: string[] | undefined;
+  for (const api of catalog.apis) {
+    if (api.basePath !== '' && path !== api.basePath && !path.startsWith(`${api.basePath}/`)) continue;
+    const rest = path.slice(api.basePath.length) || '/';
+    const key = rest.length > 1 && rest.endsWith('/') ? rest.slice(0, -1) : rest;
+    const byVerb = api.staticRoutes.get(key);
+    if (byVerb) {
+      const operation = byVerb.get(verb) ?? (verb === 'HEAD' ? byVerb.get('GET') : undefined);
+      if (operation) return { api, operation, pathParams: {} };
+      allowed ??= [...byVerb.keys()];
+    }
+    for (const route of api.templateRoutes) {
+      const m = route.pattern.exec(rest);
+      if (!m) continue;
+      const operation = route.operations.get(verb) ?? (verb === 'HEAD' ? route.operations.get('GET') : undefined);
+      if (!operation) {
+        allowed ??= [...route.operations.keys()];
+        continue;
+      }
+      const pathParams: Record<string, string> = {};
+      for (let i = 0; i < route.names.length; i++) {
+        try {
+          pathParams[route.names[i]] = decodeURIComponent(m[i + 1]);
+        } catch {
+          pathParams[route.names[i]] = m[i + 1];
+        }
+      }
+      return { api, operation, pathParams };
+    }
+  }
+  return allowed ? { methodNotAllowed: allowed } : { notFound: true };
+}

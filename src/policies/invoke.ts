@@ -1,0 +1,326 @@
+/**
+ * `invoke` (and `proxy`): calls a backend through pooled undici connections (IBM "invoke").
+ *
+ * Sends the current `message` (headers and body) with `verb` (`keep` = the request's verb),
+ * and stores the answer in `output` (default `message`) as `{status, headers, body}` with the
+ * body kept as raw bytes until something reads it.
+ *
+ * Errors, by API Connect's names: a refused or timed-out connection is `ConnectionError`; a
+ * 4xx/5xx answer is `OperationError`; a SOAP Fault is `SOAPError`, always raised (catchable).
+ * `stop-on-error` lists the other errors that stop the flow (and go to `catch`); any other error lets the flow go on with the
+ * output variable holding what came back — for a connection failure, an error object with
+ * status 502 or 504. The one exception: a connection failure when the output is `message`
+ * itself always stops the flow, because no answer exists to pass on.
+ */
+import { Agent, errors as undiciErrors } from 'undici';
+import type { Dispatcher } from 'undici';
+import { compileUrlTemplate } from './url-template.ts';
+import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
+import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from './types.ts';
+
+export interface InvokeConfig {
+  version?: string;
+  title?: string;
+  description?: string;
+  'target-url': string;
+  verb?: string;
+  timeout?: number;
+  output?: string;
+  'stop-on-error'?: Array<string | null>;
+  'header-control'?: { type?: 'blocklist' | 'allowlist'; values?: string[] };
+  'parameter-control'?: { type?: 'blocklist' | 'allowlist'; values?: string[] };
+  'backend-type'?: 'detect' | 'json' | 'xml' | 'binary' | 'graphql';
+  username?: string;
+  password?: string;
+  'tls-profile'?: string;
+  'follow-redirects'?: boolean;
+  'inject-proxy-headers'?: boolean;
+  [other: string]: unknown;
+}
+
+// RFC 9110 §7.6.1: hop-by-hop fields are not forwarded; `host` and `content-length` are set anew.
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+  'content-length',
+  'expect',
+]);
+
+// Credentials of the consumer never reach the backend (API Connect's
+// x-ibm-gateway-invoke-suppress-clientid, default true; the secret always).
+const consumerCredentials = new Set(['x-ibm-client-id', 'x-ibm-client-secret']);
+
+const agents = new Map<string, Agent>();
+
+/** The shared connection pool for a TLS profile (one Agent, many origins). */
+export function dispatcherFor(profile: string | undefined, settings: PolicySettings): Dispatcher {
+  const key = profile ?? '';
+  let agent = agents.get(key);
+  if (agent === undefined) {
+    const tls = profile === undefined ? undefined : settings.tlsProfiles[profile];
+    agent = new Agent({
+      connections: 256,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+      connect: tls ? { rejectUnauthorized: tls.rejectUnauthorized ?? true, ca: tls.ca, cert: tls.cert, key: tls.key } : undefined,
+    });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+/** Closes the pools (graceful shutdown). */
+export async function closeDispatchers(): Promise<void> {
+  const all = [...agents.values()];
+  agents.clear();
+  await Promise.all(all.map((agent) => agent.close().catch(() => agent.destroy())));
+}
+
+const schema = {
+  type: 'object',
+  required: ['target-url'],
+  properties: {
+    'target-url': { type: 'string', description: 'Backend URL; $(var) and {param} are substituted' },
+  },
+};
+
+interface HeaderFilter {
+  (name: string): boolean;
+}
+
+function headerFilter(control: InvokeConfig['header-control']): HeaderFilter {
+  const type = control?.type ?? 'blocklist';
+  const values = new Set((control?.values ?? []).map((v) => v.toLowerCase()));
+  if (type === 'allowlist') return (name) => values.has(name);
+  return (name) => !values.has(name);
+}
+
+function stopSet(config: InvokeConfig): Set<string> {
+  return new Set((config['stop-on-error'] ?? []).filter((v): v is string => typeof v === 'string' && v.length > 0));
+}
+
+function timeoutMs(config: InvokeConfig, path: string): number {
+  const seconds = config.timeout ?? 60;
+  if (typeof seconds !== 'number' || !(seconds > 0) || seconds > 86_400) {
+    throw new PolicyCompileError(`${path}.timeout`, 'range', 'timeout must be a number of seconds from 1 to 86400');
+  }
+  return seconds * 1000;
+}
+
+function statusReason(status: number): string {
+  return status >= 200 && status < 300 ? 'OK' : String(status);
+}
+
+function bodyBytes(message: MessageVar): Buffer | string | undefined {
+  const body = message.body;
+  if (body === undefined || body === null || body === '') return undefined;
+  if (body instanceof RawBody) return body.bytes.length === 0 ? undefined : body.bytes;
+  if (Buffer.isBuffer(body)) return body;
+  if (typeof body === 'string') return body;
+  return JSON.stringify(body);
+}
+
+/** The names of the query parameters the request carried, to forward per parameter-control. */
+function forwardedQuery(ctx: FlowContext, control: InvokeConfig['parameter-control']): string {
+  const type = control?.type ?? 'allowlist';
+  const values = new Set(control?.values ?? []);
+  if (type === 'allowlist' && values.size === 0) return '';
+  const incoming = new URLSearchParams(ctx.request.search);
+  const kept = new URLSearchParams();
+  for (const [name, value] of incoming) {
+    if (type === 'allowlist' ? values.has(name) : !values.has(name)) kept.append(name, value);
+  }
+  const text = kept.toString();
+  return text;
+}
+
+function isSoapFault(body: Buffer, contentType: string | undefined): boolean {
+  if (!contentType || !/xml/i.test(contentType) || body.length === 0) return false;
+  const head = body.subarray(0, 4096).toString('utf8');
+  return /<(?:[A-Za-z0-9_-]+:)?Fault[\s>]/.test(head);
+}
+
+function faultString(body: Buffer): string {
+  const text = body.toString('utf8');
+  const match = /<(?:[A-Za-z0-9_-]+:)?(?:faultstring|Text)[^>]*>([^<]*)</.exec(text);
+  return match ? match[1].trim() : 'SOAP Fault';
+}
+
+/** Compiles an invoke policy into its step. */
+export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: string, kind: 'invoke' | 'proxy' = 'invoke'): Step {
+  if (typeof config['target-url'] !== 'string' || config['target-url'].length === 0) {
+    throw new PolicyCompileError(`${path}.target-url`, 'required', 'target-url is required');
+  }
+  const url = compileUrlTemplate(config['target-url'], api.properties);
+  if (url.constant) {
+    try {
+      new URL(url.template);
+    } catch {
+      throw new PolicyCompileError(`${path}.target-url`, 'format', `target-url "${url.template}" is not a valid URL`);
+    }
+  }
+  const title = config.title ?? kind;
+  const verb = (config.verb ?? 'keep').toUpperCase();
+  const timeout = timeoutMs(config, path);
+  const output = config.output && config.output.length > 0 ? config.output : 'message';
+  const stops = stopSet(config);
+  const allowHeader = headerFilter(config['header-control']);
+  const parameterControl = config['parameter-control'];
+  const dispatcher = dispatcherFor(config['tls-profile'], api.settings);
+  const maxBytes = api.settings.maxBackendBodyBytes;
+  const basicAuth =
+    typeof config.username === 'string' && config.username.length > 0
+      ? `Basic ${Buffer.from(`${config.username}:${config.password ?? ''}`).toString('base64')}`
+      : undefined;
+  const followRedirects = config['follow-redirects'] === true;
+
+  const fail = (errorName: string, message: string, status: number, cause?: unknown): AssemblyError =>
+    new AssemblyError(errorName, message, { status, policy: title, cause });
+
+  return async function invoke(ctx: FlowContext): Promise<void> {
+    let target: string;
+    try {
+      target = url.render(ctx);
+    } catch (error) {
+      throw fail('ConnectionError', `invalid target URL: ${(error as Error).message}`, 502, error);
+    }
+    const extraQuery = forwardedQuery(ctx, parameterControl);
+    if (extraQuery) target += (target.includes('?') ? '&' : '?') + extraQuery;
+    let parsed: URL;
+    try {
+      parsed = new URL(target);
+    } catch {
+      throw fail('ConnectionError', `the target URL "${target}" is not valid`, 502);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw fail('ConnectionError', `unsupported protocol ${parsed.protocol}`, 502);
+
+    const message = ctx.message;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(message.headers)) {
+      const lower = name.toLowerCase();
+      if (hopByHop.has(lower) || consumerCredentials.has(lower) || !allowHeader(lower)) continue;
+      headers[lower] = value;
+    }
+    if (basicAuth) headers.authorization = basicAuth;
+    const method = verb === 'KEEP' ? ctx.request.verb : verb;
+    const body = method === 'GET' || method === 'HEAD' ? undefined : bodyBytes(message);
+
+    const started = performance.now();
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await dispatcher.request({
+        origin: parsed.origin,
+        path: parsed.pathname + parsed.search,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal: ctx.signal,
+        maxRedirections: followRedirects ? 5 : 0,
+      } as Dispatcher.RequestOptions);
+    } catch (error) {
+      ctx.backendMs += performance.now() - started;
+      return connectionFailure(ctx, error);
+    }
+    let bytes: Buffer;
+    try {
+      bytes = await readBounded(response.body, maxBytes);
+    } catch (error) {
+      ctx.backendMs += performance.now() - started;
+      if (error instanceof AssemblyError) throw error;
+      return connectionFailure(ctx, error);
+    }
+    ctx.backendMs += performance.now() - started;
+
+    const responseHeaders: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value === undefined || hopByHop.has(name)) continue;
+      responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    const contentType = responseHeaders['content-type'];
+    const result: MessageVar = {
+      status: { code: response.statusCode, reason: statusReason(response.statusCode) },
+      headers: responseHeaders,
+      body: new RawBody(bytes, contentType),
+    };
+    writeOutput(ctx, result);
+
+    // A SOAP Fault always raises SOAPError (catchable): the reply carries no result to map.
+    if (response.statusCode >= 400 && isSoapFault(bytes, contentType)) throw fail('SOAPError', faultString(bytes), 500);
+    if (response.statusCode >= 400 && stops.has('OperationError')) {
+      throw fail('OperationError', `the backend answered ${response.statusCode}`, response.statusCode >= 500 ? 500 : response.statusCode);
+    }
+  };
+
+  function writeOutput(ctx: FlowContext, result: MessageVar): void {
+    if (output === 'message') {
+      const message = ctx.message;
+      message.status = result.status;
+      message.headers = result.headers;
+      message.body = result.body;
+    } else {
+      ctx.set(output, result);
+    }
+  }
+
+  function connectionFailure(ctx: FlowContext, error: unknown): void {
+    const timedOut =
+      error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError;
+    const status = timedOut ? 504 : 502;
+    const reason = timedOut ? `no answer within ${timeout / 1000} seconds` : describeConnectError(error);
+    if (ctx.signal.aborted) throw fail('ConnectionError', 'the request was aborted', 499, error);
+    if (output === 'message' || stops.has('ConnectionError')) {
+      throw fail('ConnectionError', reason, status, error);
+    }
+    writeOutput(ctx, {
+      status: { code: status, reason: timedOut ? 'Gateway Timeout' : 'Bad Gateway' },
+      headers: { 'content-type': 'application/json' },
+      body: { httpCode: String(status), httpMessage: timedOut ? 'Gateway Timeout' : 'Bad Gateway', moreInformation: reason },
+    });
+  }
+}
+
+function describeConnectError(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  const cause = (error as { cause?: { code?: string } }).cause?.code;
+  if (code === 'ECONNREFUSED' || cause === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND' || cause === 'ENOTFOUND') return 'host not found';
+  if (code === 'ECONNRESET' || cause === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset by the backend';
+  return (error as Error).message || 'connection failed';
+}
+
+async function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, { status: 502 });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+}
+
+export const invokePolicy: PolicyType<InvokeConfig> = {
+  name: 'invoke',
+  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0', '2.3.0'],
+  schema,
+  compile: (config, api, path) => compileInvoke(config, api, path, 'invoke'),
+};
+
+export const proxyPolicy: PolicyType<InvokeConfig> = {
+  name: 'proxy',
+  versions: ['1.0.0', '2.0.0'],
+  schema,
+  compile: (config, api, path) => compileInvoke(config, api, path, 'proxy'),
+};
