@@ -58,7 +58,6 @@ export const parsePolicy: PolicyType<ParseConfig> = {
     const useContentType = block['use-content-type'] === true;
     const warnOnEmpty = block['warn-on-empty-input'] === true;
     const title = titleOf(block, 'parse');
-    const bodyVariable = `${input}.body`;
     const contentTypeVariable = `${input}.headers.content-type`;
     const outputVariable = `${output}.body`;
     return function parseStep(ctx: FlowContext) {
