@@ -1,6 +1,6 @@
 /**
  * The script API as it exists inside the sandbox, written in plain ES5 and evaluated once per
- * engine. It builds the objects API Connect scripts use from one host function, `host(op, …)`,
+ * engine. It builds, once, the frozen objects API Connect scripts use from one host function, `host(op, …)`,
  * through which only strings cross (values travel as JSON): the DataPower API Gateway
  * `context` object (IBM "Using context variables in GatewayScript and XSLT policies with the
  * DataPower API Gateway"), the v5 `apim` module (`getvariable`, `setvariable`, `output`,
@@ -13,7 +13,7 @@
  * run (`__cleanup`), and one that cannot be deleted makes the engine rebuild itself.
  *
  * The evaluated expression yields `{seal(user), run(user)}`: `run` calls the compiled user
- * function with fresh API objects, and reports `host('tainted')` when cleanup falls short.
+ * function with the API objects, and reports `host('tainted')` when cleanup falls short.
  */
 export const preludeSource = String.raw`(function (host) {
   'use strict';
@@ -162,7 +162,10 @@ export const preludeSource = String.raw`(function (host) {
     if ('value' in descriptor) Object.defineProperty(global, baseline[i], { writable: false, configurable: false });
     else Object.defineProperty(global, baseline[i], { configurable: false });
   }
-  freezeAll(makeApi);
+  // The API objects hold no per-request state (every call goes to the host), so one frozen
+  // set serves every run.
+  var api = makeApi();
+  freezeAll(api);
   var known = {};
   for (var k = 0; k < baseline.length; k++) known[typeof baseline[k] === 'symbol' ? baseline[k].toString() : baseline[k]] = true;
   function cleanup() {
@@ -180,7 +183,6 @@ export const preludeSource = String.raw`(function (host) {
     // The user function is frozen too: arguments.callee.x = … must not carry state either.
     seal: function seal(user) { freezeAll(user); },
     run: function run(user) {
-      var api = makeApi();
       try {
         user(api[0], api[1], api[2], api[3], api[4]);
       } finally {

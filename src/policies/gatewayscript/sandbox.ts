@@ -1,7 +1,7 @@
 /**
  * The GatewayScript engine: QuickJS compiled to WebAssembly (quickjs-emscripten), one runtime
  * and context per compiled policy. The script is compiled once into a function; each request
- * calls it with fresh API objects (see prelude.ts), under a deadline (interrupt handler) and a
+ * calls it with the frozen API objects (see prelude.ts), under a deadline (interrupt handler) and a
  * memory limit. After a limit is hit, or a script leaves state it could not clean, the engine
  * is disposed and rebuilt before the next run, so one request can never degrade the next.
  *
