@@ -424,9 +424,9 @@ function openApiDocument(table: RouteSpec[]): Record<string, unknown> {
 export async function createManagementServer(options: ManagementOptions): Promise<FastifyInstance> {
   const { services } = options;
   const app = Fastify({
-    loggerInstance: options.logger.child({ part: 'management' }) as FastifyBaseLogger,
+    // Per-request lines are Fastify's at info level: the management log keeps warnings and errors.
+    loggerInstance: options.logger.child({ part: 'management' }, { level: 'warn' }) as FastifyBaseLogger,
     bodyLimit: 10 * 1024 * 1024,
-    disableRequestLogging: true,
     ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: false } },
   });
   await app.register(fastifyCookie);
@@ -473,8 +473,9 @@ export async function createManagementServer(options: ManagementOptions): Promis
       ...(route.body ? { schema: { body: route.body } } : {}),
       preHandler: route.public ? undefined : authenticate,
       handler: async (request, reply) => {
+        // The route's success status first; a handler may still choose another (200 for "unchanged").
+        if (route.status) reply.status(route.status);
         const result = await route.handler(request, reply);
-        if (route.status && reply.statusCode === 200) reply.status(route.status);
         if (result === null) return reply.send();
         return result;
       },
