@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { adminPassword, startTestPlatform } from '../helpers/platform.ts';
+import type { TestPlatform } from '../helpers/platform.ts';
+
+const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
+const examples = fileURLToPath(new URL('../../examples/accessories/', import.meta.url));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function portico(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? tmpdir(), ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('portico CLI against a running management server', () => {
+  let t: TestPlatform;
+  let env: Record<string, string>;
+  let dir: string;
+  before(async () => {
+    t = await startTestPlatform({ role: 'management' });
+    dir = mkdtempSync(join(tmpdir(), 'portico-cli-'));
+    env = { PORTICO_CONFIG: join(dir, 'credentials.json'), HOME: dir };
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('every command answers --help with exit 0', async () => {
+    for (const command of [[], ['serve'], ['demo'], ['login'], ['import'], ['publish'], ['apply'], ['approvals', 'list'], ['users', 'add'], ['apis', 'list']]) {
+      const run = await portico([...command, '--help'], env);
+      assert.equal(run.code, 0, `${command.join(' ')}: ${run.stderr}`);
+      assert.match(run.stdout, /Usage: portico/);
+    }
+  });
+
+  test('a command that needs a server says how to log in, on one line, exit 1', async () => {
+    const run = await portico(['apis', 'list'], env);
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr.trim().split('\n').length, 1);
+    assert.match(run.stderr, /^portico: Not logged in: run `portico login --server URL`/);
+  });
+
+  test('login with a wrong password fails with one line; the right one keeps a token only its owner can read', async () => {
+    const wrong = await portico(['login', '--server', t.management, '--username', 'admin', '--password', 'wrong-pass-1'], env);
+    assert.equal(wrong.code, 1);
+    assert.equal(wrong.stderr, 'portico: Wrong username or password\n');
+    const ok = await portico(['login', '--server', t.management, '--username', 'admin', '--password', adminPassword], env);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /logged in to .* as admin/);
+    assert.equal(statSync(env.PORTICO_CONFIG).mode & 0o777, 0o600);
+    const who = await portico(['whoami'], env);
+    assert.match(who.stdout, /^admin at /);
+  });
+
+  test('import creates an API offline; importing it again is a conflict; --replace leaves it unchanged', async () => {
+    const file = join(examples, 'logistics.yaml');
+    const first = await portico(['import', file], env);
+    assert.equal(first.stdout, 'created api logistics:2.0.0 (offline)\n', first.stderr);
+    const second = await portico(['import', file], env);
+    assert.equal(second.code, 1);
+    assert.match(second.stderr, /^portico: API logistics:2\.0\.0 already exists/);
+    const replaced = await portico(['import', file, '--replace'], env);
+    assert.equal(replaced.stdout, 'unchanged api logistics:2.0.0 (offline)\n');
+  });
+
+  test('a broken file gets one line per problem naming file, path and rule, exit 1', async () => {
+    const broken = join(dir, 'broken.yaml');
+    writeFileSync(broken, 'swagger: "2.0"\ninfo:\n  title: x\npaths: {}\n');
+    const run = await portico(['import', broken], env);
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr, "portico: broken.yaml: $.info.version: version is required [required]\n");
+    const missing = await portico(['import', join(dir, 'nope.yaml')], env);
+    assert.equal(missing.stderr, `portico: ${join(dir, 'nope.yaml')}: no such file\n`);
+  });
+
+  test('apply makes the catalog match the folder and is idempotent', async () => {
+    const first = await portico(['apply', examples, '--activate'], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^changed {2}api logistics:2\.0\.0 \(online\)$/m);
+    assert.match(first.stdout, /^created {2}api financing:1\.0\.0 \(online\)$/m);
+    assert.match(first.stdout, /^created {2}product accessories:1\.0\.0 \(published\)$/m);
+    assert.match(first.stdout, /^created {2}product inventory:1\.0\.0 \(published\)$/m);
+    const second = await portico(['apply', examples, '--activate'], env);
+    assert.equal(second.code, 0, second.stderr);
+    const lines = second.stdout.trim().split('\n');
+    assert.ok(lines.every((line) => line.startsWith('unchanged')), second.stdout);
+    assert.equal(lines.length, first.stdout.trim().split('\n').length);
+  });
+
+  test('approvals list shows a pending Gold subscription, approve activates it', async () => {
+    const services = t.platform.services;
+    const catalog = await services.catalog(t.orgId, 'sandbox');
+    const { org } = await services.signUp(catalog.id, { email: 'cli-dev@example.com', password: 'dev-pass-1234', orgTitle: 'CLI Devs' });
+    const { app } = await services.createApp(org.id, { title: 'CLI App' });
+    const product = await services.product(t.orgId, 'sandbox', 'accessories', '1.0.0');
+    const pending = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'gold', viewer: 'authenticated' });
+    const list = await portico(['approvals', 'list'], env);
+    assert.match(list.stdout, new RegExp(`^${pending.id}\\tCLI Devs / CLI App\\tAccessories 1\\.0\\.0\\tGold$`, 'm'));
+    const approve = await portico(['approvals', 'approve', pending.id], env);
+    assert.equal(approve.stdout, `subscription ${pending.id} is active\n`);
+    const again = await portico(['approvals', 'reject', pending.id], env);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /is active, not pending/);
+  });
+
+  test('users add creates a provider user who can log in', async () => {
+    const add = await portico(['users', 'add', 'release-bot', '--password', 'release-bot-pass-1'], env);
+    assert.equal(add.stdout, 'added provider user release-bot\n', add.stderr);
+    const other = { ...env, PORTICO_CONFIG: join(dir, 'bot.json') };
+    const login = await portico(['login', '--server', t.management, '--username', 'release-bot', '--password', 'release-bot-pass-1'], other);
+    assert.equal(login.code, 0, login.stderr);
+  });
+
+  test('PORTICO_SERVER and PORTICO_TOKEN override the saved login', async () => {
+    const run = await portico(['apis', 'list'], { PORTICO_SERVER: t.management, PORTICO_TOKEN: 'not-a-token', HOME: dir });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /token is unknown or expired/);
+  });
+});
