@@ -51,12 +51,22 @@ export const gatewayscriptPolicy: PolicyType<GatewayScriptConfig> = {
       if (failure !== undefined) {
         throw new AssemblyError('JavaScriptError', `GatewayScript policy ${title}: ${failure.message}`, { status: 500, reason: 'Internal Server Error', policy: title });
       }
-      if (outcome.error !== undefined) throw outcome.error;
+      if (outcome.error !== undefined) throw withScriptStatus(outcome.error, ctx);
     }
     engines.register(gatewayscriptStep, sandbox);
     return gatewayscriptStep;
   },
 };
+
+/**
+ * DataPower answers a `context.reject` with the status the script set on the message
+ * (`context.message.statusCode = '404 Not Found'`), when it set an error status.
+ */
+function withScriptStatus(error: AssemblyError, ctx: FlowContext): AssemblyError {
+  const code = Number(ctx.message.status?.code);
+  if (error.status !== 500 || !(code >= 400 && code <= 599)) return error;
+  return new AssemblyError(error.errorName, error.message, { status: code, reason: ctx.message.status.reason, policy: error.policy, headers: error.headers });
+}
 
 /** A rejection recorded during the run; the flow raises it once the script returns (DataPower semantics). */
 interface Outcome {

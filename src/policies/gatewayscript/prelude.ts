@@ -68,7 +68,7 @@ export const preludeSource = String.raw`(function (host) {
       header: headers('message', true),
       get headers() { return get('message.headers'); },
       get statusCode() { return get('message.status.code'); },
-      set statusCode(code) { set('message.status.code', Number(code)); },
+      set statusCode(code) { var text = String(code); var n = parseInt(text, 10); set('message.status.code', n); if (/^\d+\s+\S/.test(text)) set('message.status.reason', text.replace(/^\d+\s+/, '')); },
       get reasonPhrase() { return get('message.status.reason'); },
       set reasonPhrase(reason) { set('message.status.reason', String(reason)); }
     };
