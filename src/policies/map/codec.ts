@@ -2,12 +2,27 @@
  * How a map input is read and an output written, by `content` type (IBM "map": "`content` is
  * application/xml or application/json; if none is selected the content is treated as JSON").
  *
- * This is the extension point for the SOAP work item: an XML codec decodes an XML body into
- * the tree the actions walk (`input.Envelope.Body.financingResult.paymentAmount`) and encodes
- * the built tree back into XML. Until it lands, `application/xml` passes values through: an
- * input that is already a parsed object is walked as is, and an output is written as the
- * object (or string) the actions built.
+ * `application/xml` is the XML codec (xml-codec.ts): it decodes an XML body into the tree the
+ * actions walk (`input.Envelope.Body.financingResult.paymentAmount`) and encodes the built
+ * tree back into XML, guided by the port's schema (bound once per publish by `forPort`).
  */
+import type { CompiledApiInfo, JSONSchema } from '../types.ts';
+import { xmlCodec } from './xml-codec.ts';
+
+/** What a codec may know about the input or output it serves, at publish time. */
+export interface MapPort {
+  /** The port's schema as written (a `$ref` kept unresolved, so refs inside a target resolve there first). */
+  schema: JSONSchema | undefined;
+  api: CompiledApiInfo;
+  /** Assembly path of the port, for compile errors. */
+  path: string;
+  /** The map policy's title, for runtime errors. */
+  title: string;
+  /** The context variable read or written. */
+  variable: string;
+  /** The map policy's `options` (includeEmptyXMLElements, namespaceInheritance, …). */
+  options: Record<string, unknown>;
+}
 
 /** Reads and writes one content type for the map policy. */
 export interface MapCodec {
@@ -17,6 +32,8 @@ export interface MapCodec {
   decode(value: unknown): unknown;
   /** The value written to the output variable, from the tree the actions built. */
   encode(tree: unknown): unknown;
+  /** A codec bound to one port's schema and options; absent when the codec needs neither. */
+  forPort?(port: MapPort): MapCodec;
 }
 
 /** JSON: strings and bytes are parsed; an unparsable string is walked as a plain string. */
@@ -36,22 +53,11 @@ export const jsonCodec: MapCodec = {
   },
 };
 
-/** Placeholder until the XML codec arrives with the SOAP work item: values pass through unchanged. */
-export const passThroughXmlCodec: MapCodec = {
-  contentType: 'application/xml',
-  decode(value) {
-    return Buffer.isBuffer(value) ? value.toString('utf8') : value;
-  },
-  encode(tree) {
-    return tree;
-  },
-};
-
-/** Codecs by media type; the SOAP work item replaces the `application/xml` entry. */
+/** Codecs by media type. */
 export const mapCodecs: Record<string, MapCodec> = {
   'application/json': jsonCodec,
-  'application/xml': passThroughXmlCodec,
-  'text/xml': passThroughXmlCodec,
+  'application/xml': xmlCodec,
+  'text/xml': xmlCodec,
 };
 
 /** The codec for a `content` field; absent or unknown JSON-like types read as JSON. */

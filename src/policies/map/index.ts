@@ -82,8 +82,9 @@ export const mapPolicy: PolicyType<MapConfig> = {
   compile(config: MapConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, mapPolicy, path);
     const title = titleOf(block, 'map');
-    const inputs = compilePorts(optionalObject(block, 'inputs', path), `${path}.inputs`, api, 'input');
-    const outputs = compilePorts(optionalObject(block, 'outputs', path), `${path}.outputs`, api, 'output');
+    const options = optionalObject(block, 'options', path);
+    const inputs = compilePorts(optionalObject(block, 'inputs', path), `${path}.inputs`, api, 'input', { title, options });
+    const outputs = compilePorts(optionalObject(block, 'outputs', path), `${path}.outputs`, api, 'output', { title, options });
     const actions = compileActions(block.actions, `${path}.actions`, {
       api,
       title,
@@ -109,7 +110,7 @@ export const mapPolicy: PolicyType<MapConfig> = {
   },
 };
 
-function compilePorts(entries: Record<string, unknown>, at: string, api: CompiledApiInfo, kind: 'input' | 'output'): Port[] {
+function compilePorts(entries: Record<string, unknown>, at: string, api: CompiledApiInfo, kind: 'input' | 'output', policy: { title: string; options: Record<string, unknown> }): Port[] {
   return Object.entries(entries).map(([name, raw]) => {
     const path = `${at}.${name}`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PolicyCompileError(path, 'type', `an ${kind} must be an object`);
@@ -124,8 +125,17 @@ function compilePorts(entries: Record<string, unknown>, at: string, api: Compile
     const content = port.content === undefined ? undefined : String(port.content);
     const codec = codecFor(content);
     if (codec === undefined) throw new PolicyCompileError(`${path}.content`, 'content-type', `content type "${content}" is not supported (application/json, application/xml)`);
-    return { name, variable: port.variable, codec, schema: schemaOf(port, path, api) };
+    const schema = schemaOf(port, path, api);
+    const bound = codec.forPort?.({ schema: writtenSchema(port, schema), api, path, title: policy.title, variable: port.variable, options: policy.options }) ?? codec;
+    return { name, variable: port.variable, codec: bound, schema };
   });
+}
+
+/** The schema as written: a `$ref` stays a ref, so a codec can resolve it where it was written. */
+function writtenSchema(port: Record<string, unknown>, resolved: JSONSchema | undefined): JSONSchema | undefined {
+  if (typeof port.$ref === 'string') return { $ref: refFor(port.$ref) };
+  if (typeof port.schema === 'object' && port.schema !== null) return port.schema as JSONSchema;
+  return resolved;
 }
 
 function schemaOf(port: Record<string, unknown>, path: string, api: CompiledApiInfo): JSONSchema | undefined {

@@ -1,0 +1,291 @@
+/**
+ * Safe XML for every XML entry point of Portico (the map policy's XML codec, xml-to-json,
+ * json-to-xml, the WSDL importer): one parser and one serialiser.
+ *
+ * Safety rules (DESIGN §6; OWASP "XML External Entity Prevention"): a document type
+ * declaration is refused outright, so no external entity (XXE) is ever resolved and no entity
+ * is ever expanded (billion laughs); only the five predefined entities and character
+ * references are decoded (XML 1.0 §4.6, §4.1); the input size and the element nesting depth
+ * are capped before and while parsing. fast-xml-parser (≥ 5.12) does the tokenising with its
+ * own entity processing switched off.
+ */
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+
+/** XML namespace of the `xml:` prefix (Namespaces in XML 1.0 §3). */
+export const XML_NAMESPACE = 'http://www.w3.org/XML/1998/namespace';
+
+/** Default cap on element nesting. */
+export const DEFAULT_MAX_DEPTH = 100;
+
+/** Default cap on input size: 4 MiB, the gateway's default request limit. */
+export const DEFAULT_MAX_XML_BYTES = 4 * 1024 * 1024;
+
+/** An attribute with its namespace resolved. */
+export interface XmlAttribute {
+  /** Qualified name as written, e.g. `xsi:type`. */
+  name: string;
+  prefix: string;
+  local: string;
+  /** Namespace URI, '' for an unprefixed attribute (Namespaces in XML §6.2). */
+  namespace: string;
+  value: string;
+}
+
+/** An element with its namespace resolved; namespace declarations are kept apart from attributes. */
+export interface XmlElement {
+  name: string;
+  prefix: string;
+  local: string;
+  namespace: string;
+  attributes: XmlAttribute[];
+  /** `xmlns` / `xmlns:p` declared on this element: prefix ('' = default) → URI. */
+  declarations: Record<string, string>;
+  children: XmlNode[];
+}
+
+/** Element or character data. */
+export type XmlNode = XmlElement | string;
+
+/** Why a document was refused; `code` is stable, `message` says what and where. */
+export type XmlErrorCode = 'doctype' | 'too-large' | 'too-deep' | 'malformed' | 'entity' | 'namespace';
+
+/** A refused or malformed XML document. */
+export class XmlError extends Error {
+  constructor(
+    readonly code: XmlErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'XmlError';
+  }
+}
+
+export interface XmlLimits {
+  /** Largest accepted input, in bytes (UTF-8). */
+  maxBytes?: number;
+  /** Deepest accepted element nesting. */
+  maxDepth?: number;
+}
+
+// Entities decode only here, never in fast-xml-parser (its processEntities is off).
+const predefinedEntities: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/** Decodes the predefined entities and character references; any other entity is refused. */
+export function decodeEntities(text: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(/&([^;&\s]{0,32});?/g, (whole, name: string) => {
+    if (!whole.endsWith(';')) throw new XmlError('entity', `an "&" must start an entity reference ("${whole}")`);
+    if (Object.hasOwn(predefinedEntities, name)) return predefinedEntities[name];
+    const numeric = /^#(?:x([0-9a-fA-F]{1,6})|([0-9]{1,7}))$/.exec(name);
+    if (numeric) {
+      const code = numeric[1] !== undefined ? parseInt(numeric[1], 16) : parseInt(numeric[2], 10);
+      if (!isXmlChar(code)) throw new XmlError('entity', `character reference &${name}; is not an XML character`);
+      return String.fromCodePoint(code);
+    }
+    throw new XmlError('entity', `entity &${name}; is not declared (only &lt; &gt; &amp; &quot; &apos; and character references are accepted)`);
+  });
+}
+
+// XML 1.0 §2.2 Char production.
+function isXmlChar(code: number): boolean {
+  return code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+}
+
+const textKey = '#text';
+const cdataKey = '#cdata';
+const attributesKey = ':@';
+
+function tokenizer(maxDepth: number): XMLParser {
+  return new XMLParser({
+    preserveOrder: true,
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: false,
+    processEntities: false,
+    htmlEntities: false,
+    ignoreDeclaration: true,
+    ignorePiTags: true,
+    cdataPropName: cdataKey,
+    maxNestedTags: maxDepth,
+  });
+}
+
+const tokenizers = new Map<number, XMLParser>();
+
+function tokenizerFor(maxDepth: number): XMLParser {
+  let parser = tokenizers.get(maxDepth);
+  if (parser === undefined) {
+    parser = tokenizer(maxDepth);
+    tokenizers.set(maxDepth, parser);
+  }
+  return parser;
+}
+
+/** Checks size and refuses DTDs before anything tokenises the text. */
+function screen(input: string | Buffer, maxBytes: number): string {
+  const size = typeof input === 'string' ? Buffer.byteLength(input, 'utf8') : input.length;
+  if (size > maxBytes) throw new XmlError('too-large', `the XML document is ${size} bytes, more than the limit of ${maxBytes}`);
+  const text = (typeof input === 'string' ? input : input.toString('utf8')).replace(/^\uFEFF/, '');
+  // A DOCTYPE is how both XXE and entity expansion start: refused wherever it appears.
+  if (/<!DOCTYPE/i.test(text)) throw new XmlError('doctype', 'a document type declaration (<!DOCTYPE …>) is not accepted: DTDs and entities are refused (XXE)');
+  if (/<!ENTITY/i.test(text)) throw new XmlError('doctype', 'entity declarations (<!ENTITY …>) are not accepted');
+  return text;
+}
+
+type Token = Record<string, unknown>;
+type Scope = ReadonlyMap<string, string>;
+
+const rootScope: Scope = new Map([['xml', XML_NAMESPACE]]);
+
+function splitQName(name: string): { prefix: string; local: string } {
+  const colon = name.indexOf(':');
+  return colon < 0 ? { prefix: '', local: name } : { prefix: name.slice(0, colon), local: name.slice(colon + 1) };
+}
+
+function resolvePrefix(scope: Scope, prefix: string, what: string): string {
+  const uri = scope.get(prefix);
+  if (uri === undefined) {
+    if (prefix === '') return '';
+    throw new XmlError('namespace', `the prefix "${prefix}" of ${what} is not declared`);
+  }
+  return uri;
+}
+
+function elementOf(token: Token, scope: Scope, depth: number, maxDepth: number): XmlElement {
+  if (depth > maxDepth) throw new XmlError('too-deep', `elements nest deeper than ${maxDepth} levels`);
+  const name = Object.keys(token).find((key) => key !== attributesKey)!;
+  const raw = (token[attributesKey] ?? {}) as Record<string, string>;
+  const declarations: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'xmlns') declarations[''] = decodeEntities(value);
+    else if (key.startsWith('xmlns:')) declarations[key.slice(6)] = decodeEntities(value);
+  }
+  let inner = scope;
+  if (Object.keys(declarations).length > 0) {
+    const next = new Map(scope);
+    for (const [prefix, uri] of Object.entries(declarations)) next.set(prefix, uri);
+    inner = next;
+  }
+  const { prefix, local } = splitQName(name);
+  const attributes: XmlAttribute[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'xmlns' || key.startsWith('xmlns:')) continue;
+    const parts = splitQName(key);
+    // Namespaces in XML §6.2: an unprefixed attribute is in no namespace.
+    const namespace = parts.prefix === '' ? '' : resolvePrefix(inner, parts.prefix, `attribute ${key}`);
+    attributes.push({ name: key, prefix: parts.prefix, local: parts.local, namespace, value: decodeEntities(value) });
+  }
+  const children: XmlNode[] = [];
+  for (const child of (token[name] ?? []) as Token[]) {
+    if (Object.hasOwn(child, textKey)) children.push(decodeEntities(String(child[textKey])));
+    else if (Object.hasOwn(child, cdataKey)) children.push(((child[cdataKey] as Token[]) ?? []).map((part) => String(part[textKey] ?? '')).join(''));
+    else if (!Object.keys(child).some((key) => key.startsWith('?'))) children.push(elementOf(child, inner, depth + 1, maxDepth));
+  }
+  return { name, prefix, local, namespace: resolvePrefix(inner, prefix, `element <${name}>`), attributes, declarations, children };
+}
+
+/**
+ * Parses an XML document into its root element, namespaces resolved.
+ * @throws XmlError on a DTD, an undeclared entity, a size or depth over the limits, or text that is not well-formed.
+ */
+export function parseXml(input: string | Buffer, limits: XmlLimits = {}): XmlElement {
+  const maxDepth = limits.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const text = screen(input, limits.maxBytes ?? DEFAULT_MAX_XML_BYTES);
+  const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
+  if (valid !== true) throw new XmlError('malformed', `not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
+  let tokens: Token[];
+  try {
+    tokens = tokenizerFor(maxDepth).parse(text) as Token[];
+  } catch (error) {
+    const message = (error as Error).message;
+    if (/nested/i.test(message)) throw new XmlError('too-deep', `elements nest deeper than ${maxDepth} levels`);
+    throw new XmlError('malformed', `not well-formed XML: ${message}`);
+  }
+  const roots = tokens.filter((token) => !Object.keys(token).some((key) => key.startsWith('?') || key === textKey || key === cdataKey));
+  if (roots.length !== 1) throw new XmlError('malformed', `an XML document needs exactly one root element, found ${roots.length}`);
+  return elementOf(roots[0], rootScope, 1, maxDepth);
+}
+
+/** The child elements of an element. */
+export function childElements(element: XmlElement): XmlElement[] {
+  return element.children.filter((child): child is XmlElement => typeof child !== 'string');
+}
+
+/** The concatenated character data directly inside an element. */
+export function textOf(element: XmlElement): string {
+  return element.children.filter((child): child is string => typeof child === 'string').join('');
+}
+
+/** The first child element with this namespace and local name. */
+export function findChild(element: XmlElement, namespace: string, local: string): XmlElement | undefined {
+  return childElements(element).find((child) => child.local === local && child.namespace === namespace);
+}
+
+/** An attribute's value by local name (and namespace, '' by default). */
+export function attributeOf(element: XmlElement, local: string, namespace = ''): string | undefined {
+  return element.attributes.find((attribute) => attribute.local === local && attribute.namespace === namespace)?.value;
+}
+
+/** Escapes character data (XML 1.0 §2.4). */
+export function escapeText(text: string): string {
+  return text.replace(/[&<>]/g, (char) => (char === '&' ? '&amp;' : char === '<' ? '&lt;' : '&gt;'));
+}
+
+const attributeEscapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\r': '&#13;', '\n': '&#10;', '\t': '&#9;' };
+
+/** Escapes an attribute value for double quotes; white space is kept through references (XML 1.0 §3.3.3). */
+export function escapeAttribute(text: string): string {
+  return text.replace(/[&<>"\r\n\t]/g, (char) => attributeEscapes[char]);
+}
+
+/** A new element for building; `declarations` as given (the serialiser adds none of its own). */
+export function element(name: string, options: { namespace?: string; attributes?: XmlAttribute[]; declarations?: Record<string, string>; children?: XmlNode[] } = {}): XmlElement {
+  const { prefix, local } = splitQName(name);
+  return {
+    name,
+    prefix,
+    local,
+    namespace: options.namespace ?? '',
+    attributes: options.attributes ?? [],
+    declarations: options.declarations ?? {},
+    children: options.children ?? [],
+  };
+}
+
+/** Serialises an element tree (no XML declaration unless asked); names are checked, text escaped. */
+export function serializeXml(root: XmlElement, options: { declaration?: boolean } = {}): string {
+  const parts: string[] = options.declaration ? ['<?xml version="1.0" encoding="UTF-8"?>'] : [];
+  write(root, parts, 1);
+  return parts.join('');
+}
+
+// XML 1.0 §2.3 Name (ASCII subset plus any non-ASCII letter), with one optional prefix.
+const qualifiedName = /^[A-Za-z_\u00C0-\uFFEF][\w.\-\u00B7\u00C0-\uFFEF]*(?::[A-Za-z_\u00C0-\uFFEF][\w.\-\u00B7\u00C0-\uFFEF]*)?$/;
+
+/** Whether `name` can be an element or attribute name. */
+export function isXmlName(name: string): boolean {
+  return qualifiedName.test(name);
+}
+
+function write(node: XmlElement, parts: string[], depth: number): void {
+  if (depth > DEFAULT_MAX_DEPTH * 10) throw new XmlError('too-deep', 'the tree to serialise nests too deeply');
+  if (!isXmlName(node.name)) throw new XmlError('malformed', `"${node.name}" is not a valid XML element name`);
+  parts.push('<', node.name);
+  for (const [prefix, uri] of Object.entries(node.declarations)) parts.push(' ', prefix === '' ? 'xmlns' : `xmlns:${prefix}`, '="', escapeAttribute(uri), '"');
+  for (const attribute of node.attributes) {
+    if (!isXmlName(attribute.name)) throw new XmlError('malformed', `"${attribute.name}" is not a valid XML attribute name`);
+    parts.push(' ', attribute.name, '="', escapeAttribute(attribute.value), '"');
+  }
+  if (node.children.length === 0) {
+    parts.push('/>');
+    return;
+  }
+  parts.push('>');
+  for (const child of node.children) {
+    if (typeof child === 'string') parts.push(escapeText(child));
+    else write(child, parts, depth + 1);
+  }
+  parts.push('</', node.name, '>');
+}
