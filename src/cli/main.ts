@@ -100,13 +100,7 @@ program
     const settings = settingsFrom(options);
     const logger = createLogger(settings.logLevel);
     const platform = await startPlatform(settings, logger, options.role as Role);
-    const orgName = process.env.PORTICO_ORG ?? 'portico';
-    const { orgId } = await platform.services.ensureOrg(orgName);
-    const admin = process.env.PORTICO_ADMIN_USER;
-    if (admin && process.env.PORTICO_ADMIN_PASSWORD && !(await findProviderUser(platform.store.db, admin))) {
-      await platform.services.addProviderUser(orgId, { username: admin, email: '', password: process.env.PORTICO_ADMIN_PASSWORD });
-      out(`created provider user ${admin}`);
-    }
+    if (options.role === 'all' || options.role === 'management') await bootstrapProvider(platform);
     for (const [part, url] of Object.entries(platform.urls)) out(`${part.padEnd(10)} ${url}`);
     stopOn(() => platform.close());
   });
@@ -136,6 +130,20 @@ program
     for (const line of handle.curlLines) out(`  ${line}`);
     stopOn(() => handle.close());
   });
+
+/**
+ * The first start of a management node: the provider organization (`PORTICO_ORG`, default
+ * `portico`, with its `sandbox` catalog) and, when `PORTICO_ADMIN_USER` and
+ * `PORTICO_ADMIN_PASSWORD` are set and no such user exists, the first provider user.
+ */
+async function bootstrapProvider(platform: Awaited<ReturnType<typeof startPlatform>>): Promise<void> {
+  const { orgId } = await platform.services.ensureOrg(process.env.PORTICO_ORG ?? 'portico');
+  const admin = process.env.PORTICO_ADMIN_USER;
+  if (admin && process.env.PORTICO_ADMIN_PASSWORD && !(await findProviderUser(platform.store.db, admin))) {
+    await platform.services.addProviderUser(orgId, { username: admin, email: '', password: process.env.PORTICO_ADMIN_PASSWORD });
+    out(`created provider user ${admin}`);
+  }
+}
 
 function parseSamplePorts(value: string | undefined): typeof demo.samplePorts {
   if (!value) return demo.samplePorts;
