@@ -369,7 +369,7 @@ export const policySchemas: Record<string, PolicySchemaEntry> = {
     schema: policy(['1.0.0', '2.0.0'], {
       input: str('Message converted.', 'message'),
       output: str('Message receiving the result; default the input.'),
-      'conversion-type': str('Convention: badgerFish, relaxedBadgerFish or apicv5.', 'badgerFish'),
+      'conversion-type': oneOfStrings(['badgerFish', 'relaxedBadgerFish', 'apicv5'], 'Convention: badgerFish, relaxedBadgerFish or apicv5 (read as badgerFish).', 'badgerFish'),
       'compile-settings': { type: 'object', default: {}, description: 'Conversion compile settings (DataPower).' },
     }),
   },
@@ -379,7 +379,7 @@ export const policySchemas: Record<string, PolicySchemaEntry> = {
     schema: policy(['1.0.0', '2.0.0'], {
       input: str('Message converted.', 'message'),
       output: str('Message receiving the result; default the input.'),
-      'conversion-type': str('Convention: badgerFish, relaxedBadgerFish or apicv5.', 'badgerFish'),
+      'conversion-type': oneOfStrings(['badgerFish', 'relaxedBadgerFish', 'apicv5'], 'Convention: badgerFish, relaxedBadgerFish or apicv5 (read as badgerFish).', 'badgerFish'),
       'root-element-name': str('Root element wrapped around the result when needed.', 'json'),
       'always-output-root-element': bool('Always wrap the result in root-element-name.', false),
       'unnamed-element-name': str('Element name for array items without a name.', 'element'),

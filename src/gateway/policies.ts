@@ -1,9 +1,12 @@
 /**
  * The gateway's policy registry: the core policies plus the ones that need the gateway's own
  * resources (invoke/proxy use its connection pools; the v5 `activity-log` assembly policy is
- * accepted and its setting taken from x-ibm-configuration).
+ * accepted and its setting taken from x-ibm-configuration), and the XML conversions
+ * (xml-to-json, json-to-xml) on the safe XML parser of src/soap.
  */
 import { invokePolicy, proxyPolicy } from '../policies/invoke.ts';
+import { jsonToXmlPolicy } from '../policies/json-to-xml.ts';
+import { xmlToJsonPolicy } from '../policies/xml-to-json.ts';
 import { corePolicies } from '../policies/registry.ts';
 import type { PolicyType } from '../policies/types.ts';
 import type { PolicyRegistry } from './flow.ts';
@@ -25,5 +28,7 @@ export function createPolicyRegistry(): PolicyRegistry {
     invoke: invokePolicy as unknown as PolicyType<never>,
     proxy: proxyPolicy as unknown as PolicyType<never>,
     'activity-log': activityLogPolicy as unknown as PolicyType<never>,
+    'xml-to-json': xmlToJsonPolicy as unknown as PolicyType<never>,
+    'json-to-xml': jsonToXmlPolicy as unknown as PolicyType<never>,
   });
 }
