@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { listEvents } from '../../src/store/analytics.ts';
+import type { ActivityEvent } from '../../src/store/schema.ts';
+import { openStore } from '../../src/store/store.ts';
+import { startTestDemo } from '../helpers/demo.ts';
+import type { TestDemo } from '../helpers/demo.ts';
+
+async function eventFor(t: TestDemo, txId: string): Promise<ActivityEvent> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const found = (await listEvents(t.handle.platform.store.db, {}, 500)).find((e) => e.tx_id === txId);
+    if (found) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no activity event for ${txId}`);
+}
+
+describe('activity log', () => {
+  let t: TestDemo;
+  before(async () => {
+    t = await startTestDemo();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('a success of the logistics API records the payload (success-content: payload)', async () => {
+    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': t.handle.clientId, 'X-IBM-Client-Secret': 'never-logged' } });
+    const body = await response.text();
+    const event = await eventFor(t, response.headers.get('x-global-transaction-id')!);
+    assert.equal(event.content, 'payload');
+    assert.equal(event.status, 200);
+    assert.equal(event.api_name, 'logistics');
+    assert.equal(event.api_version, '2.0.0');
+    assert.equal(event.operation_id, 'shipping.calc');
+    assert.equal(event.client_id, t.handle.clientId);
+    assert.equal(event.app_name, 'Demo App');
+    assert.equal(event.consumer_org_name, 'demo-developers');
+    assert.equal(event.product_name, 'accessories');
+    assert.equal(event.plan_name, 'gold');
+    assert.equal(event.response_body, body);
+    assert.ok(event.backend_ms > 0 && event.latency_ms >= event.backend_ms);
+    const requestHeaders = JSON.parse(event.request_headers!);
+    assert.equal(requestHeaders['x-ibm-client-secret'], '[redacted]');
+  });
+
+  test('an error records only activity (error-content: activity)', async () => {
+    const response = await fetch(`${t.base}/logistics/shipping`, { headers: { 'X-IBM-Client-Id': t.handle.clientId } });
+    assert.equal(response.status, 400);
+    const event = await eventFor(t, response.headers.get('x-global-transaction-id')!);
+    assert.equal(event.content, 'activity');
+    assert.equal(event.error_name, 'GW_MISSING_PARAMETER');
+    assert.equal(event.request_headers, null);
+    assert.equal(event.response_body, null);
+  });
+
+  test('a clean stop writes the events still queued', async () => {
+    const other = await startTestDemo({ PORTICO_ANALYTICS_FLUSH_MS: '600000', PORTICO_ANALYTICS_BATCH: '100000' });
+    const url = other.handle.platform.settings.databaseUrl;
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const response = await fetch(`${other.base}/logistics/stores?zip=90210`, { headers: { 'X-IBM-Client-Id': other.handle.clientId } });
+      await response.arrayBuffer();
+      ids.push(response.headers.get('x-global-transaction-id')!);
+    }
+    await other.handle.close();
+    const store = await openStore(url);
+    try {
+      const stored = new Set((await listEvents(store.db, {}, 1000)).map((e) => e.tx_id));
+      assert.deepEqual(ids.filter((id) => !stored.has(id)), []);
+    } finally {
+      await store.close();
+      rmSync(other.handle.platform.settings.dataDir, { recursive: true, force: true });
+    }
+  });
+});
