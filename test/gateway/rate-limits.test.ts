@@ -10,7 +10,12 @@ import type { TestDemo } from '../helpers/demo.ts';
 const redisUrl = process.env.PORTICO_TEST_REDIS ?? 'redis://127.0.0.1:6379';
 const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
 
-for (const backend of [{ name: 'memory', env: {} }, { name: 'redis', env: { PORTICO_REDIS_URL: redisUrl } }]) {
+const backends: Array<{ name: string; env: Record<string, string> }> = [
+  { name: 'memory', env: {} },
+  { name: 'redis', env: { PORTICO_REDIS_URL: redisUrl } },
+];
+
+for (const backend of backends) {
   describe(`plan rate limits through the gateway, counters in ${backend.name}`, () => {
     let t: TestDemo;
     before(async () => {

@@ -18,7 +18,8 @@ describe('gateway security, routing and consumer errors', () => {
   });
 
   test('returns 401 on a missing or unknown client id', async () => {
-    for (const headers of [{}, { 'X-IBM-Client-Id': 'f'.repeat(32) }]) {
+    const attempts: Array<Record<string, string>> = [{}, { 'X-IBM-Client-Id': 'f'.repeat(32) }];
+    for (const headers of attempts) {
       const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers });
       assert.equal(response.status, 401);
       assert.deepEqual(await envelope(response), { httpCode: '401', httpMessage: 'Unauthorized', moreInformation: 'Invalid client id or secret.' });
