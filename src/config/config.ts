@@ -40,6 +40,8 @@ export interface Settings {
   workers: number;
   /** Public base URL of the gateway, as the portal shows it. */
   gatewayPublicUrl: string;
+  /** Catalog- and gateway-wide limits for the assembly `ratelimit` policy, e.g. `{"burst":"50/1second"}`. */
+  namedRateLimits: Record<string, string>;
 }
 
 type Env = Record<string, string | undefined>;
@@ -60,6 +62,21 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected true or false, got "${raw}"` });
+}
+
+function jsonObject(env: Env, name: string): Record<string, string> {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `not JSON: ${(error as Error).message}` });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string')) {
+    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: 'expected a JSON object of name → "count/interval" strings' });
+  }
+  return value as Record<string, string>;
 }
 
 function databaseUrl(env: Env, dataDir: string): string {
@@ -98,6 +115,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     workers: integer(env, 'PORTICO_WORKERS', 1, 1, Math.max(64, cpus().length)),
     gatewayPublicUrl: env.PORTICO_GATEWAY_URL ?? `http://${host}:${gatewayPort}`,
+    namedRateLimits: jsonObject(env, 'PORTICO_NAMED_RATE_LIMITS'),
     ...overrides,
   };
   return Object.freeze(settings);

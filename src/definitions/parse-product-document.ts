@@ -43,10 +43,12 @@ function planProblems(document: Document): DefinitionProblem[] {
       problems.push({ path, rule: 'plan-name', reason: `plan name ${JSON.stringify(name)} must start with a letter or digit and hold only letters, digits, - and _` });
     }
     if (!isRecord(plan)) continue;
-    for (const field of ['rate-limits', 'burst-limits']) {
+    for (const field of ['rate-limits', 'burst-limits', 'assembly-rate-limits', 'assembly-burst-limits']) {
       if (!isRecord(plan[field])) continue;
       for (const [limitName, limit] of Object.entries(plan[field])) {
-        problems.push(...rateLimitProblems(limit, appendPath(appendPath(appendPath(path, field), limitName), 'value')));
+        const at = appendPath(appendPath(path, field), limitName);
+        if (Array.isArray(limit)) limit.forEach((item, index) => problems.push(...rateLimitProblems(item, appendPath(appendPath(at, index), 'value'))));
+        else problems.push(...rateLimitProblems(limit, appendPath(at, 'value')));
       }
     }
     problems.push(...rateLimitProblems(plan['rate-limit'], appendPath(appendPath(path, 'rate-limit'), 'value')));
@@ -125,7 +127,24 @@ function toPlan(key: string, plan: Document): PlanDef {
   };
   if (typeof plan.description === 'string') def.description = plan.description;
   if (isRecord(plan.apis)) def.apis = Object.keys(plan.apis);
+  const assembly = assemblyLimits(plan);
+  if (Object.keys(assembly).length > 0) def.assemblyLimits = assembly;
   return def;
+}
+
+/** `assembly-rate-limits` and `assembly-burst-limits` by name; a name may hold one limit or a list. */
+function assemblyLimits(plan: Document): Record<string, RateLimitDef[]> {
+  const out: Record<string, RateLimitDef[]> = {};
+  for (const [field, alwaysHard] of [['assembly-rate-limits', false], ['assembly-burst-limits', true]] as const) {
+    const written = plan[field];
+    if (!isRecord(written)) continue;
+    for (const [name, value] of Object.entries(written)) {
+      const items = Array.isArray(value) ? value : [value];
+      const defs = limitDefs(Object.fromEntries(items.map((item, index) => [String(index), item])), alwaysHard).map((def) => ({ ...def, name }));
+      (out[name] ??= []).push(...defs);
+    }
+  }
+  return out;
 }
 
 // A plan without rate limits is unlimited (IBM lab: "Delete the default rate-limit to make this

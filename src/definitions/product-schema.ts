@@ -42,6 +42,16 @@ const plan: JSONSchema = {
     'rate-limits': { type: 'object', additionalProperties: rateLimit, description: 'Named limits shared by all operations of the plan.' },
     'rate-limit': rateLimit,
     'burst-limits': { type: 'object', additionalProperties: rateLimit, description: 'Named burst limits; always hard.' },
+    'assembly-rate-limits': {
+      type: 'object',
+      additionalProperties: { anyOf: [rateLimit, { type: 'array', items: rateLimit }] },
+      description: 'Named limits an assembly `ratelimit` policy (source plan-named) consumes.',
+    },
+    'assembly-burst-limits': {
+      type: 'object',
+      additionalProperties: { anyOf: [rateLimit, { type: 'array', items: rateLimit }] },
+      description: 'Named burst limits for an assembly `ratelimit` policy; always hard.',
+    },
     apis: {
       type: 'object',
       description: 'APIs (by product apis key) and operations the plan offers; absent = all.',

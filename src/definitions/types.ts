@@ -101,6 +101,8 @@ export interface PlanDef {
   burstLimits: RateLimitDef[];
   /** When the plan lists its APIs/operations (`apis:` inside a plan), their keys; undefined = all. */
   apis?: string[];
+  /** Limits an assembly `ratelimit` policy names (`assembly-rate-limits`, `assembly-burst-limits`). */
+  assemblyLimits?: Record<string, RateLimitDef[]>;
 }
 
 export type VisibilityType = 'public' | 'authenticated' | 'custom';

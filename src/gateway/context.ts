@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { RawBody } from '../policies/types.ts';
-import type { FlowContext, MessageVar, RequestVar } from '../policies/types.ts';
+import type { CallerLimits, FlowContext, MessageVar, RequestVar } from '../policies/types.ts';
 
 type Tree = Record<string, unknown>;
 
@@ -68,6 +68,7 @@ export interface ContextInit {
   log: Logger;
   operation: { id: string | undefined; path: string; verb: string };
   signal: AbortSignal;
+  limits?: CallerLimits;
 }
 
 /** One request's context. */
@@ -78,6 +79,7 @@ export class GatewayContext implements FlowContext {
   readonly log: Logger;
   readonly operation: { id: string | undefined; path: string; verb: string };
   readonly signal: AbortSignal;
+  readonly limits: CallerLimits | undefined;
   backendMs = 0;
 
   constructor(init: ContextInit) {
@@ -86,6 +88,7 @@ export class GatewayContext implements FlowContext {
     this.log = init.log;
     this.operation = init.operation;
     this.signal = init.signal;
+    this.limits = init.limits;
     this.vars = { request: init.request, message: init.message, api: init.api };
   }
 

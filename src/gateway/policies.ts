@@ -5,6 +5,7 @@
  * (xml-to-json, json-to-xml) on the safe XML parser of src/soap.
  */
 import { invokePolicy, proxyPolicy } from '../policies/invoke.ts';
+import { ratelimitPolicy } from '../policies/ratelimit.ts';
 import { jsonToXmlPolicy } from '../policies/json-to-xml.ts';
 import { xmlToJsonPolicy } from '../policies/xml-to-json.ts';
 import { corePolicies } from '../policies/registry.ts';
@@ -28,6 +29,7 @@ export function createPolicyRegistry(): PolicyRegistry {
     invoke: invokePolicy as unknown as PolicyType<never>,
     proxy: proxyPolicy as unknown as PolicyType<never>,
     'activity-log': activityLogPolicy as unknown as PolicyType<never>,
+    ratelimit: ratelimitPolicy as unknown as PolicyType<never>,
     'xml-to-json': xmlToJsonPolicy as unknown as PolicyType<never>,
     'json-to-xml': jsonToXmlPolicy as unknown as PolicyType<never>,
   });

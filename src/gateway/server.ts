@@ -263,6 +263,7 @@ export class Gateway {
       log: this.options.logger,
       operation: { id: operation.id, path: operation.path, verb: operation.verb },
       signal: this.abort.signal,
+      limits: state.subscription?.limits,
     });
     const credential = state.credential;
     const subscription = state.subscription;

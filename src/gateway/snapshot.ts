@@ -7,10 +7,11 @@
  */
 import type { Logger } from 'pino';
 import { normaliseApi } from '../definitions/normalise-api.ts';
+import { parseRateLimit } from '../definitions/parse-rate-limit.ts';
 import type { ApiDefinition, OperationDef, ParameterDef, RateLimitDef } from '../definitions/types.ts';
 import { compileAssembly } from './flow.ts';
 import type { PolicyRegistry } from './flow.ts';
-import type { PolicySettings, Step } from '../policies/types.ts';
+import type { CallerLimits, PolicySettings, Step } from '../policies/types.ts';
 import { rulesFromPlan } from '../ratelimit/index.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
 import type { SnapshotData } from '../store/snapshot-data.ts';
@@ -50,6 +51,8 @@ export interface SubscriptionInfo {
   rules: readonly LimitRule[];
   /** `plan.rate-limit` as API Connect writes it, e.g. `100/1hour`, or `unlimited`. */
   rateLimitText: string;
+  /** What an assembly `ratelimit` policy counts against for this subscription. */
+  limits: CallerLimits;
 }
 
 export interface CompiledApi {
@@ -235,6 +238,27 @@ function compileApi(
   };
 }
 
+/** A plan's `assembly-rate-limits` / `assembly-burst-limits` as rules, read from the product document. */
+function assemblyLimitsOf(productDocument: string, planName: string): Record<string, readonly LimitRule[]> {
+  const document = JSON.parse(productDocument) as { plans?: Record<string, Record<string, unknown>> };
+  const plan = document.plans?.[planName];
+  if (!plan) return {};
+  const out: Record<string, LimitRule[]> = {};
+  for (const [field, hard] of [['assembly-rate-limits', false], ['assembly-burst-limits', true]] as const) {
+    const written = plan[field];
+    if (typeof written !== 'object' || written === null) continue;
+    for (const [name, value] of Object.entries(written as Record<string, unknown>)) {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        const limit = item as { value?: string; 'hard-limit'?: boolean };
+        const parsed = parseRateLimit(String(limit.value));
+        if (parsed.unlimited) continue;
+        (out[name] ??= []).push({ name, limit: parsed.count, windowMs: parsed.windowMs, hard: hard || limit['hard-limit'] === true });
+      }
+    }
+  }
+  return out;
+}
+
 function rateLimitText(limits: RateLimitDef[]): string {
   const limited = limits.filter((l) => !l.unlimited);
   return limited.length === 0 ? 'unlimited' : limited.map((l) => l.value).join(', ');
@@ -279,11 +303,17 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
   }
 
   // Plans → limit rules, once per plan.
-  const planInfo = new Map<string, { plan: SnapshotData['plans'][number]; rules: readonly LimitRule[]; text: string }>();
+  const planInfo = new Map<string, { plan: SnapshotData['plans'][number]; rules: readonly LimitRule[]; text: string; named: Record<string, readonly LimitRule[]> }>();
   for (const plan of data.plans) {
     const rateLimits = JSON.parse(plan.rate_limits) as RateLimitDef[];
     const burstLimits = JSON.parse(plan.burst_limits) as RateLimitDef[];
-    planInfo.set(plan.id, { plan, rules: rulesFromPlan(rateLimits, burstLimits), text: rateLimitText(rateLimits) });
+    const product = productsById.get(plan.product_id);
+    planInfo.set(plan.id, {
+      plan,
+      rules: rulesFromPlan(rateLimits, burstLimits),
+      text: rateLimitText(rateLimits),
+      named: product ? assemblyLimitsOf(product.document, plan.name) : {},
+    });
   }
   const apisOfProduct = new Map<string, string[]>();
   for (const link of data.productApis) {
@@ -309,6 +339,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
       productTitle: product.title,
       rules: plan.rules,
       rateLimitText: plan.text,
+      limits: { key: subscription.id, plan: plan.rules, named: plan.named },
     };
     for (const apiId of apisOfProduct.get(product.id) ?? []) {
       const api = byApi.get(apiId);

@@ -7,6 +7,7 @@
  * plane.
  */
 import type { Logger } from 'pino';
+import type { CounterStore, LimitRule } from '../ratelimit/types.ts';
 
 /** A JSON Schema (draft-07 subset that ajv understands). */
 export type JSONSchema = Record<string, unknown>;
@@ -36,6 +37,20 @@ export interface PolicySettings {
   script: { timeoutMs: number; memoryBytes: number };
   /** Host names or CIDRs invoke may not reach (SSRF guard); empty = allow all. */
   invokeDenyHosts: string[];
+  /** Counters for the assembly `ratelimit` policy (the gateway's plan counters). */
+  counters?: CounterStore;
+  /** Limits defined for the whole gateway or catalog, by name (`source: gateway-named|catalog-named`). */
+  namedLimits?: Record<string, readonly LimitRule[]>;
+}
+
+/** What the assembly `ratelimit` policy may count against for the caller's subscription. */
+export interface CallerLimits {
+  /** Unique per subscription; counter keys start with it. */
+  key: string;
+  /** The plan's own limits (`source: plan-default`). */
+  plan: readonly LimitRule[];
+  /** The plan's `assembly-rate-limits` / `assembly-burst-limits` by name (`source: plan-named`). */
+  named: Record<string, readonly LimitRule[]>;
 }
 
 export interface PolicyType<C = Record<string, unknown>> {
@@ -106,6 +121,8 @@ export interface FlowContext {
   readonly signal: AbortSignal;
   /** Time spent waiting on backends, in ms (for analytics). */
   backendMs: number;
+  /** The subscription's limits, when the caller was identified. */
+  readonly limits?: CallerLimits;
 }
 
 export interface RequestVar {

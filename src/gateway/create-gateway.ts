@@ -1,0 +1,51 @@
+/**
+ * Builds a gateway from the settings: its counters (memory or Redis), analytics sink, policy
+ * registry and the policy settings (timeouts, script limits, named rate limits).
+ */
+import type { Logger } from 'pino';
+import { AnalyticsSink } from '../analytics/sink.ts';
+import type { Settings } from '../config/config.ts';
+import { parseRateLimit } from '../definitions/parse-rate-limit.ts';
+import { PorticoError } from '../errors.ts';
+import { createCounterStore } from '../ratelimit/index.ts';
+import type { LimitRule } from '../ratelimit/types.ts';
+import { loadSnapshotData } from '../store/snapshot-data.ts';
+import type { Store } from '../store/store.ts';
+import { createPolicyRegistry } from './policies.ts';
+import { Gateway } from './server.ts';
+
+/** `{"name":"10/1second"}` → hard rules by name (catalog- and gateway-named assembly limits). */
+export function namedLimits(written: Record<string, string>): Record<string, readonly LimitRule[]> {
+  const out: Record<string, readonly LimitRule[]> = {};
+  for (const [name, value] of Object.entries(written)) {
+    let parsed;
+    try {
+      parsed = parseRateLimit(value);
+    } catch (error) {
+      throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_NAMED_RATE_LIMITS', reason: `${name}: ${(error as Error).message}` });
+    }
+    out[name] = parsed.unlimited ? [] : [{ name, limit: parsed.count, windowMs: parsed.windowMs, hard: true }];
+  }
+  return out;
+}
+
+export function createGateway(settings: Readonly<Settings>, store: Store, logger: Logger): Gateway {
+  const counters = createCounterStore({ redisUrl: settings.redisUrl, failOpen: settings.rateLimitFailOpen, logger });
+  return new Gateway({
+    logger: logger.child({ part: 'gateway' }),
+    counters,
+    registry: createPolicyRegistry(),
+    policySettings: {
+      maxBackendBodyBytes: settings.maxBackendBodyBytes,
+      tlsProfiles: {},
+      script: { timeoutMs: settings.scriptTimeoutMs, memoryBytes: settings.scriptMemoryBytes },
+      invokeDenyHosts: [],
+      counters,
+      namedLimits: namedLimits(settings.namedRateLimits),
+    },
+    maxRequestBytes: settings.maxRequestBytes,
+    loadSnapshotData: () => loadSnapshotData(store.db),
+    sink: new AnalyticsSink({ store, logger, batchSize: settings.analyticsBatchSize, flushMs: settings.analyticsFlushMs }),
+    analyticsMaxPayloadBytes: settings.analyticsMaxPayloadBytes,
+  });
+}

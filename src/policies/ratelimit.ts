@@ -1,0 +1,89 @@
+/**
+ * The assembly `ratelimit` policy (DataPower API Gateway): counts the call against named
+ * limits at its place in the flow, and raises `AssemblyRateLimitError` (429, "Assembly Rate
+ * Limit exceeded") when a hard one is exhausted (IBM "Rate Limit" policy).
+ *
+ * Where the limits come from (`source`): `plan-default` — the plan's own limits, counted
+ * separately from the gateway's automatic plan check; `plan-named` — the plan's
+ * `assembly-rate-limits`/`assembly-burst-limits` by name, counted per subscription;
+ * `catalog-named`/`gateway-named` — limits from the gateway's settings
+ * (`PORTICO_NAMED_RATE_LIMITS`), counted across all callers.
+ */
+import { rateLimitHeaders } from '../ratelimit/headers.ts';
+import type { LimitRule } from '../ratelimit/types.ts';
+import { AssemblyError, PolicyCompileError } from './types.ts';
+import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
+
+interface LimitReference {
+  name: string;
+  operation?: 'consume' | 'replenish' | 'inc' | 'dec';
+}
+
+export interface RateLimitConfig {
+  version?: string;
+  title?: string;
+  description?: string;
+  source?: 'plan-default' | 'plan-named' | 'catalog-named' | 'gateway-named';
+  'rate-limit'?: LimitReference[];
+  'burst-limit'?: LimitReference[];
+  'count-limit'?: LimitReference[];
+}
+
+function names(config: RateLimitConfig, path: string): string[] {
+  if (config['count-limit'] && config['count-limit'].length > 0) {
+    throw new PolicyCompileError(`${path}.count-limit`, 'unsupported', 'count limits are not supported by Portico yet; use rate-limit or burst-limit');
+  }
+  const refs = [...(config['rate-limit'] ?? []), ...(config['burst-limit'] ?? [])];
+  for (const [index, ref] of refs.entries()) {
+    if (ref.operation !== undefined && ref.operation !== 'consume') {
+      throw new PolicyCompileError(`${path}.rate-limit[${index}].operation`, 'unsupported', `operation ${ref.operation} is not supported; only consume`);
+    }
+  }
+  return refs.map((ref) => ref.name);
+}
+
+function exceeded(title: string, headers: Array<[string, string]>): AssemblyError {
+  return new AssemblyError('AssemblyRateLimitError', 'Assembly Rate Limit exceeded', { status: 429, policy: title, headers: Object.fromEntries(headers) });
+}
+
+/** Compiles a ratelimit policy. */
+export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, path: string): Step {
+  const counters = api.settings.counters;
+  if (counters === undefined) throw new PolicyCompileError(path, 'unavailable', 'the gateway has no rate-limit counters');
+  const title = config.title ?? 'ratelimit';
+  const source = config.source ?? 'plan-default';
+  const wanted = names(config, path);
+
+  if (source === 'catalog-named' || source === 'gateway-named') {
+    const rules: LimitRule[] = [];
+    for (const name of wanted) {
+      const named = api.settings.namedLimits?.[name];
+      if (!named) throw new PolicyCompileError(path, 'unknown-limit', `no ${source.replace('-named', '')} rate limit named ${name} (PORTICO_NAMED_RATE_LIMITS)`);
+      rules.push(...named);
+    }
+    const key = `assembly:${source}:${wanted.join(',')}`;
+    return async function ratelimit() {
+      const decision = await counters.hit(key, rules);
+      if (!decision.allowed) throw exceeded(title, rateLimitHeaders(decision));
+    };
+  }
+
+  return async function ratelimit(ctx: FlowContext) {
+    const limits = ctx.limits;
+    // An unidentified caller has no plan: plan-sourced limits have nothing to count against.
+    if (limits === undefined) return;
+    let rules: readonly LimitRule[];
+    if (source === 'plan-default') rules = limits.plan;
+    else rules = wanted.flatMap((name) => limits.named[name] ?? []);
+    if (rules.length === 0) return;
+    const decision = await counters.hit(`assembly:${limits.key}:${source}:${wanted.join(',')}`, rules);
+    if (!decision.allowed) throw exceeded(title, rateLimitHeaders(decision));
+  };
+}
+
+export const ratelimitPolicy: PolicyType<RateLimitConfig> = {
+  name: 'ratelimit',
+  versions: ['1.0.0', '2.0.0', '2.1.0'],
+  schema: { type: 'object' },
+  compile: compileRateLimit,
+};
