@@ -6,16 +6,15 @@
 import type { Server } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { AnalyticsSink } from './analytics/sink.ts';
 import type { Settings } from './config/config.ts';
 import { PorticoError } from './errors.ts';
-import { Gateway } from './gateway/server.ts';
-import { createPolicyRegistry } from './gateway/policies.ts';
+import { createGateway } from './gateway/create-gateway.ts';
+import type { Gateway } from './gateway/server.ts';
+import { createConsolePlugin } from './management/console/plugin.ts';
 import { createManagementServer } from './management/server.ts';
 import { ChangeBus, Services } from './management/services.ts';
-import { createCounterStore } from './ratelimit/index.ts';
+import { createPortalServer } from './portal/server.ts';
 import { latestChange } from './store/changes.ts';
-import { loadSnapshotData } from './store/snapshot-data.ts';
 import { openStore } from './store/store.ts';
 import type { Store } from './store/store.ts';
 
@@ -27,6 +26,7 @@ export interface Platform {
   services: Services;
   gateway?: Gateway;
   management?: FastifyInstance;
+  portal?: FastifyInstance;
   /** Bound addresses, e.g. `{ gateway: 'http://127.0.0.1:8080' }`. */
   urls: Partial<Record<'gateway' | 'management' | 'portal', string>>;
   close(): Promise<void>;
@@ -53,25 +53,11 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
   const urls: Platform['urls'] = {};
   let gateway: Gateway | undefined;
   let management: FastifyInstance | undefined;
+  let portal: FastifyInstance | undefined;
 
   try {
     if (role === 'all' || role === 'gateway') {
-      const sink = new AnalyticsSink({ store, logger, batchSize: settings.analyticsBatchSize, flushMs: settings.analyticsFlushMs });
-      gateway = new Gateway({
-        logger: logger.child({ part: 'gateway' }),
-        counters: createCounterStore({ redisUrl: settings.redisUrl, failOpen: settings.rateLimitFailOpen, logger }),
-        registry: createPolicyRegistry(),
-        policySettings: {
-          maxBackendBodyBytes: settings.maxBackendBodyBytes,
-          tlsProfiles: {},
-          script: { timeoutMs: settings.scriptTimeoutMs, memoryBytes: settings.scriptMemoryBytes },
-          invokeDenyHosts: [],
-        },
-        maxRequestBytes: settings.maxRequestBytes,
-        loadSnapshotData: () => loadSnapshotData(store.db),
-        sink,
-        analyticsMaxPayloadBytes: settings.analyticsMaxPayloadBytes,
-      });
+      gateway = createGateway(settings, store, logger);
       await gateway.reload();
       const g = gateway;
       // In-process changes arrive at once; changes made by other processes are seen by polling
@@ -89,10 +75,27 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       closers.push(() => g.close());
     }
     if (role === 'all' || role === 'management') {
-      const app = await createManagementServer({ services, logger, sessionTtlMs: settings.sessionTtlMs });
+      const consolePlugin = createConsolePlugin({ services, sessionTtlMs: settings.sessionTtlMs });
+      const app = await createManagementServer({ services, logger, sessionTtlMs: settings.sessionTtlMs, plugins: [consolePlugin] });
       management = app;
       await app.listen({ port: settings.managementPort, host: settings.host }).catch((error) => portInUse(error, settings.managementPort, 'PORTICO_MANAGEMENT_PORT'));
       urls.management = addressOf(app.server);
+      closers.push(() => app.close());
+    }
+    if (role === 'all' || role === 'portal') {
+      // Try it relays to the in-process gateway when there is one; else to the configured address.
+      const app = await createPortalServer({
+        services,
+        logger,
+        sessionTtlMs: settings.sessionTtlMs,
+        gatewayUrl: urls.gateway ?? settings.gatewayPublicUrl,
+        gatewayPublicUrl: /:0$/.test(settings.gatewayPublicUrl) && urls.gateway ? urls.gateway : settings.gatewayPublicUrl,
+        catalog: process.env.PORTICO_PORTAL_CATALOG,
+        trustProxy: /^(1|true|yes|on)$/i.test(process.env.PORTICO_TRUST_PROXY ?? ''),
+      });
+      portal = app;
+      await app.listen({ port: settings.portalPort, host: settings.host }).catch((error) => portInUse(error, settings.portalPort, 'PORTICO_PORTAL_PORT'));
+      urls.portal = addressOf(app.server);
       closers.push(() => app.close());
     }
   } catch (error) {
@@ -107,6 +110,7 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
     services,
     gateway,
     management,
+    portal,
     urls,
     async close() {
       for (const close of closers.reverse()) await close().catch((error) => logger.error({ err: error }, 'error while stopping'));

@@ -1,0 +1,137 @@
+/**
+ * The provider console, mounted on the management server under `/console`: provider sign-in
+ * with its own cookie session (kind `provider`) and CSRF tokens, then APIs, products, the
+ * approval task list, consumer organizations and analytics.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyFormbody from '@fastify/formbody';
+import { PorticoError } from '../../errors.ts';
+import { csrfField, notice } from '../../portal/components.ts';
+import { formField, localPath, queryField } from '../../portal/form.ts';
+import { html } from '../../portal/html.ts';
+import { SignInLimiter } from '../../portal/sign-in-limiter.ts';
+import { registerStaticFiles } from '../../portal/static-files.ts';
+import { csrfTokenMatches, endWebSession, isStateChanging, loadWebSession, presentedCsrfToken, startWebSession } from '../../portal/web-session.ts';
+import type { WebSessionOptions } from '../../portal/web-session.ts';
+import * as consumers from '../../store/consumers.ts';
+import { findOrgById, findProviderUserById, listCatalogs } from '../../store/orgs.ts';
+import type { Services } from '../services.ts';
+import { registerAnalyticsPages } from './analytics-page.ts';
+import { consoleContext, setConsoleContext, viewOf } from './context.ts';
+import type { ConsoleContext } from './context.ts';
+import { sendConsoleError, sendConsolePage } from './layout.ts';
+import { registerConsolePages } from './pages.ts';
+
+export interface ConsoleOptions {
+  services: Services;
+  sessionTtlMs: number;
+  signInLimit?: { max: number; windowMs: number };
+}
+
+/** What the console's page modules are given. */
+export interface ConsoleDeps {
+  services: Services;
+  sessions: WebSessionOptions;
+}
+
+function signInPage(context: ConsoleContext, values: { username?: string; next?: string; error?: string }) {
+  return html`<h1>Sign in to the provider console</h1>
+<p class="lede">Use your API provider account (the management user registry, not a developer portal account).</p>
+${values.error ? notice('error', values.error) : ''}
+<form method="post" action="/console/sign-in" class="stack">${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/console'}">
+<div class="field"><label for="username">Username</label><input type="text" id="username" name="username" value="${values.username ?? ''}" autocomplete="username" required></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required></div>
+<div class="actions"><button type="submit" class="button">Sign in</button></div></form>`;
+}
+
+async function buildContext(request: FastifyRequest, reply: FastifyReply, deps: ConsoleDeps): Promise<ConsoleContext> {
+  const db = deps.services.store.db;
+  const state = await loadWebSession(request, reply, deps.sessions);
+  const user = state.session ? await findProviderUserById(db, state.session.user_id) : undefined;
+  if (!user) return { csrfToken: state.csrfToken, catalogs: [], pendingCount: 0 };
+  const org = await findOrgById(db, user.org_id);
+  const catalogs = await listCatalogs(db, user.org_id);
+  const wanted = queryField(request, 'catalog') || (request.params as { catalog?: string } | undefined)?.catalog || 'sandbox';
+  const catalog = catalogs.find((c) => c.name === wanted) ?? catalogs[0];
+  const pendingCount = catalog ? (await consumers.listSubscriptionDetails(db, { catalogId: catalog.id, state: 'pending' })).length : 0;
+  return { csrfToken: state.csrfToken, user, org, catalogs, catalog, pendingCount };
+}
+
+/** The console's routes, registered under the `/console` prefix (paths below are relative to it). */
+async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
+  const deps: ConsoleDeps = {
+    services: options.services,
+    sessions: { db: options.services.store.db, kind: 'provider', cookieName: 'portico_console', cookiePath: '/console', ttlMs: options.sessionTtlMs },
+  };
+  const limiter = new SignInLimiter(options.signInLimit ?? { max: 5, windowMs: 5 * 60_000 });
+  await app.register(fastifyFormbody);
+
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.routeOptions.url?.startsWith('/console/static/')) return;
+    const context = await buildContext(request, reply, deps);
+    setConsoleContext(request, context);
+    if (isStateChanging(request.method) && !csrfTokenMatches(presentedCsrfToken(request), context.csrfToken)) {
+      return sendConsoleError(reply, viewOf(context), 403, 'Request refused', `${new PorticoError('MGMT_CSRF').message}. Reload the page and try again.`);
+    }
+    const open = request.routeOptions.url === '/console/sign-in';
+    if (!open && !context.user) return reply.redirect(`/console/sign-in?next=${encodeURIComponent(request.url)}`, 303);
+    if (!open && !context.catalog) return sendConsoleError(reply, viewOf(context), 404, 'No catalog', 'Your organization has no catalog yet; create one with the CLI or the REST API.');
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+    const view = viewOf(consoleContext(request));
+    if (error instanceof PorticoError && error.code === 'MGMT_NOT_FOUND') return sendConsoleError(reply, view, 404, 'Not found', error.message);
+    if (error instanceof PorticoError && error.status < 500) return sendConsoleError(reply, view, error.status, 'Request refused', error.message);
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return sendConsoleError(reply, view, error.statusCode, 'Bad request', error.message);
+    request.log.error({ err: error }, 'console request failed');
+    return sendConsoleError(reply, view, 500, 'Something went wrong', 'The console could not complete this request; see the server log.');
+  });
+  app.setNotFoundHandler((request, reply) => sendConsoleError(reply, viewOf(consoleContext(request)), 404, 'Not found', 'There is no console page at this address.'));
+
+  registerStaticFiles(app, '/static');
+
+  app.get('/sign-in', async (request, reply) => {
+    const context = consoleContext(request);
+    const next = localPath(queryField(request, 'next'), '/console');
+    if (context.user) return reply.redirect(next, 303);
+    return sendConsolePage(reply, viewOf(context), { title: 'Sign in', section: 'sign-in', main: signInPage(context, { next }) });
+  });
+
+  app.post('/sign-in', async (request, reply) => {
+    const context = consoleContext(request);
+    const username = formField(request, 'username').trim();
+    const next = localPath(formField(request, 'next'), '/console');
+    const key = `${request.ip}|${username.toLowerCase()}`;
+    const wait = limiter.retryAfterSeconds(key);
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      const error = new PorticoError('MGMT_TOO_MANY_ATTEMPTS', { seconds: wait }).message;
+      return sendConsolePage(reply, viewOf(context), { title: 'Too many attempts', status: 429, section: 'sign-in', main: signInPage(context, { username, next, error }) });
+    }
+    try {
+      const user = await options.services.authenticateProvider(username, formField(request, 'password'));
+      limiter.recordSuccess(key);
+      await startWebSession(request, reply, deps.sessions, user.id);
+      return reply.redirect(next.startsWith('/console') ? next : '/console', 303);
+    } catch (error) {
+      if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
+      limiter.recordFailure(key);
+      return sendConsolePage(reply, viewOf(context), { title: 'Sign in', status: 401, section: 'sign-in', main: signInPage(context, { username, next, error: 'Wrong username or password.' }) });
+    }
+  });
+
+  app.post('/sign-out', async (request, reply) => {
+    await endWebSession(request, reply, deps.sessions);
+    return reply.redirect('/console/sign-in', 303);
+  });
+
+  registerConsolePages(app, deps);
+  registerAnalyticsPages(app, deps);
+}
+
+/** The console as a plugin for `createManagementServer({ plugins })`. */
+export function createConsolePlugin(options: ConsoleOptions): (app: FastifyInstance) => Promise<void> {
+  return async function registerConsole(app: FastifyInstance) {
+    await app.register(consoleRoutes, { ...options, prefix: '/console' });
+  };
+}

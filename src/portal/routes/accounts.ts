@@ -1,0 +1,146 @@
+/** Sign up, sign in, sign out and change password. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PorticoError } from '../../errors.ts';
+import { passwordRules } from '../../management/services.ts';
+import { deleteUserSessions } from '../../store/sessions.ts';
+import { csrfField, notice } from '../components.ts';
+import { portalContext, signedIn } from '../context.ts';
+import type { PortalContext } from '../context.ts';
+import type { PortalDeps } from '../deps.ts';
+import { formErrorMessage, formField, localPath, queryField } from '../form.ts';
+import { html } from '../html.ts';
+import { sendPortalPage } from '../layout.ts';
+import { endWebSession, startWebSession } from '../web-session.ts';
+
+function signInForm(context: PortalContext, values: { email?: string; next?: string; error?: string }) {
+  return html`<h1>Sign in</h1>
+${values.error ? notice('error', values.error) : ''}
+<form method="post" action="/sign-in" class="stack">
+${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/'}">
+<div class="field"><label for="email">Email</label><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="username" required></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required></div>
+<div class="actions"><button type="submit" class="button">Sign in</button></div>
+</form>
+<p>New here? <a href="/sign-up">Create an account</a> for your organization.</p>`;
+}
+
+function signUpForm(context: PortalContext, values: { email?: string; name?: string; orgTitle?: string; error?: string }) {
+  return html`<h1>Create an account</h1>
+<p class="lede">An account creates your consumer organization; its apps get the client credentials you call the APIs with.</p>
+${values.error ? notice('error', values.error) : ''}
+<form method="post" action="/sign-up" class="stack">
+${csrfField(context.csrfToken)}
+<div class="field"><label for="name">Your name</label><input type="text" id="name" name="name" value="${values.name ?? ''}" autocomplete="name" maxlength="100"></div>
+<div class="field"><label for="orgTitle">Organization</label><input type="text" id="orgTitle" name="orgTitle" value="${values.orgTitle ?? ''}" autocomplete="organization" maxlength="100" aria-describedby="org-hint">
+<p class="hint" id="org-hint">Optional; your apps and subscriptions belong to it.</p></div>
+<div class="field"><label for="email">Email</label><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="email" required></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="new-password" required minlength="10" aria-describedby="password-rules">
+<p class="hint" id="password-rules">The password must be ${passwordRules}.</p></div>
+<div class="actions"><button type="submit" class="button">Create account</button></div>
+</form>
+<p>Already registered? <a href="/sign-in">Sign in</a>.</p>`;
+}
+
+function passwordForm(context: PortalContext, values: { error?: string; done?: boolean }) {
+  return html`<h1>Account</h1>
+<dl class="facts"><dt>Email</dt><dd>${context.user?.email}</dd><dt>Name</dt><dd>${context.user?.name}</dd><dt>Organization</dt><dd>${context.org?.title}</dd></dl>
+<h2>Change password</h2>
+${values.error ? notice('error', values.error) : ''}${values.done ? notice('ok', 'Your password was changed. Other sessions of this account were signed out.') : ''}
+<form method="post" action="/account/password" class="stack">
+${csrfField(context.csrfToken)}
+<div class="field"><label for="currentPassword">Current password</label><input type="password" id="currentPassword" name="currentPassword" autocomplete="current-password" required></div>
+<div class="field"><label for="newPassword">New password</label><input type="password" id="newPassword" name="newPassword" autocomplete="new-password" required minlength="10" aria-describedby="password-rules">
+<p class="hint" id="password-rules">The password must be ${passwordRules}.</p></div>
+<div class="actions"><button type="submit" class="button">Change password</button></div>
+</form>`;
+}
+
+/** Sends a visitor who is not signed in to the sign-in page, coming back here afterwards. */
+export function redirectToSignIn(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
+}
+
+function clientAddress(request: FastifyRequest): string {
+  return request.ip;
+}
+
+/** Registers the account routes. */
+export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  const { services } = deps;
+
+  app.get('/sign-in', async (request, reply) => {
+    const context = portalContext(request);
+    const next = localPath(queryField(request, 'next'));
+    if (signedIn(context)) return reply.redirect(next, 303);
+    return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', main: signInForm(context, { next }) });
+  });
+
+  app.post('/sign-in', async (request, reply) => {
+    const context = portalContext(request);
+    const email = formField(request, 'email').trim().toLowerCase();
+    const next = localPath(formField(request, 'next'));
+    const key = `${clientAddress(request)}|${email}`;
+    const wait = deps.limiter.retryAfterSeconds(key);
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      const error = new PorticoError('MGMT_TOO_MANY_ATTEMPTS', { seconds: wait }).message;
+      return sendPortalPage(reply, context, { title: 'Too many attempts', section: 'sign-in', status: 429, main: signInForm(context, { email, next, error }) });
+    }
+    let user;
+    try {
+      user = await services.authenticatePortalUser(context.catalog.catalogId, email, formField(request, 'password'));
+    } catch (error) {
+      if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
+      deps.limiter.recordFailure(key);
+      return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', status: 401, main: signInForm(context, { email, next, error: 'Wrong email or password.' }) });
+    }
+    deps.limiter.recordSuccess(key);
+    await startWebSession(request, reply, deps.sessions, user.id);
+    return reply.redirect(next, 303);
+  });
+
+  app.get('/sign-up', async (request, reply) => {
+    const context = portalContext(request);
+    if (signedIn(context)) return reply.redirect('/', 303);
+    return sendPortalPage(reply, context, { title: 'Create an account', section: 'sign-up', main: signUpForm(context, {}) });
+  });
+
+  app.post('/sign-up', async (request, reply) => {
+    const context = portalContext(request);
+    const values = { email: formField(request, 'email'), name: formField(request, 'name'), orgTitle: formField(request, 'orgTitle') };
+    try {
+      const { user } = await services.signUp(context.catalog.catalogId, { ...values, password: formField(request, 'password') });
+      await startWebSession(request, reply, deps.sessions, user.id);
+      return reply.redirect('/?welcome=1', 303);
+    } catch (error) {
+      const message = formErrorMessage(error);
+      return sendPortalPage(reply, context, { title: 'Create an account', section: 'sign-up', status: 400, main: signUpForm(context, { ...values, error: message }) });
+    }
+  });
+
+  app.post('/sign-out', async (request, reply) => {
+    await endWebSession(request, reply, deps.sessions);
+    return reply.redirect('/', 303);
+  });
+
+  app.get('/account', async (request, reply) => {
+    const context = portalContext(request);
+    if (!signedIn(context)) return redirectToSignIn(request, reply);
+    return sendPortalPage(reply, context, { title: 'Account', section: 'account', main: passwordForm(context, { done: queryField(request, 'changed') === '1' }) });
+  });
+
+  app.post('/account/password', async (request, reply) => {
+    const context = portalContext(request);
+    if (!signedIn(context)) return redirectToSignIn(request, reply);
+    try {
+      await services.changePortalPassword(context.user.id, formField(request, 'currentPassword'), formField(request, 'newPassword'));
+    } catch (error) {
+      const message = formErrorMessage(error);
+      return sendPortalPage(reply, context, { title: 'Account', section: 'account', status: 400, main: passwordForm(context, { error: message }) });
+    }
+    // A changed password ends every session of the account; this browser gets a fresh one.
+    await deleteUserSessions(services.store.db, context.user.id, 'portal');
+    await startWebSession(request, reply, deps.sessions, context.user.id);
+    return reply.redirect('/account?changed=1', 303);
+  });
+}

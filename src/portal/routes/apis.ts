@@ -1,0 +1,88 @@
+/** API pages of a product, and Try it (relayed to the gateway for the developer's own apps only). */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PorticoError } from '../../errors.ts';
+import * as consumers from '../../store/consumers.ts';
+import { apiPage } from '../api-page.ts';
+import type { ApiPageInput } from '../api-page.ts';
+import { visibleProduct, visibleProductApi } from '../catalog-view.ts';
+import { portalContext, signedIn } from '../context.ts';
+import type { PortalDeps } from '../deps.ts';
+import { formField, formFields } from '../form.ts';
+import { sendPortalPage } from '../layout.ts';
+import { apiView } from '../openapi-view.ts';
+import { relayTryIt } from '../try-it.ts';
+import { productUrl } from './products.ts';
+
+interface ApiParams {
+  name: string;
+  version: string;
+  apiName: string;
+  apiVersion: string;
+}
+
+/** Registers the API page and its Try it endpoint. */
+export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  const { services } = deps;
+  const db = services.store.db;
+
+  async function pageInput(request: FastifyRequest): Promise<ApiPageInput> {
+    const context = portalContext(request);
+    const params = request.params as ApiParams;
+    const product = await visibleProduct(services, context, params.name, params.version);
+    const api = await visibleProductApi(services, context, product, params.apiName, params.apiVersion);
+    const view = apiView(JSON.parse(api.document) as Record<string, unknown>);
+    const apps = signedIn(context)
+      ? await Promise.all((await consumers.listApps(db, context.org.id)).map(async (a) => ({ app: a, credential: (await consumers.listCredentials(db, a.id))[0] })))
+      : [];
+    const base = productUrl(product);
+    return {
+      context,
+      product,
+      api,
+      view,
+      apps,
+      productUrl: base,
+      apiUrl: `${base}/apis/${encodeURIComponent(api.name)}/${encodeURIComponent(api.version)}`,
+      gatewayBase: `${deps.gatewayPublicUrl.replace(/\/$/, '')}/${context.catalog.orgName}/${context.catalog.catalogName}${api.base_path}`,
+    };
+  }
+
+  function send(reply: FastifyReply, input: ApiPageInput, status = 200): FastifyReply {
+    return sendPortalPage(reply, input.context, { title: `${input.api.title} ${input.api.version}`, section: 'products', status, main: apiPage(input) });
+  }
+
+  app.get('/products/:name/:version/apis/:apiName/:apiVersion', async (request, reply) => send(reply, await pageInput(request)));
+
+  app.post('/products/:name/:version/apis/:apiName/:apiVersion/try', async (request, reply) => {
+    const input = await pageInput(request);
+    const { context } = input;
+    const wantsJson = (request.headers.accept ?? '').includes('application/json');
+    if (!signedIn(context)) {
+      if (wantsJson) return reply.status(401).send({ status: 0, statusText: '', headers: [], body: '', timeMs: 0, error: 'Sign in to try operations.' });
+      return reply.redirect(`/sign-in?next=${encodeURIComponent(input.apiUrl)}`, 303);
+    }
+    const operation = input.view.operations.find((o) => o.anchor === formField(request, 'operation'));
+    if (!operation) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'operation', id: formField(request, 'operation') });
+    // Ownership is checked here, on the server: only the developer's own org's apps can be used.
+    const chosen = await services.app(context.org.id, formField(request, 'app'));
+    const credential = (await consumers.listCredentials(db, chosen.id))[0];
+    if (!credential) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'credential', id: chosen.id });
+    const values = formFields(request);
+    const outcome = await relayTryIt({
+      gatewayUrl: deps.gatewayUrl,
+      orgName: context.catalog.orgName,
+      catalogName: context.catalog.catalogName,
+      basePath: input.api.base_path,
+      operation,
+      values,
+      body: values.body,
+      clientId: credential.client_id,
+      clientSecret: values.clientSecret || undefined,
+      timeoutMs: deps.tryTimeoutMs,
+    });
+    if (wantsJson) return reply.header('cache-control', 'no-store').send(outcome);
+    delete values.clientSecret;
+    delete values._csrf;
+    return send(reply, { ...input, result: { anchor: operation.anchor, outcome, values } });
+  });
+}

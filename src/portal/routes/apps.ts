@@ -1,0 +1,203 @@
+/**
+ * The developer's apps: create (credentials shown once), details with credentials and
+ * subscriptions, secret reset, a second credential pair for rotation, delete. Every id is
+ * looked up within the visitor's own consumer organization: another org's id is a 404.
+ */
+import type { FastifyInstance } from 'fastify';
+import { PorticoError } from '../../errors.ts';
+import * as consumers from '../../store/consumers.ts';
+import type { App } from '../../store/schema.ts';
+import { orgSubscriptions } from '../catalog-view.ts';
+import type { SubscriptionDetail } from '../catalog-view.ts';
+import { breadcrumbs, buttonForm, copyField, csrfField, notice, statePill, table, when } from '../components.ts';
+import { portalContext, signedIn } from '../context.ts';
+import type { PortalContext } from '../context.ts';
+import type { PortalDeps } from '../deps.ts';
+import { formErrorMessage, formField } from '../form.ts';
+import { html, path } from '../html.ts';
+import type { SafeHtml } from '../html.ts';
+import { sendPortalPage } from '../layout.ts';
+import { redirectToSignIn } from './accounts.ts';
+import { productUrl } from './products.ts';
+
+type SignedInContext = PortalContext & Required<Pick<PortalContext, 'user' | 'org' | 'session'>>;
+
+/** The credentials panel shown once after creating an app or resetting a secret. */
+function secretOnce(clientId: string, clientSecret: string, heading: string): SafeHtml {
+  return html`<section class="notice warn" aria-labelledby="once-title"><h2 id="once-title">${heading}</h2>
+<p><strong>Copy the client secret now: it is shown only this once.</strong> Portico keeps only a hash of it; if you lose it, reset it on this page to get a new one.</p>
+${copyField('client-id', 'Client ID', clientId)}${copyField('client-secret', 'Client secret', clientSecret)}</section>`;
+}
+
+function subscriptionRows(subscriptions: SubscriptionDetail[], context: SignedInContext): unknown[][] {
+  return subscriptions.map((s) => [
+    html`<a href="${productUrl({ name: s.product_name, version: s.product_version })}">${s.product_title} ${s.product_version}</a>`,
+    s.plan_title,
+    statePill(s.state),
+    when(s.updated_at),
+    s.state === 'active' || s.state === 'pending'
+      ? buttonForm(`${path('subscriptions', s.id)}/cancel`, context.csrfToken, 'Cancel subscription', { kind: 'secondary', small: true, confirm: `Cancel the subscription to ${s.product_title} (${s.plan_title})?` })
+      : '',
+  ]);
+}
+
+async function appPage(deps: PortalDeps, context: SignedInContext, app: App, extra: SafeHtml | '' = '') {
+  const db = deps.services.store.db;
+  const credentials = await consumers.listCredentials(db, app.id);
+  const subscriptions = (await orgSubscriptions(deps.services, context)).filter((s) => s.app_id === app.id);
+  const base = path('apps', app.id);
+  const credentialRows = credentials.map((c, i) => [
+    html`<code>${c.client_id}</code>`,
+    c.description || (i === 0 ? 'Default credentials' : ''),
+    when(c.created_at),
+    html`<div class="actions">${buttonForm(`${base}/credentials/${encodeURIComponent(c.id)}/reset`, context.csrfToken, 'Reset secret', {
+      kind: 'secondary',
+      small: true,
+      confirm: 'Reset the client secret? Calls with the old secret stop working.',
+    })}${credentials.length > 1 ? buttonForm(`${base}/credentials/${encodeURIComponent(c.id)}/delete`, context.csrfToken, 'Delete', { kind: 'danger', small: true, confirm: 'Delete this credential pair?' }) : ''}</div>`,
+  ]);
+  return html`${breadcrumbs([['Apps', '/apps'], [app.title]])}
+<h1>${app.title}</h1>${app.description ? html`<p class="lede">${app.description}</p>` : ''}
+${extra}
+<h2>Credentials</h2>
+<p>Send the client id in the <code>X-IBM-Client-Id</code> header of every call (and the secret in <code>X-IBM-Client-Secret</code> where an API asks for it).</p>
+${table('Credentials of this app', ['Client ID', 'Description', 'Created', 'Actions'], credentialRows, { hideCaption: true })}
+<div class="actions">${buttonForm(`${base}/credentials`, context.csrfToken, 'Add credentials', { kind: 'secondary' })}<span class="hint">A second pair lets you rotate credentials without downtime.</span></div>
+<h2>Subscriptions</h2>
+${subscriptions.length === 0
+    ? html`<p>This app is not subscribed to any plan yet. <a href="/products">Browse API products</a> and choose Subscribe under a plan.</p>`
+    : table('Subscriptions of this app', ['Product', 'Plan', 'State', 'Updated', ''], subscriptionRows(subscriptions, context), { hideCaption: true })}
+<h2>Delete this app</h2>
+<p>Deleting the app removes its credentials and subscriptions.</p>
+<p><a class="button danger" href="${base}/delete">Delete app…</a></p>`;
+}
+
+function newAppForm(context: PortalContext, values: { title?: string; description?: string; error?: string }) {
+  return html`${breadcrumbs([['Apps', '/apps'], ['Create an app']])}<h1>Create an app</h1>
+<p class="lede">Your app is assigned a unique client id and secret; send them on each API request.</p>
+${values.error ? notice('error', values.error) : ''}
+<form method="post" action="/apps" class="stack">${csrfField(context.csrfToken)}
+<div class="field"><label for="title">Title</label><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100"></div>
+<div class="field"><label for="description">Description</label><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">${values.description ?? ''}</textarea>
+<p class="hint" id="description-hint">Optional.</p></div>
+<div class="actions"><button type="submit" class="button">Submit</button><a href="/apps">Cancel</a></div></form>`;
+}
+
+/** Registers the app routes. */
+export function registerAppRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  const { services } = deps;
+
+  /** The signed-in context, or undefined after sending the visitor to sign in. */
+  const requireUser = (request: Parameters<typeof portalContext>[0]): SignedInContext | undefined => {
+    const context = portalContext(request);
+    return signedIn(context) ? context : undefined;
+  };
+
+  app.get('/apps', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const apps = await consumers.listApps(services.store.db, context.org.id);
+    const subscriptions = await orgSubscriptions(services, context);
+    const rows = apps.map((a) => {
+      const mine = subscriptions.filter((s) => s.app_id === a.id && s.state !== 'cancelled');
+      return [
+        html`<a href="${path('apps', a.id)}">${a.title}</a>`,
+        a.description,
+        mine.length === 0 ? 'None' : html`${mine.map((s) => html`<span>${s.product_title} · ${s.plan_title} ${statePill(s.state)}</span><br>`)}`,
+      ];
+    });
+    const main = html`<h1>Apps</h1><p class="lede">Apps of ${context.org.title}.</p>
+<p><a class="button" href="/apps/new">Create an app</a></p>
+${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'Description', 'Subscriptions'], rows, { hideCaption: true })}`;
+    return sendPortalPage(reply, context, { title: 'Apps', section: 'apps', main });
+  });
+
+  app.get('/apps/new', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    return sendPortalPage(reply, context, { title: 'Create an app', section: 'apps', main: newAppForm(context, {}) });
+  });
+
+  app.post('/apps', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const values = { title: formField(request, 'title'), description: formField(request, 'description') };
+    let created;
+    try {
+      created = await services.createApp(context.org.id, values);
+    } catch (error) {
+      return sendPortalPage(reply, context, { title: 'Create an app', section: 'apps', status: 400, main: newAppForm(context, { ...values, error: formErrorMessage(error) }) });
+    }
+    // Shown in this answer only (no redirect), so the secret never sits in a URL or a later page.
+    const extra = html`${notice('ok', html`App <strong>${created.app.title}</strong> created.`)}${secretOnce(created.credential.client_id, created.clientSecret, 'Your app credentials')}`;
+    return sendPortalPage(reply, context, { title: created.app.title, section: 'apps', status: 201, main: await appPage(deps, context, created.app, extra) });
+  });
+
+  app.get('/apps/:id', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const found = await services.app(context.org.id, (request.params as { id: string }).id);
+    return sendPortalPage(reply, context, { title: found.title, section: 'apps', main: await appPage(deps, context, found) });
+  });
+
+  app.post('/apps/:id/credentials', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const found = await services.app(context.org.id, (request.params as { id: string }).id);
+    const issued = await services.addCredential(context.org.id, found.id, 'Additional credentials');
+    const extra = secretOnce(issued.credential.client_id, issued.clientSecret, 'New credentials added');
+    return sendPortalPage(reply, context, { title: found.title, section: 'apps', status: 201, main: await appPage(deps, context, found, extra) });
+  });
+
+  app.post('/apps/:id/credentials/:credentialId/reset', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const { id, credentialId } = request.params as { id: string; credentialId: string };
+    const found = await services.app(context.org.id, id);
+    const reset = await services.resetSecret(context.org.id, found.id, credentialId);
+    const extra = secretOnce(reset.clientId, reset.clientSecret, 'New client secret');
+    return sendPortalPage(reply, context, { title: found.title, section: 'apps', main: await appPage(deps, context, found, extra) });
+  });
+
+  app.post('/apps/:id/credentials/:credentialId/delete', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const { id, credentialId } = request.params as { id: string; credentialId: string };
+    const found = await services.app(context.org.id, id);
+    try {
+      await services.deleteCredential(context.org.id, found.id, credentialId);
+    } catch (error) {
+      const extra = notice('error', formErrorMessage(error));
+      return sendPortalPage(reply, context, { title: found.title, section: 'apps', status: 409, main: await appPage(deps, context, found, extra) });
+    }
+    return reply.redirect(path('apps', found.id), 303);
+  });
+
+  app.get('/apps/:id/delete', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const found = await services.app(context.org.id, (request.params as { id: string }).id);
+    const main = html`${breadcrumbs([['Apps', '/apps'], [found.title, path('apps', found.id)], ['Delete']])}
+<h1>Delete ${found.title}?</h1>
+${notice('warn', 'Its credentials stop working at once and its subscriptions end. This cannot be undone.')}
+<div class="actions">${buttonForm(`${path('apps', found.id)}/delete`, context.csrfToken, 'Delete app', { kind: 'danger' })}<a class="button secondary" href="${path('apps', found.id)}">Keep the app</a></div>`;
+    return sendPortalPage(reply, context, { title: `Delete ${found.title}`, section: 'apps', main });
+  });
+
+  app.post('/apps/:id/delete', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    await services.deleteApp(context.org.id, (request.params as { id: string }).id);
+    return reply.redirect('/apps', 303);
+  });
+
+  app.post('/subscriptions/:id/cancel', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const id = (request.params as { id: string }).id;
+    const subscription = (await orgSubscriptions(services, context)).find((s) => s.id === id);
+    if (!subscription) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'subscription', id });
+    await services.cancelSubscription(context.org.id, id);
+    return reply.redirect(path('apps', subscription.app_id), 303);
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * The subscribe wizard (API Connect's flow): Subscribe under a plan → select an app → review
+ * (Next) → summary (Done). Plans that need approval start "Pending approval" until the
+ * provider decides in the console's task list.
+ */
+import type { FastifyInstance } from 'fastify';
+import { PorticoError } from '../../errors.ts';
+import * as consumers from '../../store/consumers.ts';
+import { listPlans } from '../../store/products.ts';
+import type { App, PlanRow, ProductRow } from '../../store/schema.ts';
+import { orgSubscriptions, visibleProduct } from '../catalog-view.ts';
+import { breadcrumbs, csrfField, notice, statePill } from '../components.ts';
+import { portalContext, signedIn } from '../context.ts';
+import type { PortalContext } from '../context.ts';
+import type { PortalDeps } from '../deps.ts';
+import { formErrorMessage, formField, queryField } from '../form.ts';
+import { html, path } from '../html.ts';
+import type { SafeHtml } from '../html.ts';
+import { sendPortalPage } from '../layout.ts';
+import { approvalInWords, planLimitsInWords } from '../plan-words.ts';
+import { redirectToSignIn } from './accounts.ts';
+import { productUrl } from './products.ts';
+
+const steps = ['Select app', 'Review', 'Summary'];
+
+function wizardSteps(current: number): SafeHtml {
+  return html`<ol class="wizard" aria-label="Subscription steps">${steps.map(
+    (label, i) => html`<li${i === current ? html` aria-current="step"` : ''}>${i + 1}. ${label}</li>`,
+  )}</ol>`;
+}
+
+function planFacts(product: ProductRow, plan: PlanRow, app?: App): SafeHtml {
+  const limits = planLimitsInWords(plan);
+  return html`<dl class="facts"><dt>Product</dt><dd>${product.title} ${product.version}</dd><dt>Plan</dt><dd>${plan.title}</dd>
+<dt>Rate limit</dt><dd>${limits.rate.join(', ')}${limits.burst.length > 0 ? html` (burst: ${limits.burst.join(', ')})` : ''}</dd>
+<dt>Approval</dt><dd>${approvalInWords(plan)}</dd>${app ? html`<dt>Application</dt><dd>${app.title}</dd>` : ''}</dl>`;
+}
+
+async function planOf(deps: PortalDeps, product: ProductRow, name: string): Promise<PlanRow> {
+  const plan = (await listPlans(deps.services.store.db, product.id)).find((p) => p.name === name);
+  if (!plan) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'plan', id: name });
+  return plan;
+}
+
+function reviewPage(context: PortalContext, product: ProductRow, plan: PlanRow, app: App, error?: string): SafeHtml {
+  return html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, productUrl(product)], ['Subscribe']])}
+<h1>Review the subscription</h1>${wizardSteps(1)}
+${error ? notice('error', error) : ''}
+${planFacts(product, plan, app)}
+${plan.approval === 1 ? notice('info', 'The API provider approves this plan. Until then the subscription shows as Pending approval.') : ''}
+<form method="post" action="${productUrl(product)}/subscribe">${csrfField(context.csrfToken)}
+<input type="hidden" name="plan" value="${plan.name}"><input type="hidden" name="app" value="${app.id}">
+<div class="actions"><button type="submit" class="button">Next</button>
+<a class="button secondary" href="${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}">Back</a></div></form>`;
+}
+
+/** Registers the wizard's pages and the subscription summary. */
+export function registerSubscribeRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  const { services } = deps;
+  const db = services.store.db;
+
+  app.get('/products/:name/:version/subscribe', async (request, reply) => {
+    const context = portalContext(request);
+    if (!signedIn(context)) return redirectToSignIn(request, reply);
+    const { name, version } = request.params as { name: string; version: string };
+    const product = await visibleProduct(services, context, name, version);
+    const plan = await planOf(deps, product, queryField(request, 'plan'));
+    const apps = await consumers.listApps(db, context.org.id);
+    const live = (await orgSubscriptions(services, context)).filter((s) => s.product_id === product.id && (s.state === 'active' || s.state === 'pending'));
+    const firstFree = apps.findIndex((a) => !live.some((s) => s.app_id === a.id));
+    const choices = apps.map((a, i) => {
+      const existing = live.find((s) => s.app_id === a.id);
+      const state = existing ? html` disabled` : i === firstFree ? html` checked` : '';
+      return html`<div class="choice"><input type="radio" name="app" id="app-${i}" value="${a.id}"${state} required>
+<label for="app-${i}">${a.title}${existing ? html` — already subscribed (${existing.plan_title}, ${statePill(existing.state)})` : ''}</label></div>`;
+    });
+    const main = html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, productUrl(product)], ['Subscribe']])}
+<h1>Subscribe to ${product.title}: ${plan.title}</h1>${wizardSteps(0)}
+${apps.length === 0
+      ? html`${notice('info', 'You need an app to subscribe.')}<p><a class="button" href="/apps/new">Create an app</a></p>`
+      : html`<form method="get" action="${productUrl(product)}/subscribe/review" class="stack"><input type="hidden" name="plan" value="${plan.name}">
+<fieldset><legend>Select the application to subscribe</legend>${choices}</fieldset>
+<div class="actions"><button type="submit" class="button">Select app</button><a href="/apps/new">Create another app</a></div></form>`}`;
+    return sendPortalPage(reply, context, { title: `Subscribe to ${product.title}`, section: 'products', main });
+  });
+
+  app.get('/products/:name/:version/subscribe/review', async (request, reply) => {
+    const context = portalContext(request);
+    if (!signedIn(context)) return redirectToSignIn(request, reply);
+    const { name, version } = request.params as { name: string; version: string };
+    const product = await visibleProduct(services, context, name, version);
+    const plan = await planOf(deps, product, queryField(request, 'plan'));
+    const appId = queryField(request, 'app');
+    if (!appId) return reply.redirect(`${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}`, 303);
+    const chosen = await services.app(context.org.id, appId);
+    return sendPortalPage(reply, context, { title: 'Review the subscription', section: 'products', main: reviewPage(context, product, plan, chosen) });
+  });
+
+  app.post('/products/:name/:version/subscribe', async (request, reply) => {
+    const context = portalContext(request);
+    if (!signedIn(context)) return redirectToSignIn(request, reply);
+    const { name, version } = request.params as { name: string; version: string };
+    const product = await visibleProduct(services, context, name, version);
+    const plan = await planOf(deps, product, formField(request, 'plan'));
+    const chosen = await services.app(context.org.id, formField(request, 'app'));
+    try {
+      const subscription = await services.subscribe(context.org.id, { appId: chosen.id, productId: product.id, planName: plan.name, viewer: 'authenticated' });
+      return reply.redirect(path('subscriptions', subscription.id), 303);
+    } catch (error) {
+      const message = formErrorMessage(error);
+      const status = error instanceof PorticoError ? error.status : 400;
+      return sendPortalPage(reply, context, { title: 'Review the subscription', section: 'products', status, main: reviewPage(context, product, plan, chosen, message) });
+    }
+  });
+
+  app.get('/subscriptions/:id', async (request, reply) => {
+    const context = portalContext(request);
+    if (!signedIn(context)) return redirectToSignIn(request, reply);
+    const id = (request.params as { id: string }).id;
+    const subscription = (await orgSubscriptions(services, context)).find((s) => s.id === id);
+    if (!subscription) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'subscription', id });
+    const product = await visibleProduct(services, context, subscription.product_name, subscription.product_version).catch(() => undefined);
+    const plan = product ? (await listPlans(db, product.id)).find((p) => p.id === subscription.plan_id) : undefined;
+    const stateNote =
+      subscription.state === 'pending'
+        ? notice('info', 'Pending approval: the API provider has been asked to approve it. The state changes to Active on the app page once approved.')
+        : subscription.state === 'active'
+          ? notice('ok', 'Active: the app can call the product’s APIs now.')
+          : notice('warn', `This subscription is ${subscription.state}.`);
+    const main = html`${breadcrumbs([['Apps', '/apps'], [subscription.app_title, path('apps', subscription.app_id)], ['Subscription']])}
+<h1>Subscription summary</h1>${wizardSteps(2)}
+${stateNote}
+<dl class="facts"><dt>Application</dt><dd>${subscription.app_title}</dd><dt>Product</dt><dd>${subscription.product_title} ${subscription.product_version}</dd>
+<dt>Plan</dt><dd>${subscription.plan_title}</dd><dt>State</dt><dd>${statePill(subscription.state)}</dd>
+${plan ? html`<dt>Rate limit</dt><dd>${planLimitsInWords(plan).rate.join(', ')}</dd><dt>Approval</dt><dd>${approvalInWords(plan)}</dd>` : ''}</dl>
+<p><a class="button" href="${path('apps', subscription.app_id)}">Done</a></p>`;
+    return sendPortalPage(reply, context, { title: 'Subscription summary', section: 'apps', main });
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * The developer portal (port 8081): server-rendered pages for one catalog — accounts, API
+ * products, apps, the subscribe wizard, API pages with Try it. Every page is HTML built with
+ * the escaping `html` helper and sent with a strict Content-Security-Policy; every
+ * state-changing request must carry the session's CSRF token.
+ */
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import type { Logger } from 'pino';
+import { PorticoError } from '../errors.ts';
+import type { Services } from '../management/services.ts';
+import { findConsumerOrgById, findPortalUserById } from '../store/consumers.ts';
+import { catalogResolver, portalContext, setContext } from './context.ts';
+import type { PortalContext } from './context.ts';
+import type { PortalDeps } from './deps.ts';
+import { sendPortalError } from './layout.ts';
+import { SignInLimiter } from './sign-in-limiter.ts';
+import { registerStaticFiles } from './static-files.ts';
+import { csrfTokenMatches, isStateChanging, loadWebSession, presentedCsrfToken } from './web-session.ts';
+import { registerAccountRoutes } from './routes/accounts.ts';
+import { registerApiRoutes } from './routes/apis.ts';
+import { registerAppRoutes } from './routes/apps.ts';
+import { registerProductRoutes } from './routes/products.ts';
+import { registerSubscribeRoutes } from './routes/subscribe.ts';
+
+export interface PortalOptions {
+  services: Services;
+  logger: Logger;
+  sessionTtlMs: number;
+  /** Where Try it calls go: the gateway as this process reaches it. */
+  gatewayUrl: string;
+  /** The gateway address shown to developers (defaults to `gatewayUrl`). */
+  gatewayPublicUrl?: string;
+  /** `org/catalog` (PORTICO_PORTAL_CATALOG); default: the first provider org's `sandbox`. */
+  catalog?: string;
+  /** Trust X-Forwarded-* from a reverse proxy (for the client address and https detection). */
+  trustProxy?: boolean;
+  /** Try it time limit; default 15 s. */
+  tryTimeoutMs?: number;
+  /** Failed sign-ins allowed per client address and email within the window; default 5 per 5 minutes. */
+  signInLimit?: { max: number; windowMs: number };
+}
+
+function wantsJson(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? '').includes('application/json');
+}
+
+/** Sends an error as a page (or as JSON to the Try it script). */
+function sendError(request: FastifyRequest, reply: FastifyReply, context: PortalContext | undefined, status: number, title: string, message: string): FastifyReply {
+  if (wantsJson(request)) return reply.status(status).send({ status: 0, statusText: '', headers: [], body: '', timeMs: 0, error: `${title}: ${message}` });
+  return sendPortalError(reply, context, status, title, message);
+}
+
+function contextOf(request: FastifyRequest): PortalContext | undefined {
+  try {
+    return portalContext(request);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Builds the portal server (not yet listening). */
+export async function createPortalServer(options: PortalOptions): Promise<FastifyInstance> {
+  const { services } = options;
+  const app = Fastify({
+    loggerInstance: options.logger.child({ part: 'portal' }) as FastifyBaseLogger,
+    bodyLimit: 1024 * 1024,
+    trustProxy: options.trustProxy ?? false,
+    disableRequestLogging: true,
+  });
+  await app.register(fastifyCookie);
+  await app.register(fastifyFormbody);
+
+  const deps: PortalDeps = {
+    services,
+    sessions: { db: services.store.db, kind: 'portal', cookieName: 'portico_portal', cookiePath: '/', ttlMs: options.sessionTtlMs },
+    limiter: new SignInLimiter(options.signInLimit ?? { max: 5, windowMs: 5 * 60_000 }),
+    gatewayUrl: options.gatewayUrl,
+    gatewayPublicUrl: options.gatewayPublicUrl ?? options.gatewayUrl,
+    tryTimeoutMs: options.tryTimeoutMs ?? 15_000,
+  };
+  const resolveCatalog = catalogResolver(services, options.catalog);
+
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.routeOptions.url?.startsWith('/static/')) return;
+    const catalog = await resolveCatalog();
+    if (!catalog) {
+      return sendError(request, reply, undefined, 503, 'Portal not ready', `The catalog ${options.catalog ?? 'sandbox'} this portal serves does not exist yet.`);
+    }
+    const state = await loadWebSession(request, reply, deps.sessions);
+    const user = state.session ? await findPortalUserById(services.store.db, state.session.user_id) : undefined;
+    const org = user && user.catalog_id === catalog.catalogId ? await findConsumerOrgById(services.store.db, user.consumer_org_id) : undefined;
+    const context: PortalContext = { catalog, csrfToken: state.csrfToken, ...(user && org ? { session: state.session, user, org } : {}) };
+    setContext(request, context);
+    if (isStateChanging(request.method) && !csrfTokenMatches(presentedCsrfToken(request), state.csrfToken)) {
+      return sendError(request, reply, context, 403, 'Request refused', new PorticoError('MGMT_CSRF').message + '. Reload the page and try again.');
+    }
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+    const context = contextOf(request);
+    if (error instanceof PorticoError) {
+      if (error.code === 'MGMT_NOT_FOUND') return sendError(request, reply, context, 404, 'Not found', 'There is nothing here, or it is not yours to see.');
+      if (error.status < 500) return sendError(request, reply, context, error.status, 'Request refused', error.message);
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return sendError(request, reply, context, error.statusCode, 'Bad request', error.message);
+    request.log.error({ err: error }, 'portal request failed');
+    return sendError(request, reply, context, 500, 'Something went wrong', 'The portal could not complete this request. Try again in a moment.');
+  });
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, contextOf(request), 404, 'Not found', 'There is no page at this address.'));
+
+  registerStaticFiles(app, '/static');
+  registerAccountRoutes(app, deps);
+  registerProductRoutes(app, deps);
+  registerAppRoutes(app, deps);
+  registerSubscribeRoutes(app, deps);
+  registerApiRoutes(app, deps);
+  return app;
+}
