@@ -6,7 +6,7 @@
  * actions walk (`input.Envelope.Body.financingResult.paymentAmount`) and encodes the built
  * tree back into XML, guided by the port's schema (bound once per publish by `forPort`).
  */
-import type { CompiledApiInfo, JSONSchema } from '../types.ts';
+import type { CompiledApiInfo, FlowContext, JSONSchema } from '../types.ts';
 import { xmlCodec } from './xml-codec.ts';
 
 /** What a codec may know about the input or output it serves, at publish time. */
@@ -28,8 +28,8 @@ export interface MapPort {
 export interface MapCodec {
   /** Media type this codec handles, e.g. `application/json`. */
   readonly contentType: string;
-  /** The tree the actions read, from the input variable's value. */
-  decode(value: unknown): unknown;
+  /** The tree the actions read, from the input variable's value (`ctx` for codecs that look at the variable's message). */
+  decode(value: unknown, ctx?: FlowContext): unknown;
   /** The value written to the output variable, from the tree the actions built. */
   encode(tree: unknown): unknown;
   /** A codec bound to one port's schema and options; absent when the codec needs neither. */

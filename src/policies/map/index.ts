@@ -100,7 +100,7 @@ export const mapPolicy: PolicyType<MapConfig> = {
     return function mapStep(ctx: FlowContext) {
       const values: Record<string, unknown> = {};
       // A missing input variable leaves its input undefined: actions reading it fall back to `default`.
-      for (const input of inputs) values[input.name] = input.codec.decode(ctx.get(input.variable));
+      for (const input of inputs) values[input.name] = input.codec.decode(ctx.get(input.variable), ctx);
       const scope: MapScope = { ctx, inputs: values, item: undefined };
       const built: Record<string, unknown> = {};
       const pending = runActions(actions, scope, built);

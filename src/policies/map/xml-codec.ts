@@ -24,6 +24,7 @@ import type { XmlAttribute, XmlElement } from '../../soap/xml.ts';
 import { compileXmlSchema, SchemaRefError } from '../../soap/xml-schema-node.ts';
 import type { XmlSchemaNode } from '../../soap/xml-schema-node.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
+import type { FlowContext } from '../types.ts';
 import type { MapCodec, MapPort } from './codec.ts';
 
 const XSI_NAMESPACE = 'http://www.w3.org/2001/XMLSchema-instance';
@@ -33,6 +34,8 @@ const requestLimit = 4 * 1024 * 1024;
 
 interface Bound {
   node: XmlSchemaNode | undefined;
+  /** The input variable, e.g. `financingOut.body` ('' when unbound). */
+  variable: string;
   title: string;
   fromRequest: boolean;
   maxBytes: number;
@@ -174,12 +177,30 @@ function textOfValue(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/**
+ * An XML input whose message holds the invoke's own connection-failure object instead of a
+ * reply (invoke without ConnectionError in `stop-on-error` lets the flow go on, notes §10.4):
+ * there is no XML to map, so the failure is raised here, as the 502/504 it was.
+ */
+function raiseFailedCall(value: unknown, ctx: FlowContext, bound: Bound): void {
+  if (typeof value !== 'object' || value === null || !bound.variable.endsWith('.body')) return;
+  const envelope = value as Record<string, unknown>;
+  if (typeof envelope.httpCode !== 'string' || typeof envelope.moreInformation !== 'string') return;
+  const holder = ctx.get(bound.variable.slice(0, -'.body'.length)) as { status?: { code?: unknown } } | undefined;
+  const status = holder?.status?.code;
+  if (typeof status !== 'number' || (status !== 502 && status !== 504)) return;
+  throw new AssemblyError('ConnectionError', envelope.moreInformation, { status, policy: bound.title });
+}
+
 function bind(bound: Bound): MapCodec {
   return {
     contentType: 'application/xml',
-    decode(value) {
+    decode(value, ctx) {
       const text = textOfValue(value);
-      if (text === undefined) return value;
+      if (text === undefined) {
+        if (ctx !== undefined) raiseFailedCall(value, ctx, bound);
+        return value;
+      }
       if (text.trim() === '') return undefined;
       let root: XmlElement;
       try {
@@ -214,7 +235,7 @@ function bind(bound: Bound): MapCodec {
 
 /** `application/xml` for the map policy; {@link MapCodec.forPort} binds it to a port's schema and options. */
 export const xmlCodec: MapCodec = {
-  ...bind({ node: undefined, title: 'map', fromRequest: false, maxBytes: requestLimit, includeEmpty: false, inherit: true }),
+  ...bind({ node: undefined, variable: '', title: 'map', fromRequest: false, maxBytes: requestLimit, includeEmpty: false, inherit: true }),
   forPort(port: MapPort): MapCodec {
     let node: XmlSchemaNode | undefined;
     try {
@@ -226,6 +247,7 @@ export const xmlCodec: MapCodec = {
     const fromRequest = port.variable === 'request' || port.variable.startsWith('request.');
     return bind({
       node,
+      variable: port.variable,
       title: port.title,
       fromRequest,
       maxBytes: fromRequest ? requestLimit : port.api.settings.maxBackendBodyBytes,
