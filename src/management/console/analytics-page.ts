@@ -11,7 +11,7 @@ import { html } from '../../portal/html.ts';
 import type { SafeHtml } from '../../portal/html.ts';
 import * as analytics from '../../store/analytics.ts';
 import type { EventDimension, EventFilter } from '../../store/analytics.ts';
-import { barChart, timeSeriesChart } from './charts.ts';
+import { barChart, formatMs, timeSeriesChart } from './charts.ts';
 import { signedInConsole, viewOf, withCatalog } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import type { ConsoleDeps } from './plugin.ts';
@@ -54,9 +54,9 @@ function headersText(text: string | null): string {
 function percentileChart(p: { p50: number; p90: number; p99: number }): SafeHtml {
   return barChart(
     [
-      { label: 'p50 (median)', value: p.p50 },
-      { label: 'p90', value: p.p90 },
-      { label: 'p99', value: p.p99 },
+      { label: 'p50 (median)', value: Number(formatMs(p.p50)) },
+      { label: 'p90', value: Number(formatMs(p.p90)) },
+      { label: 'p99', value: Number(formatMs(p.p99)) },
     ],
     'Latency percentiles in milliseconds',
     'ms',
@@ -87,7 +87,7 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
       const rows = groups[i].map((g) => ({
         label: String(g.key ?? ''),
         value: Number(g.calls),
-        note: `mean ${Math.round(Number(g.mean_ms))} ms`,
+        note: `mean ${formatMs(Number(g.mean_ms))} ms`,
         bad: dimension === 'status' && Number(g.key) >= 400,
       }));
       return html`<section class="panel" aria-labelledby="d-${dimension}"><h2 id="d-${dimension}">${title}</h2>${barChart(rows, title)}</section>`;
@@ -97,7 +97,7 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
       `${e.api_name} ${e.api_version}`,
       html`<code>${e.verb} ${e.path}</code>`,
       String(e.status),
-      `${e.latency_ms} ms`,
+      `${formatMs(e.latency_ms)} ms`,
       e.app_name || '—',
       e.content === 'payload' ? html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Request and response</a>` : html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Details</a>`,
     ]);
@@ -109,9 +109,9 @@ ${context.catalogs.length > 1 ? html`<input type="hidden" name="catalog" value="
 <button type="submit" class="button secondary">Show</button></form>
 <ul class="stats"><li><span class="value">${percentiles.count}</span><span class="name">Calls</span></li>
 <li><span class="value">${errors}</span><span class="name">Errors (4xx/5xx)</span></li>
-<li><span class="value">${percentiles.p50} ms</span><span class="name">p50 latency</span></li>
-<li><span class="value">${percentiles.p90} ms</span><span class="name">p90 latency</span></li>
-<li><span class="value">${percentiles.p99} ms</span><span class="name">p99 latency</span></li></ul>
+<li><span class="value">${formatMs(percentiles.p50)} ms</span><span class="name">p50 latency</span></li>
+<li><span class="value">${formatMs(percentiles.p90)} ms</span><span class="name">p90 latency</span></li>
+<li><span class="value">${formatMs(percentiles.p99)} ms</span><span class="name">p99 latency</span></li></ul>
 <h2>Calls over time</h2>${timeSeriesChart(series, fromTs, toTs, range.bucketMs, `Calls over time, ${range.label.toLowerCase()}`)}
 <div class="panels">${panels}<section class="panel" aria-labelledby="d-latency"><h2 id="d-latency">Latency percentiles</h2>${percentileChart(percentiles)}</section></div>
 <h2>Latest calls</h2>
@@ -128,7 +128,7 @@ ${events.length === 0 ? html`<p>No calls in this period.</p>` : table('Latest ca
 <h1>Call <code>${event.tx_id}</code></h1>
 <dl class="facts"><dt>Time</dt><dd>${when(event.ts)}</dd><dt>API</dt><dd>${event.api_name} ${event.api_version} · operation <code>${event.operation_id}</code></dd>
 <dt>Request</dt><dd><code>${event.verb} ${event.path}</code></dd><dt>Status</dt><dd>${event.status}${event.error_name ? ` (${event.error_name})` : ''}</dd>
-<dt>Latency</dt><dd>${event.latency_ms} ms (backend ${event.backend_ms} ms)</dd><dt>App</dt><dd>${event.app_name || '—'} · ${event.consumer_org_name || '—'}</dd>
+<dt>Latency</dt><dd>${formatMs(event.latency_ms)} ms (backend ${formatMs(event.backend_ms)} ms)</dd><dt>App</dt><dd>${event.app_name || '—'} · ${event.consumer_org_name || '—'}</dd>
 <dt>Product and plan</dt><dd>${event.product_name || '—'} · ${event.plan_name || '—'}</dd><dt>Recorded</dt><dd>${event.content}</dd></dl>
 ${event.content === 'payload' || event.content === 'header'
       ? html`<div class="two-col"><section aria-labelledby="req-h"><h2 id="req-h">Request</h2><h3>Headers</h3><pre tabindex="0">${headersText(event.request_headers)}</pre>

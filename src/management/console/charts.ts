@@ -51,7 +51,9 @@ export function timeSeriesChart(points: TimePoint[], fromTs: number, toTs: numbe
   const y = (v: number) => top + plotH - (v / max) * plotH;
   const line = (key: 'calls' | 'errors') => buckets.map((b, i) => `${i === 0 ? 'M' : 'L'}${x(i).toFixed(1)},${y(b[key]).toFixed(1)}`).join(' ');
   const area = buckets.length > 0 ? `${line('calls')} L${x(buckets.length - 1).toFixed(1)},${y(0)} L${x(0).toFixed(1)},${y(0)} Z` : '';
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(max * f));
+  // Five gridlines when the maximum divides into quarters evenly, else fifths (niceMax gives 5, 10, 20, 25, 50, …).
+  const parts = max % 4 === 0 ? 4 : 5;
+  const ticks = Array.from({ length: parts + 1 }, (_, i) => (max * i) / parts);
   const labelEvery = Math.max(1, Math.ceil(buckets.length / 6));
   const total = buckets.reduce((s, b) => s + b.calls, 0);
   const errors = buckets.reduce((s, b) => s + b.errors, 0);
@@ -72,6 +74,11 @@ export interface BarRow {
   note?: string;
   /** Drawn in the error colour (e.g. 4xx/5xx statuses). */
   bad?: boolean;
+}
+
+/** Milliseconds for people: one decimal below 10 ms, whole numbers above. */
+export function formatMs(value: number): string {
+  return value < 10 ? value.toFixed(1) : String(Math.round(value));
 }
 
 /** A horizontal bar chart; labels on the left, values at the bar's end. */

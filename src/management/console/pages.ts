@@ -12,7 +12,7 @@ import { listPlans, listProductApis } from '../../store/products.ts';
 import type { ApiState, ProductState } from '../../store/schema.ts';
 import { allowedProductTransitions } from '../services.ts';
 import { assemblyFlow } from './assembly-flow.ts';
-import { timeSeriesChart } from './charts.ts';
+import { formatMs, timeSeriesChart } from './charts.ts';
 import { signedInConsole, viewOf, withCatalog } from './context.ts';
 import type { SignedInConsole } from './context.ts';
 import { sendConsolePage } from './layout.ts';
@@ -63,7 +63,7 @@ export function registerConsolePages(app: FastifyInstance, deps: ConsoleDeps): v
 <li><span class="value">${context.pendingCount}</span><span class="name"><a href="${withCatalog('/console/approvals', context)}">Approvals waiting</a></span></li>
 <li><span class="value">${percentiles.count}</span><span class="name">Calls, last 24 hours</span></li>
 <li><span class="value">${errors}</span><span class="name">Errors, last 24 hours</span></li>
-<li><span class="value">${percentiles.p50} ms</span><span class="name">Median latency</span></li></ul>
+<li><span class="value">${formatMs(percentiles.p50)} ms</span><span class="name">Median latency</span></li></ul>
 ${context.pendingCount > 0 ? notice('info', html`${context.pendingCount} subscription request${context.pendingCount === 1 ? ' is' : 's are'} waiting for approval. <a href="${withCatalog('/console/approvals', context)}">Open the task list</a>.`) : ''}
 <h2>Calls in the last 24 hours</h2>${timeSeriesChart(series, fromTs, toTs, 3_600_000, 'Calls per hour, last 24 hours')}
 <p><a href="${withCatalog('/console/analytics', context)}">More analytics</a></p>`;
