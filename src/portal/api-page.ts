@@ -125,7 +125,7 @@ ${operation.parameters.length === 0 ? html`<p>None.</p>` : table(`Parameters of 
 ${operation.body ? html`<h3>Request body</h3><p class="hint">${operation.body.contentType}${operation.body.required ? ', required' : ''}</p>${schemaBlock(operation.body.schema, operation.body.example, 'Example request')}` : ''}
 <h3>Responses</h3>
 ${operation.responses.map(
-  (r) => html`<h4>${r.status} ${r.description}</h4>${schemaBlock(r.schema, r.example, `Example response${r.contentType ? ` (${r.contentType})` : ''}`)}`,
+  (r) => html`<h4>Status ${r.status}</h4>${r.description && r.description !== r.status ? html`<p>${r.description}</p>` : ''}${schemaBlock(r.schema, r.example, `Example response${r.contentType ? ` (${r.contentType})` : ''}`)}`,
 )}
 ${tryItSection(input, operation)}</section>`;
 }
