@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import cluster from 'node:cluster';
 import { Command } from 'commander';
 import { loadSettings } from '../config/config.ts';
 import type { Settings } from '../config/config.ts';
@@ -12,11 +13,13 @@ import { detectDocumentKind } from '../definitions/index.ts';
 import { DefinitionError, PorticoError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import { readDefinitionFolder } from '../management/folder.ts';
+import { mainWsdlOf, readWsdlFolder, readWsdlZip } from '../soap/wsdl-import.ts';
 import { startPlatform } from '../platform.ts';
 import type { Role } from '../platform.ts';
 import { findProviderUser } from '../store/orgs.ts';
 import { callServer, credentialsFile, loadCredentials, saveCredentials, ServerError } from './client.ts';
 import { startDemo, demo } from './demo.ts';
+import { runGatewayWorker, startCluster } from './serve.ts';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -61,6 +64,26 @@ function siblings(file: string): Record<string, string> {
   }
 }
 
+/** What `import` sends: an API document, or a WSDL (alone or from a zip) with its sibling files as attachments. */
+function importSource(file: string): { text: string; file: string; attachments: Record<string, string> } {
+  if (/\.zip$/i.test(file)) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (error) {
+      throw new PorticoError('CLI_FILE', { file, reason: (error as Error).message });
+    }
+    const files = readWsdlZip(bytes, file);
+    const main = mainWsdlOf(files, file);
+    const { [main]: text, ...attachments } = files;
+    return { text, file: main, attachments };
+  }
+  const text = readText(file);
+  const kind = detectDocumentKind(text, file);
+  if (kind === 'product') throw new PorticoError('CLI_FILE', { file, reason: 'is a product document; import takes an API document or a WSDL' });
+  return { text, file: basename(file), attachments: kind === 'wsdl' ? readWsdlFolder(dirname(file)) : siblings(file) };
+}
+
 async function api(method: string, path: string, body?: unknown): Promise<unknown> {
   const { server, token } = loadCredentials();
   return callServer(server, method, path, { token, body });
@@ -92,15 +115,29 @@ program
   .command('serve')
   .description('run Portico (gateway :8080, portal :8081, management :8082); settings from PORTICO_* variables')
   .option('--role <role>', 'gateway | management | portal | all', 'all')
+  .option('--workers <n>', 'gateway worker processes sharing the gateway port (PORTICO_WORKERS)')
   .option('--data-dir <dir>', 'folder for the SQLite store (PORTICO_DATA_DIR)')
-  .action(async (options: { role: string; dataDir?: string }) => {
+  .action(async (options: { role: string; dataDir?: string; workers?: string }) => {
     if (!['gateway', 'management', 'portal', 'all'].includes(options.role)) {
       throw new PorticoError('CONFIG_INVALID', { setting: '--role', reason: 'must be gateway, management, portal or all' });
     }
     const settings = settingsFrom(options);
     const logger = createLogger(settings.logLevel);
-    const platform = await startPlatform(settings, logger, options.role as Role);
-    if (options.role === 'all' || options.role === 'management') await bootstrapProvider(platform);
+    const role = options.role as Role;
+    const workers = options.workers === undefined ? settings.workers : Number(options.workers);
+    if (!Number.isInteger(workers) || workers < 1 || workers > 256) {
+      throw new PorticoError('CONFIG_INVALID', { setting: '--workers', reason: 'must be a whole number from 1 to 256' });
+    }
+    if (cluster.isWorker) return runGatewayWorker(settings, logger);
+    if (workers > 1 && (role === 'all' || role === 'gateway')) {
+      const handle = await startCluster(settings, logger, role, workers);
+      if (handle.platform) await bootstrapProvider(handle.platform);
+      for (const [part, url] of Object.entries(handle.urls)) out(`${part.padEnd(10)} ${url}${part === 'gateway' ? ` (${workers} workers)` : ''}`);
+      stopOn(() => handle.close());
+      return;
+    }
+    const platform = await startPlatform(settings, logger, role);
+    if (role === 'all' || role === 'management') await bootstrapProvider(platform);
     for (const [part, url] of Object.entries(platform.urls)) out(`${part.padEnd(10)} ${url}`);
     stopOn(() => platform.close());
   });
@@ -170,13 +207,11 @@ program
 
 program
   .command('import <file>')
-  .description('import an API definition (YAML or JSON); it is created offline')
+  .description('import an API definition (YAML or JSON), or a WSDL (.wsdl, or a .zip with its XSDs) as a REST API; it is created offline')
   .option('--replace', 'replace an API with the same name and version')
   .action(async (file: string, options: { replace?: boolean }) => {
-    const text = readText(file);
-    const kind = detectDocumentKind(text, file);
-    if (kind !== 'api') throw new PorticoError('CLI_FILE', { file, reason: `is a ${kind} document; import takes an API document` });
-    const result = (await api('POST', '/api/apis', { document: text, file: basename(file), attachments: siblings(file), replace: options.replace === true })) as {
+    const source = importSource(file);
+    const result = (await api('POST', '/api/apis', { document: source.text, file: source.file, attachments: source.attachments, replace: options.replace === true })) as {
       name: string;
       version: string;
       state: string;

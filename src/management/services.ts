@@ -4,9 +4,10 @@
  * The management REST API, the console, the portal and the CLI all call these.
  */
 import { EventEmitter } from 'node:events';
-import { parseApiDocument, parseProductDocument } from '../definitions/index.ts';
+import { detectDocumentKind, parseApiDocument, parseProductDocument } from '../definitions/index.ts';
 import type { ApiDefinition, ProductDefinition } from '../definitions/types.ts';
 import { PorticoError } from '../errors.ts';
+import { apiSourceFromWsdl } from '../soap/wsdl-import.ts';
 import * as apisRepo from '../store/apis.ts';
 import { recordChange } from '../store/changes.ts';
 import * as consumers from '../store/consumers.ts';
@@ -142,7 +143,9 @@ export class Services {
     orgId: string,
     input: { text: string; file: string; attachments?: Record<string, string>; replace?: boolean; state?: ApiState },
   ): Promise<ImportedApi> {
-    const definition = parseApiDocument(input.text, input.file);
+    // A WSDL is imported as the REST API generated from it (src/soap/wsdl-import.ts).
+    const source = input.text.trimStart().startsWith('<') && detectDocumentKind(input.text, input.file) === 'wsdl' ? apiSourceFromWsdl(input) : input;
+    const definition = parseApiDocument(source.text, source.file);
     const existing = await apisRepo.findApi(this.db, orgId, definition.name, definition.version);
     if (existing && !input.replace) {
       throw new PorticoError('MGMT_CONFLICT', { reason: `API ${definition.name}:${definition.version} already exists (${input.file})` });
@@ -152,7 +155,7 @@ export class Services {
       const changed = existing.document !== documentText || (input.state !== undefined && input.state !== existing.state);
       if (!changed) return { api: existing, definition, created: false, changed: false };
       await this.change('api', async (trx) => {
-        await apisRepo.replaceApiDocument(trx, existing.id, { title: definition.title, basePath: definition.basePath, document: definition.document, attachments: input.attachments });
+        await apisRepo.replaceApiDocument(trx, existing.id, { title: definition.title, basePath: definition.basePath, document: definition.document, attachments: source.attachments });
         if (input.state !== undefined) await apisRepo.setApiState(trx, existing.id, input.state);
       });
       return { api: (await apisRepo.findApiById(this.db, existing.id))!, definition, created: false, changed: true };
@@ -165,7 +168,7 @@ export class Services {
         title: definition.title,
         basePath: definition.basePath,
         document: definition.document,
-        attachments: input.attachments,
+        attachments: source.attachments,
         state: input.state ?? 'offline',
       }),
     );

@@ -14,6 +14,7 @@
  */
 import { Agent, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
+import { soapFaultText } from '../soap/soap-fault.ts';
 import { compileUrlTemplate } from './url-template.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from './types.ts';
@@ -147,7 +148,10 @@ function isSoapFault(body: Buffer, contentType: string | undefined): boolean {
   return /<(?:[A-Za-z0-9_-]+:)?Fault[\s>]/.test(head);
 }
 
-function faultString(body: Buffer): string {
+function faultString(body: Buffer, maxBytes: number): string {
+  // Parsed safely where possible, so entities (&amp;) and SOAP 1.2 Reason/Text read right.
+  const parsed = soapFaultText(body, maxBytes);
+  if (parsed !== undefined) return parsed;
   const text = body.toString('utf8');
   const match = /<(?:[A-Za-z0-9_-]+:)?(?:faultstring|Text)[^>]*>([^<]*)</.exec(text);
   return match ? match[1].trim() : 'SOAP Fault';
@@ -254,7 +258,7 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     writeOutput(ctx, result);
 
     // A SOAP Fault always raises SOAPError (catchable): the reply carries no result to map.
-    if (response.statusCode >= 400 && isSoapFault(bytes, contentType)) throw fail('SOAPError', faultString(bytes), 500);
+    if (response.statusCode >= 400 && isSoapFault(bytes, contentType)) throw fail('SOAPError', faultString(bytes, maxBytes), 500);
     if (response.statusCode >= 400 && stops.has('OperationError')) {
       throw fail('OperationError', `the backend answered ${response.statusCode}`, response.statusCode >= 500 ? 500 : response.statusCode);
     }

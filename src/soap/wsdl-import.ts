@@ -428,3 +428,16 @@ export function importWsdl(file: string, files: Record<string, string>, options:
   const model = readWsdl(file, filesFromMap(files));
   return generateApiFromWsdl(model, posix.basename(file), options);
 }
+
+/**
+ * An import request whose text is a WSDL, turned into the generated API document (JSON text);
+ * the WSDL and its sibling files are kept as the API's attachments.
+ */
+export function apiSourceFromWsdl(input: { text: string; file: string; attachments?: Record<string, string> }): { text: string; file: string; attachments: Record<string, string> } {
+  // A path inside a bundle (`bundle/orders.wsdl`) is kept, so relative schemaLocations resolve.
+  const given = posix.normalize(input.file.replace(/\\/g, '/'));
+  const name = given.startsWith('../') || posix.isAbsolute(given) ? posix.basename(given) : given;
+  const attachments = { ...input.attachments, [name]: input.text };
+  const document = importWsdl(name, attachments);
+  return { text: JSON.stringify(document), file: input.file, attachments };
+}

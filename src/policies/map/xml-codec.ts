@@ -4,8 +4,8 @@
  * Reading (an input): the XML text is parsed safely (src/soap/xml.ts) into a tree of local
  * names, prefixes dropped, so `input.Envelope.Body.financingResult.paymentAmount` reads a SOAP
  * reply whatever prefixes the backend chose. A repeated element becomes a list (always a list
- * where the schema says `type: array`); an attribute is `@name`, and also its property name
- * when the schema declares it with `xml: {attribute: true}`; an element with attributes keeps
+ * where the schema says `type: array`); an attribute the schema declares (`xml: {attribute:
+ * true}`) reads under its property name, any other as `@name`; an element with attributes keeps
  * its text under `$`; `xsi:nil="true"` reads as null. Leaf values are typed by the input schema
  * (`number`, `integer`, `boolean`); without a schema they stay strings.
  *
@@ -21,6 +21,7 @@
 import { PorticoError } from '../../errors.ts';
 import { element as newElement, childElements, parseXml, serializeXml, textOf, XmlError } from '../../soap/xml.ts';
 import type { XmlAttribute, XmlElement } from '../../soap/xml.ts';
+import { faultOf, faultText } from '../../soap/soap-fault.ts';
 import { compileXmlSchema, SchemaRefError } from '../../soap/xml-schema-node.ts';
 import type { XmlSchemaNode } from '../../soap/xml-schema-node.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
@@ -76,10 +77,9 @@ export function readElement(xml: XmlElement, node: XmlSchemaNode | undefined): u
   const tree: Record<string, unknown> = {};
   for (const attribute of xml.attributes) {
     if (attribute.namespace === XSI_NAMESPACE) continue;
+    // A declared attribute reads under its property name; any other as `@name`.
     const key = node?.attributes.get(attribute.local);
-    const value = typed(attribute.value, key === undefined ? undefined : node?.properties.get(key));
-    tree[`@${attribute.local}`] = value;
-    if (key !== undefined) tree[key] = value;
+    tree[key ?? `@${attribute.local}`] = typed(attribute.value, key === undefined ? undefined : node?.properties.get(key));
   }
   const children = childElements(xml);
   for (const child of children) {
@@ -211,6 +211,9 @@ function bind(bound: Bound): MapCodec {
           ? new AssemblyError('BadRequestError', new PorticoError('GW_BAD_REQUEST_BODY', { reason: `${error.message} (policy ${bound.title})` }).message, { status: 400, policy: bound.title, cause: error })
           : new AssemblyError('TransformError', new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: bound.title, reason: error.message }).message, { status: 502, policy: bound.title, cause: error });
       }
+      // A Fault in a reply answered with HTTP 2xx (invoke raises SOAPError itself for 4xx/5xx).
+      const fault = faultOf(root);
+      if (fault !== undefined) throw new AssemblyError('SOAPError', faultText(fault), { status: 500, policy: bound.title });
       const key = bound.node?.elements.get(root.local) ?? root.local;
       return { [key]: readElement(root, bound.node?.properties.get(key)) };
     },
