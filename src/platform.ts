@@ -9,12 +9,12 @@ import type { Logger } from 'pino';
 import type { Settings } from './config/config.ts';
 import { PorticoError } from './errors.ts';
 import { createGateway } from './gateway/create-gateway.ts';
+import { startSnapshotSync } from './gateway/sync.ts';
 import type { Gateway } from './gateway/server.ts';
 import { createConsolePlugin } from './management/console/plugin.ts';
 import { createManagementServer } from './management/server.ts';
 import { ChangeBus, Services } from './management/services.ts';
 import { createPortalServer } from './portal/server.ts';
-import { latestChange } from './store/changes.ts';
 import { openStore } from './store/store.ts';
 import type { Store } from './store/store.ts';
 
@@ -45,7 +45,9 @@ function portInUse(error: unknown, port: number, setting: string): never {
 }
 
 /** Starts the roles on the settings' ports; rejects with a clear error when a port is taken. */
-export async function startPlatform(settings: Readonly<Settings>, logger: Logger, role: Role = 'all'): Promise<Platform> {
+export async function startPlatform(settings: Readonly<Settings>, logger: Logger, role: Role | Role[] = 'all'): Promise<Platform> {
+  const roles = new Set(Array.isArray(role) ? role : [role]);
+  const runs = (part: Exclude<Role, 'all'>) => roles.has('all') || roles.has(part);
   const store = await openStore(settings.databaseUrl);
   const bus = new ChangeBus();
   const services = new Services(store, bus);
@@ -56,25 +58,18 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
   let portal: FastifyInstance | undefined;
 
   try {
-    if (role === 'all' || role === 'gateway') {
+    if (runs('gateway')) {
       gateway = createGateway(settings, store, logger);
       await gateway.reload();
       const g = gateway;
-      // In-process changes arrive at once; changes made by other processes are seen by polling
-      // the change counter (one cheap query a second).
-      bus.on('change', () => void g.reload().catch((error) => logger.error({ err: error }, 'snapshot reload failed')));
-      const poll = setInterval(() => {
-        latestChange(store.db)
-          .then((change) => (change !== g.current?.change ? g.reload() : undefined))
-          .catch((error) => logger.warn({ err: error }, 'change poll failed; serving the last snapshot'));
-      }, 1000);
-      poll.unref();
-      closers.push(async () => clearInterval(poll));
+      const sync = startSnapshotSync({ gateway: g, store, logger, bus, listenUrl: store.dialect === 'postgres' ? settings.databaseUrl : undefined });
+      g.health = () => ({ storeReachable: sync.storeReachable });
+      closers.push(() => sync.close());
       const server = await g.listen(settings.gatewayPort, settings.host).catch((error) => portInUse(error, settings.gatewayPort, 'PORTICO_GATEWAY_PORT'));
       urls.gateway = addressOf(server);
       closers.push(() => g.close());
     }
-    if (role === 'all' || role === 'management') {
+    if (runs('management')) {
       const consolePlugin = createConsolePlugin({ services, sessionTtlMs: settings.sessionTtlMs });
       const app = await createManagementServer({ services, logger, sessionTtlMs: settings.sessionTtlMs, plugins: [consolePlugin] });
       management = app;
@@ -82,7 +77,7 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       urls.management = addressOf(app.server);
       closers.push(() => app.close());
     }
-    if (role === 'all' || role === 'portal') {
+    if (runs('portal')) {
       // Try it relays to the in-process gateway when there is one; else to the configured address.
       const app = await createPortalServer({
         services,

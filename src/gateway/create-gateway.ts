@@ -2,11 +2,13 @@
  * Builds a gateway from the settings: its counters (memory or Redis), analytics sink, policy
  * registry and the policy settings (timeouts, script limits, named rate limits).
  */
+import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { AnalyticsSink } from '../analytics/sink.ts';
 import type { Settings } from '../config/config.ts';
 import { parseRateLimit } from '../definitions/parse-rate-limit.ts';
 import { PorticoError } from '../errors.ts';
+import { createWorkerCounterStore } from '../ratelimit/cluster.ts';
 import { createCounterStore } from '../ratelimit/index.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
 import { loadSnapshotData } from '../store/snapshot-data.ts';
@@ -30,7 +32,11 @@ export function namedLimits(written: Record<string, string>): Record<string, rea
 }
 
 export function createGateway(settings: Readonly<Settings>, store: Store, logger: Logger): Gateway {
-  const counters = createCounterStore({ redisUrl: settings.redisUrl, failOpen: settings.rateLimitFailOpen, logger });
+  // Workers of one machine without Redis count in the primary process, so limits stay exact.
+  const counters =
+    cluster.isWorker && !settings.redisUrl
+      ? createWorkerCounterStore({ failOpen: settings.rateLimitFailOpen })
+      : createCounterStore({ redisUrl: settings.redisUrl, failOpen: settings.rateLimitFailOpen, logger });
   return new Gateway({
     logger: logger.child({ part: 'gateway' }),
     counters,

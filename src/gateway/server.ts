@@ -157,15 +157,16 @@ export class Gateway {
   };
 
   private async serve(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
-    const snapshot = this.snapshot;
-    if (snapshot === undefined || this.draining) throw consumerError('GW_UNAVAILABLE', { reason: this.draining ? 'shutting down' : 'starting' });
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const pathname = q < 0 ? url : url.slice(0, q);
     const search = q < 0 ? '' : url.slice(q);
     const second = pathname.indexOf('/', 1);
-    const third = second < 0 ? -1 : pathname.indexOf('/', second + 1);
-    if (second < 0) throw consumerError('GW_NOT_FOUND');
+    // API URLs have at least three segments, so one-segment paths are free for the node's status.
+    if (second < 0) return this.answerStatus(pathname, req, res, state);
+    const snapshot = this.snapshot;
+    if (snapshot === undefined || this.draining) throw consumerError('GW_UNAVAILABLE', { reason: this.draining ? 'shutting down' : 'starting' });
+    const third = pathname.indexOf('/', second + 1);
     const catalogKey = third < 0 ? pathname.slice(1) : pathname.slice(1, third);
     const catalog = snapshot.catalogs.get(catalogKey);
     if (catalog === undefined) throw consumerError('GW_NOT_FOUND');
@@ -346,6 +347,39 @@ export class Gateway {
     });
     if (event) sink.record(event);
   }
+
+  /**
+   * `/health` (the process answers), `/ready` (a snapshot is loaded and the node is not
+   * draining: what a load balancer should check) and `/metrics` (Prometheus) on the gateway
+   * port, so a gateway-only node can be watched without a management port.
+   */
+  private async answerStatus(pathname: string, req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
+    if (pathname === '/health') {
+      res.setHeader('content-type', 'application/json');
+      return this.finish(req, res, state, 200, '{"status":"ok"}');
+    }
+    if (pathname === '/ready') {
+      const snapshot = this.snapshot;
+      const ready = snapshot !== undefined && !this.draining;
+      const body = {
+        status: ready ? 'ready' : 'not ready',
+        draining: this.draining,
+        change: snapshot?.change ?? null,
+        apis: snapshot?.apiCount ?? 0,
+        ...this.health(),
+      };
+      res.setHeader('content-type', 'application/json');
+      return this.finish(req, res, state, ready ? 200 : 503, JSON.stringify(body));
+    }
+    if (pathname === '/metrics') {
+      res.setHeader('content-type', metricsRegistry.contentType);
+      return this.finish(req, res, state, 200, await metricsRegistry.metrics());
+    }
+    throw consumerError('GW_NOT_FOUND');
+  }
+
+  /** Extra readiness facts from whoever runs the gateway (e.g. whether the store answers). */
+  health: () => Record<string, unknown> = () => ({});
 
   private answerPreflight(req: IncomingMessage, res: ServerResponse, methods: string[], state: RequestState): void {
     res.setHeader('Access-Control-Allow-Methods', methods.join(', '));

@@ -81,7 +81,7 @@ export class Services {
   private async change<T>(kind: string, work: (trx: Db) => Promise<T>): Promise<T> {
     const result = await this.store.transaction(async (trx) => {
       const value = await work(trx);
-      await recordChange(trx, kind);
+      await recordChange(trx, kind, this.store.dialect);
       return value;
     });
     this.bus.changed(kind);

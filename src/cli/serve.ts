@@ -1,0 +1,86 @@
+/**
+ * `portico serve`: one process, or with `--workers N` a node:cluster of N gateway workers
+ * sharing the gateway port. The primary migrates the store once, runs the management and
+ * portal roles itself (for `--role all`), holds the rate-limit counters the workers share when
+ * there is no Redis, restarts a worker that dies, and stops them all on SIGINT/SIGTERM.
+ */
+import cluster from 'node:cluster';
+import type { Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/config.ts';
+import { startPlatform } from '../platform.ts';
+import type { Platform, Role } from '../platform.ts';
+import { servePrimaryCounters } from '../ratelimit/cluster.ts';
+import { openStore } from '../store/store.ts';
+
+export interface ServeHandle {
+  urls: Partial<Record<'gateway' | 'management' | 'portal', string>>;
+  platform?: Platform;
+  close(): Promise<void>;
+}
+
+/** Runs in a cluster worker: the gateway role only; tells the primary where it listens. */
+export async function runGatewayWorker(settings: Readonly<Settings>, logger: Logger): Promise<void> {
+  const platform = await startPlatform(settings, logger, 'gateway');
+  process.send?.({ type: 'portico:listening', url: platform.urls.gateway });
+  const stop = () => {
+    platform.close().finally(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', () => {
+    // The primary decides when workers stop; a terminal's Ctrl-C reaches it too.
+  });
+}
+
+/** Starts the primary of a gateway cluster with `workers` workers. */
+export async function startCluster(settings: Readonly<Settings>, logger: Logger, role: Role, workers: number): Promise<ServeHandle> {
+  // Migrations run once, here, before any worker opens the store.
+  const store = await openStore(settings.databaseUrl);
+  await store.close();
+  const stopCounters = settings.redisUrl ? undefined : servePrimaryCounters();
+  const others = role === 'all' ? await startPlatform(settings, logger, ['management', 'portal']) : undefined;
+  const urls: ServeHandle['urls'] = { ...others?.urls };
+  let stopping = false;
+  const live = new Set<Worker>();
+  let firstListening: (url: string) => void = () => {};
+  const listening = new Promise<string>((resolve) => (firstListening = resolve));
+
+  const fork = () => {
+    const worker = cluster.fork({ PORTICO_CLUSTER_WORKER: '1' });
+    live.add(worker);
+    worker.on('message', (message: { type?: string; url?: string }) => {
+      if (message?.type === 'portico:listening' && message.url) firstListening(message.url);
+    });
+    worker.once('exit', (code, signal) => {
+      live.delete(worker);
+      if (stopping) return;
+      logger.error({ pid: worker.process.pid, code, signal }, 'gateway worker died; starting another');
+      setTimeout(fork, 500).unref();
+    });
+  };
+  for (let i = 0; i < workers; i++) fork();
+  urls.gateway = await listening;
+
+  return {
+    urls,
+    platform: others,
+    async close() {
+      stopping = true;
+      await Promise.all(
+        [...live].map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              const timer = setTimeout(() => worker.kill('SIGKILL'), 15_000);
+              worker.once('exit', () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              worker.kill('SIGTERM');
+            }),
+        ),
+      );
+      await others?.close();
+      await stopCounters?.();
+    },
+  };
+}
