@@ -4,7 +4,7 @@
  * well-formedness and kept as text until the SOAP work item brings an XML tree. A body that
  * does not parse raises `ParseError` (status 400: the request's payload is at fault).
  */
-import { XMLValidator } from 'fast-xml-parser';
+import { parseXml, XmlError } from '../soap/xml.ts';
 import { AssemblyError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalString, policyMetaProperties, readBlock, titleOf } from './policy-config.ts';
@@ -91,10 +91,12 @@ function parseJson(text: string, title: string): unknown {
 }
 
 function checkXml(text: string, title: string): string {
-  const result = XMLValidator.validate(text);
-  if (result !== true) {
-    const { msg, line, col } = result.err;
-    throw new AssemblyError('ParseError', `The body is not well-formed XML: ${msg} (line ${line}, column ${col})`, { status: 400, reason: 'Bad Request', policy: title });
+  // The safe parser (src/soap/xml.ts) also refuses DTDs and entities (XXE, entity expansion).
+  try {
+    parseXml(text, { maxBytes: Number.MAX_SAFE_INTEGER });
+  } catch (error) {
+    if (!(error instanceof XmlError)) throw error;
+    throw new AssemblyError('ParseError', `The body is not well-formed XML: ${error.message}`, { status: 400, reason: 'Bad Request', policy: title });
   }
   return text;
 }
