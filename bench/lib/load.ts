@@ -1,0 +1,147 @@
+/**
+ * The load generators: `wrk` for throughput (closed loop, as fast as the target answers) and
+ * `hey` at a fixed rate for latency (open enough loop: each worker is paced, so the latency
+ * is that of an unsaturated target). Both run pinned to the load core.
+ */
+import { spawn } from 'node:child_process';
+
+export interface WrkResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  /** Non-2xx/3xx answers plus socket errors (connect, read, write, timeout). */
+  errors: number;
+  /** wrk's own latency percentiles under saturation, ms. */
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface HeyResult {
+  requests: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  /** Answers that were not 2xx. (hey's CSV output leaves transport errors out; see `shortfall`.) */
+  errors: number;
+  /**
+   * Requests the pacing called for (workers × rate × seconds) minus answers recorded: transport
+   * errors, or a target that could not keep up with the rate.
+   */
+  shortfall: number;
+}
+
+function run(argv: string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => {
+      err = (err + chunk.toString('utf8')).slice(-2000);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
+      else reject(new Error(`${argv.join(' ')} failed (${code}): ${err}`));
+    });
+  });
+}
+
+function pinned(cpus: string | undefined, argv: string[]): string[] {
+  return cpus === undefined ? argv : ['taskset', '-c', cpus, ...argv];
+}
+
+function headerArgs(flag: string, headers: Record<string, string>): string[] {
+  return Object.entries(headers).flatMap(([name, value]) => [flag, `${name}: ${value}`]);
+}
+
+/** wrk's duration text (`1.23ms`, `450.00us`, `1.02s`) in ms. */
+function wrkDurationMs(text: string): number {
+  const match = /([\d.]+)(us|ms|s|m)/.exec(text);
+  if (!match) return NaN;
+  const value = Number(match[1]);
+  return match[2] === 'us' ? value / 1000 : match[2] === 'ms' ? value : match[2] === 's' ? value * 1000 : value * 60_000;
+}
+
+/** One wrk run. */
+export async function runWrk(options: { url: string; headers: Record<string, string>; seconds: number; connections: number; cpus?: string }): Promise<WrkResult> {
+  const argv = pinned(options.cpus, [
+    'wrk',
+    '-t1',
+    `-c${options.connections}`,
+    `-d${options.seconds}s`,
+    '--latency',
+    ...headerArgs('-H', options.headers),
+    options.url,
+  ]);
+  const text = await run(argv, (options.seconds + 30) * 1000);
+  const requests = /(\d+) requests in ([\d.]+)(\w+)/.exec(text);
+  if (!requests) throw new Error(`unexpected wrk output:\n${text}`);
+  const seconds = wrkDurationMs(`${requests[2]}${requests[3]}`) / 1000;
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
+  const socketErrors = socket ? Number(socket[1]) + Number(socket[2]) + Number(socket[3]) + Number(socket[4]) : 0;
+  const percentile = (p: string) => wrkDurationMs(new RegExp(`^\\s+${p}%\\s+(\\S+)`, 'm').exec(text)?.[1] ?? '');
+  return {
+    requests: Number(requests[1]),
+    seconds,
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? Number(requests[1]) / seconds),
+    errors: non2xx + socketErrors,
+    p50Ms: percentile('50'),
+    p99Ms: percentile('99'),
+  };
+}
+
+/** The value below which `p` of the sorted values lie (nearest rank). */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}
+
+/** One hey run at a fixed rate: `workers` × `perWorkerRate` requests a second for `seconds`. */
+export async function runHey(options: {
+  url: string;
+  headers: Record<string, string>;
+  seconds: number;
+  workers: number;
+  perWorkerRate: number;
+  cpus?: string;
+}): Promise<HeyResult> {
+  const argv = pinned(options.cpus, [
+    'hey',
+    '-z',
+    `${options.seconds}s`,
+    '-c',
+    String(options.workers),
+    '-q',
+    String(options.perWorkerRate),
+    '-o',
+    'csv',
+    ...headerArgs('-H', options.headers),
+    options.url,
+  ]);
+  const text = await run(argv, (options.seconds + 60) * 1000);
+  const latencies: number[] = [];
+  let errors = 0;
+  // Columns: response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset
+  for (const line of text.split('\n').slice(1)) {
+    if (line === '') continue;
+    const fields = line.split(',');
+    latencies.push(Number(fields[0]) * 1000);
+    const status = Number(fields[6]);
+    if (!(status >= 200 && status < 300)) errors++;
+  }
+  latencies.sort((a, b) => a - b);
+  const expected = options.workers * options.perWorkerRate * options.seconds;
+  return {
+    requests: latencies.length,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    p999Ms: percentile(latencies, 99.9),
+    errors,
+    shortfall: Math.max(0, expected - latencies.length),
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The results table (each figure also as a ratio to `direct`) and the targets of issue 7,
+ * checked against what was measured. A target whose inputs were not measured is reported as
+ * such, never filled in.
+ */
+
+export interface TargetResult {
+  name: string;
+  measured: boolean;
+  reason?: string;
+  /** For `node-peer`: which peer it is. */
+  peer?: string;
+  rps?: number;
+  rps_runs?: number[];
+  p50_ms?: number;
+  p99_ms?: number;
+  p999_ms?: number;
+  latency_requests?: number;
+  latency_shortfall?: number;
+  /** True when wrk's throughput is not at least 1.25× hey's fixed rate: latency then includes queueing. */
+  saturated_at_fixed_rate?: boolean;
+  errors?: number;
+  cpu_us_per_req?: number;
+  rss_mb?: number;
+  facts?: Record<string, unknown>;
+}
+
+export interface TargetCheck {
+  measure: string;
+  target: string;
+  value: string;
+  met: boolean | 'not measured';
+}
+
+function find(results: TargetResult[], name: string): TargetResult | undefined {
+  const result = results.find((r) => r.name === name);
+  return result?.measured ? result : undefined;
+}
+
+function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined || b === 0 ? undefined : a / b;
+}
+
+function ratioCheck(results: TargetResult[], measure: string, top: string, bottom: string, min: number): TargetCheck {
+  const value = ratio(find(results, top)?.rps, find(results, bottom)?.rps);
+  if (value === undefined) return { measure, target: `≥ ${min}`, value: '—', met: 'not measured' };
+  return { measure, target: `≥ ${min}`, value: value.toFixed(2), met: value >= min };
+}
+
+/** The issue's targets, from the results of one run. */
+export function targetChecks(results: TargetResult[]): TargetCheck[] {
+  const checks = [
+    ratioCheck(results, 'portico-full ÷ best node-peer throughput', 'portico-full', 'node-peer', 2.0),
+    ratioCheck(results, 'portico-full ÷ portico-pass', 'portico-full', 'portico-pass', 0.85),
+    ratioCheck(results, 'portico-pass ÷ nginx (one core each)', 'portico-pass', 'nginx', 0.6),
+  ];
+  const direct = find(results, 'direct');
+  for (const name of ['portico-pass', 'portico-full']) {
+    const target = find(results, name);
+    const added = direct && target ? (target.p99_ms ?? NaN) - (direct.p99_ms ?? NaN) : undefined;
+    checks.push({
+      measure: `${name}: added p99 over direct at a fixed rate`,
+      target: '≤ 1 ms',
+      value: added === undefined ? '—' : `${added.toFixed(3)} ms`,
+      met: added === undefined ? 'not measured' : added <= 1,
+    });
+  }
+  checks.push(ratioCheck(results, 'portico-full 1,000 APIs/100,000 subs ÷ 1 API', 'portico-full-scale', 'portico-full', 0.95));
+  const scaled = find(results, 'portico-full-scale');
+  checks.push({
+    measure: 'portico-full-scale RSS',
+    target: '≤ 250 MB',
+    value: scaled ? `${scaled.rss_mb!.toFixed(0)} MB` : '—',
+    met: scaled ? scaled.rss_mb! <= 250 : 'not measured',
+  });
+  const compileMs = scaled?.facts?.compileMs as number | undefined;
+  checks.push({
+    measure: 'portico-full-scale snapshot compile',
+    target: '≤ 2 s',
+    value: compileMs === undefined ? '—' : `${(compileMs / 1000).toFixed(2)} s`,
+    met: compileMs === undefined ? 'not measured' : compileMs <= 2000,
+  });
+  const reload = find(results, 'portico-full-reload');
+  const publishes = (reload?.facts?.final as { publishes?: number } | undefined)?.publishes;
+  checks.push({
+    measure: 'errors during publish-every-second reload run',
+    target: '0',
+    value: reload ? `${reload.errors} (${publishes ?? '?'} publishes)` : '—',
+    met: reload ? reload.errors === 0 && (publishes ?? 0) > 0 : 'not measured',
+  });
+  checks.push(ratioCheck(results, 'portico-full-redis ÷ portico-full', 'portico-full-redis', 'portico-full', 0.8));
+  return checks;
+}
+
+function fixed(value: number | undefined, digits: number): string {
+  return value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits);
+}
+
+function withRatio(value: number | undefined, base: number | undefined, digits: number): string {
+  const r = ratio(value, base);
+  return `${fixed(value, digits)}${r === undefined ? '' : ` (${r.toFixed(2)}×)`}`;
+}
+
+function pad(cells: string[], widths: number[]): string {
+  return cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
+}
+
+/** Prints the table and the targets to stdout. */
+export function printReport(results: TargetResult[], checks: TargetCheck[]): void {
+  const direct = find(results, 'direct');
+  const header = ['target', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'RSS MB', 'CPU µs/req'];
+  const rows = results.map((r) => {
+    if (!r.measured) return [r.name, `not measured: ${r.reason ?? ''}`.slice(0, 90), '', '', '', '', '', ''];
+    const name = r.peer ? `${r.name} (${r.peer})` : r.name;
+    return [
+      `${name}${r.saturated_at_fixed_rate ? ' *' : ''}`,
+      withRatio(r.rps, direct?.rps, 0),
+      withRatio(r.p50_ms, direct?.p50_ms, 3),
+      withRatio(r.p99_ms, direct?.p99_ms, 3),
+      withRatio(r.p999_ms, direct?.p999_ms, 3),
+      String(r.errors),
+      withRatio(r.rss_mb, direct?.rss_mb, 0),
+      withRatio(r.cpu_us_per_req, direct?.cpu_us_per_req, 1),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.filter((row) => row[2] !== '' || i < 2).map((row) => (i === 1 && row[2] === '' ? 0 : row[i].length))));
+  const lines = [pad(header, widths), widths.map((w) => '-'.repeat(w)).join('  ')];
+  for (const row of rows) lines.push(row[2] === '' && row[1].startsWith('not measured') ? `${row[0].padEnd(widths[0])}  ${row[1]}` : pad(row, widths));
+  lines.push('(×) ratio to direct. * throughput under 1.25× the fixed latency rate: its latency includes queueing.');
+  lines.push('');
+  lines.push('targets:');
+  for (const check of checks) {
+    const mark = check.met === 'not measured' ? 'not measured' : check.met ? 'met' : 'MISSED';
+    lines.push(`  ${check.measure.padEnd(56)} ${check.target.padEnd(9)} ${check.value.padEnd(22)} ${mark}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,345 @@
+/**
+ * `npm run bench` — the same load through the backend alone, nginx, three Node.js proxies and
+ * Portico, in one run, on loopback (DESIGN §7). See bench/README.md for the method.
+ *
+ * node --import tsx bench/run.ts [--profile default|quick|scale|reload|all]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runHey, runWrk } from './lib/load.ts';
+import { cpuTicks, freePort, rssMb, startProcess } from './lib/processes.ts';
+import type { Running } from './lib/processes.ts';
+import { printReport, targetChecks } from './lib/report.ts';
+import type { TargetResult } from './lib/report.ts';
+import { ensureTools, nginxPath } from './lib/tools.ts';
+
+interface Profile {
+  name: string;
+  targets: string[];
+  warmSeconds: number;
+  runs: number;
+  runSeconds: number;
+  heySeconds: number;
+}
+
+const baseTargets = [
+  'direct',
+  'nginx',
+  'http-proxy',
+  'fast-gateway',
+  'fastify-http-proxy',
+  'portico-pass',
+  'portico-full',
+  'portico-logistics-shipping',
+  'portico-logistics-stores',
+  'portico-financing',
+  'portico-full-redis',
+];
+
+const profiles: Record<string, Profile> = {
+  default: { name: 'default', targets: baseTargets, warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
+  quick: { name: 'quick', targets: ['direct', 'nginx', 'http-proxy', 'portico-pass', 'portico-full'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
+  scale: { name: 'scale', targets: ['direct', 'portico-full', 'portico-full-scale'], warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
+  reload: { name: 'reload', targets: ['direct', 'portico-full', 'portico-full-reload'], warmSeconds: 3, runs: 3, runSeconds: 6, heySeconds: 15 },
+};
+profiles.all = { ...profiles.default, name: 'all', targets: [...baseTargets, 'portico-full-scale', 'portico-full-reload'] };
+
+/** wrk connections, and hey's fixed rate: 8 workers × 250 req/s = 2 000 req/s. */
+const load = { connections: 32, heyWorkers: 8, heyRate: 250 };
+const scale = { apis: 1000, subscriptions: 100_000 };
+const clockTicksPerSecond = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+const benchDir = fileURLToPath(new URL('.', import.meta.url));
+const node = process.execPath;
+
+/** Load generator and backends on core 0, the target alone on core 1 (tooling.md). */
+const cores = cpus().length >= 2 ? { load: '0', target: '1' } : { load: undefined, target: undefined };
+
+interface Started {
+  process: Running | undefined;
+  url: string;
+  headers: Record<string, string>;
+  /** Why this target cannot be measured (checked before any load), if it cannot. */
+  check?: (body: string, status: number) => string | undefined;
+}
+
+interface Shared {
+  backendPort: number;
+  samplePorts?: Record<string, number>;
+  samples?: Running;
+  scratch: string;
+}
+
+function nodeTarget(name: string, file: string, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<Running> {
+  return startProcess({ name, cpus: cores.target, command: node, args: ['--import', 'tsx', join(benchDir, file)], env, ready: { kind: 'announce' }, timeoutMs });
+}
+
+function porticoUrl(running: Running, key: string): { url: string; headers: Record<string, string> } {
+  const facts = running.announcement.facts as { paths: Record<string, string> };
+  return { url: `http://127.0.0.1:${running.port}${facts.paths[key]}`, headers: running.announcement.headers ?? {} };
+}
+
+async function startNginx(shared: Shared): Promise<Running> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(shared.scratch, 'nginx-'));
+  // As tooling.md gives it: one worker, keep-alive upstream connections, no access log.
+  const conf = `worker_processes 1;
+daemon off;
+user root;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  keepalive_requests 1000000;
+  upstream up { server 127.0.0.1:${shared.backendPort}; keepalive 64; keepalive_requests 1000000; }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://up;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+`;
+  writeFileSync(join(dir, 'nginx.conf'), conf);
+  return startProcess({ name: 'nginx', cpus: cores.target, command: nginxPath(), args: ['-p', dir, '-c', join(dir, 'nginx.conf')], ready: { kind: 'port', port } });
+}
+
+async function samplePorts(shared: Shared): Promise<Record<string, number>> {
+  if (shared.samplePorts) return shared.samplePorts;
+  shared.samples = await startProcess({ name: 'samples', cpus: cores.load, command: node, args: ['--import', 'tsx', join(benchDir, 'samples-target.ts')], ready: { kind: 'announce' } });
+  shared.samplePorts = (shared.samples.announcement.facts as { ports: Record<string, number> }).ports;
+  return shared.samplePorts;
+}
+
+function redisAnswers(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(6379, '127.0.0.1');
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+const financingExpected = 299.71;
+
+/** Starts a target by name. */
+async function startTarget(name: string, shared: Shared): Promise<Started> {
+  const upstream = { BENCH_UPSTREAM_PORT: String(shared.backendPort) };
+  const item = '/item';
+  switch (name) {
+    case 'direct':
+      return { process: undefined, url: `http://127.0.0.1:${shared.backendPort}${item}`, headers: {} };
+    case 'nginx': {
+      const running = await startNginx(shared);
+      return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {} };
+    }
+    case 'http-proxy':
+    case 'fast-gateway':
+    case 'fastify-http-proxy': {
+      const running = await nodeTarget(name, `peers/${name}.ts`, upstream);
+      return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {} };
+    }
+    case 'portico-pass':
+    case 'portico-full':
+    case 'portico-full-redis':
+    case 'portico-full-scale':
+    case 'portico-full-reload': {
+      const env: Record<string, string | undefined> = { ...upstream, BENCH_MODE: name === 'portico-pass' ? 'pass' : 'full', PORTICO_REDIS_URL: undefined };
+      if (name === 'portico-full-redis') env.PORTICO_REDIS_URL = 'redis://127.0.0.1:6379';
+      if (name === 'portico-full-scale') Object.assign(env, { BENCH_SCALE_APIS: String(scale.apis), BENCH_SCALE_SUBSCRIPTIONS: String(scale.subscriptions) });
+      if (name === 'portico-full-reload') env.BENCH_PUBLISH_EVERY_MS = '1000';
+      const running = await nodeTarget(name, 'portico-target.ts', env, 300_000);
+      return { process: running, ...porticoUrl(running, 'item') };
+    }
+    case 'portico-logistics-shipping':
+    case 'portico-logistics-stores':
+    case 'portico-financing': {
+      const ports = await samplePorts(shared);
+      const running = await nodeTarget(name, 'portico-target.ts', { BENCH_MODE: 'accessories', BENCH_SAMPLE_PORTS: JSON.stringify(ports), PORTICO_REDIS_URL: undefined });
+      const key = name === 'portico-financing' ? 'financing' : name === 'portico-logistics-shipping' ? 'shipping' : 'stores';
+      const started: Started = { process: running, ...porticoUrl(running, key) };
+      if (name === 'portico-financing') {
+        started.check = (body, status) => {
+          let amount: unknown;
+          try {
+            amount = (JSON.parse(body) as { paymentAmount?: unknown }).paymentAmount;
+          } catch {
+            amount = undefined;
+          }
+          return status === 200 && amount === financingExpected
+            ? undefined
+            : `the financing flow does not answer 200 {"paymentAmount":${financingExpected}} yet (got ${status} ${body.slice(0, 160)})`;
+        };
+      }
+      return started;
+    }
+    default:
+      throw new Error(`unknown target ${name}`);
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+async function preflight(started: Started): Promise<string | undefined> {
+  let response: Response;
+  try {
+    response = await fetch(started.url, { headers: started.headers, signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    return `no answer: ${(error as Error).message}`;
+  }
+  const body = await response.text();
+  if (started.check) return started.check(body, response.status);
+  return response.status === 200 ? undefined : `answers ${response.status}: ${body.slice(0, 200)}`;
+}
+
+async function measure(name: string, profile: Profile, shared: Shared & { backendPid: number }): Promise<TargetResult> {
+  if (name === 'portico-full-redis' && !(await redisAnswers())) return { name, measured: false, reason: 'no Redis answers at 127.0.0.1:6379' };
+  let started: Started;
+  try {
+    started = await startTarget(name, shared);
+  } catch (error) {
+    return { name, measured: false, reason: `did not start: ${(error as Error).message.slice(0, 400)}` };
+  }
+  const pid = started.process?.pid ?? shared.backendPid;
+  try {
+    const refusal = await preflight(started);
+    if (refusal) return { name, measured: false, reason: refusal };
+    const wrkOptions = { url: started.url, headers: started.headers, connections: load.connections, cpus: cores.load };
+    await runWrk({ ...wrkOptions, seconds: profile.warmSeconds });
+    const runs = [];
+    for (let i = 0; i < profile.runs; i++) {
+      const before = cpuTicks(pid);
+      const result = await runWrk({ ...wrkOptions, seconds: profile.runSeconds });
+      const ticks = cpuTicks(pid) - before;
+      runs.push({ ...result, cpuUsPerRequest: (ticks * 1e6) / clockTicksPerSecond / result.requests });
+    }
+    const rss = rssMb(pid);
+    const latency = await runHey({ url: started.url, headers: started.headers, seconds: profile.heySeconds, workers: load.heyWorkers, perWorkerRate: load.heyRate, cpus: cores.load });
+    const facts = started.process?.announcement.facts;
+    const final = await started.process?.stop();
+    started.process = undefined;
+    const rps = median(runs.map((r) => r.rps));
+    return {
+      name,
+      measured: true,
+      rps,
+      rps_runs: runs.map((r) => Math.round(r.rps)),
+      p50_ms: latency.p50Ms,
+      p99_ms: latency.p99Ms,
+      p999_ms: latency.p999Ms,
+      latency_requests: latency.requests,
+      latency_shortfall: latency.shortfall,
+      saturated_at_fixed_rate: rps < load.heyWorkers * load.heyRate * 1.25,
+      errors: runs.reduce((sum, r) => sum + r.errors, 0) + latency.errors,
+      cpu_us_per_req: median(runs.map((r) => r.cpuUsPerRequest)),
+      rss_mb: rss,
+      facts: { ...(facts ?? {}), ...(final ? { final } : {}) },
+    };
+  } finally {
+    await started.process?.stop();
+  }
+}
+
+function machine(): Record<string, unknown> {
+  const cpu = cpus();
+  return {
+    cpu: cpu[0]?.model ?? 'unknown',
+    cores: cpu.length,
+    memory_gb: Math.round(totalmem() / 1e9),
+    kernel: release(),
+    node: process.version,
+    pinning: cores.target === undefined ? 'none (one core)' : 'load generator + backends on core 0, target on core 1',
+  };
+}
+
+function commit(): string {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
+  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src/gateway', 'src/policies', 'src/analytics', 'src/ratelimit', 'bench'], { encoding: 'utf8' }).stdout.trim();
+  return dirty ? `${head}+local-changes` : head;
+}
+
+function parseProfile(argv: string[]): Profile {
+  const index = argv.indexOf('--profile');
+  const name = index >= 0 ? argv[index + 1] : 'default';
+  const profile = profiles[name ?? ''];
+  if (!profile) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
+  return profile;
+}
+
+async function main(): Promise<void> {
+  const profile = parseProfile(process.argv.slice(2));
+  ensureTools();
+  const scratch = mkdtempSync(join(tmpdir(), 'portico-bench-run-'));
+  const started = Date.now();
+  const backend = await startProcess({ name: 'backend', cpus: cores.load, command: node, args: ['--import', 'tsx', join(benchDir, 'backend.ts')], ready: { kind: 'announce' } });
+  const shared: Shared & { backendPid: number } = { backendPort: backend.port, backendPid: backend.pid, scratch };
+  const results: TargetResult[] = [];
+  try {
+    for (const name of profile.targets) {
+      process.stderr.write(`bench: ${name}…\n`);
+      const result = await measure(name, profile, shared);
+      if (!result.measured) process.stderr.write(`bench: ${name} not measured: ${result.reason}\n`);
+      results.push(result);
+    }
+  } finally {
+    await shared.samples?.stop();
+    await backend.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const report = {
+    machine: machine(),
+    date: new Date().toISOString(),
+    commit: commit(),
+    profile: profile.name,
+    method: {
+      wrk: `wrk -t1 -c${load.connections}, ${profile.warmSeconds}s warm-up, then ${profile.runs} × ${profile.runSeconds}s; median requests/s`,
+      hey: `hey -z ${profile.heySeconds}s -c ${load.heyWorkers} -q ${load.heyRate} (${load.heyWorkers * load.heyRate} req/s fixed); p50/p99/p99.9 from every answer`,
+      cpu: 'utime+stime of the target process tree over the wrk runs ÷ requests (median of runs)',
+      rss: 'VmRSS of the target process tree after the wrk runs',
+    },
+    duration_s: Math.round((Date.now() - started) / 1000),
+    targets: withNodePeer(results),
+  };
+  const checks = targetChecks(report.targets);
+  printReport(report.targets, checks);
+  const dir = join(benchDir, 'results');
+  mkdirSync(dir, { recursive: true });
+  const text = `${JSON.stringify({ ...report, checks }, null, 2)}\n`;
+  writeFileSync(join(dir, `${profile.name}.json`), text);
+  if (profile.name === 'default' || profile.name === 'all') writeFileSync(join(dir, 'latest.json'), text);
+  process.stderr.write(`bench: ${profile.name} profile done in ${report.duration_s}s; results in bench/results/${profile.name}.json\n`);
+}
+
+/** Adds `node-peer`: the best measured of the three Node.js proxies, named. */
+function withNodePeer(results: TargetResult[]): TargetResult[] {
+  const peers = results.filter((r) => r.measured && ['http-proxy', 'fast-gateway', 'fastify-http-proxy'].includes(r.name));
+  if (peers.length === 0) return results;
+  const best = peers.reduce((a, b) => ((b.rps ?? 0) > (a.rps ?? 0) ? b : a));
+  const index = results.findIndex((r) => r.name === 'portico-pass');
+  const entry: TargetResult = { ...best, name: 'node-peer', peer: best.name };
+  const out = [...results];
+  out.splice(index < 0 ? out.length : index, 0, entry);
+  return out;
+}
+
+await main();
