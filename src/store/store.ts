@@ -45,6 +45,10 @@ function sqliteDialect(file: string): SqliteDialect {
 
 async function postgresDialect(url: string): Promise<PostgresDialect> {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // A dropped connection must not crash the process: an idle one reaches the pool's 'error',
+  // a checked-out one its own — where the running query already rejects. The pool replaces it.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   try {
     const client = await pool.connect();
     client.release();
@@ -52,8 +56,6 @@ async function postgresDialect(url: string): Promise<PostgresDialect> {
     await pool.end().catch(() => {});
     throw new PorticoError('STORE_UNREACHABLE', { url: maskUrl(url), reason: (error as Error).message }, { cause: error });
   }
-  // A dropped idle connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
   return new PostgresDialect({ pool });
 }
 

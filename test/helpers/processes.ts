@@ -1,0 +1,88 @@
+/**
+ * Real `portico` processes for tests, and a TCP relay that can be cut to simulate a
+ * dependency going away.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createServer, connect } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
+
+export interface PorticoProcess {
+  child: ChildProcess;
+  /** `{gateway: url}` etc., as printed at start. */
+  urls: Record<string, string>;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Spawns `portico serve` with `env`; resolves once it printed the URL of every role it runs. */
+export function startPortico(args: string[], env: Record<string, string>, expect: string[]): Promise<PorticoProcess> {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH ?? '', PORTICO_LOG_LEVEL: 'warn', PORTICO_GATEWAY_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_PORTAL_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const urls: Record<string, string> = {};
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`portico did not start in time:\n${output}`)), 45_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      for (const match of output.matchAll(/^(gateway|management|portal)\s+(http:\/\/\S+)/gm)) urls[match[1]] = match[2];
+      if (expect.every((part) => urls[part])) {
+        clearTimeout(timer);
+        resolve({
+          child,
+          urls,
+          output: () => output,
+          async stop(signal = 'SIGTERM') {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+            await exited;
+          },
+        });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`portico exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+export interface Relay {
+  port: number;
+  /** Closes the listener and every relayed connection (the dependency "goes away"). */
+  cut(): Promise<void>;
+}
+
+/** A TCP relay on a free port to `target`. */
+export async function startRelay(targetPort: number, targetHost = '127.0.0.1'): Promise<Relay> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((inbound) => {
+    const outbound = connect(targetPort, targetHost);
+    sockets.add(inbound);
+    sockets.add(outbound);
+    inbound.pipe(outbound).pipe(inbound);
+    const drop = () => {
+      inbound.destroy();
+      outbound.destroy();
+      sockets.delete(inbound);
+      sockets.delete(outbound);
+    };
+    inbound.on('error', drop).on('close', drop);
+    outbound.on('error', drop).on('close', drop);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    async cut() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
