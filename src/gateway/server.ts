@@ -99,6 +99,8 @@ interface RequestState {
   context?: GatewayContext;
   errorName?: string;
   requestBody?: Buffer;
+  /** The copy of the request headers `message.headers` starts as. */
+  requestCopy?: Record<string, string>;
 }
 
 export class Gateway {
@@ -256,6 +258,7 @@ export class Gateway {
       'content-type': contentType,
     };
     const message: MessageVar = { headers: { ...headers }, body: requestBody, status: { code: 200, reason: 'OK' } };
+    state.requestCopy = message.headers;
     const context = new GatewayContext({
       request,
       message,
@@ -294,9 +297,13 @@ export class Gateway {
       payload = JSON.stringify(body);
       contentType = 'application/json';
     }
+    // While `message.headers` is still the request's own copy (no invoke wrote to `message`),
+    // a field with the request's name and value is an echo of the request, not an answer.
+    const echo = message.headers === state.requestCopy ? (req.headers as Record<string, unknown>) : undefined;
     for (const [name, value] of Object.entries(message.headers)) {
       const lower = name.toLowerCase();
       if (hopByHop.has(lower) || requestOnly.has(lower) || value === undefined) continue;
+      if (echo !== undefined && echo[lower] === value && lower !== 'content-type') continue;
       if (lower === 'content-type' && contentType !== undefined && !/json/i.test(value)) continue;
       res.setHeader(name, value);
     }

@@ -84,3 +84,22 @@ describe('the logistics flow of the spec (§4.2, §4.3) through the real gateway
     assert.match(body.moreInformation, /No location found/i);
   });
 });
+
+describe('responses built by the assembly itself', () => {
+  let t: TestDemo;
+  before(async () => {
+    t = await startTestDemo();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('do not echo the request\'s headers back', async () => {
+    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, {
+      headers: { 'X-IBM-Client-Id': t.handle.clientId, 'Sec-Fetch-Mode': 'cors', 'X-Trace-Me': 'abc', DNT: '1' },
+    });
+    assert.equal(response.status, 200);
+    for (const name of ['sec-fetch-mode', 'x-trace-me', 'dnt', 'x-ibm-client-id', 'user-agent']) assert.equal(response.headers.get(name), null, name);
+    assert.match(response.headers.get('content-type') ?? '', /application\/json/);
+  });
+});
