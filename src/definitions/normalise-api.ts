@@ -88,6 +88,11 @@ function toOperation(document: Document, raw: RawOperation, openapi: OpenApiVers
   if (typeof raw.operation.summary === 'string') operation.summary = raw.operation.summary;
   const body = openapi === '2.0' ? swaggerBodySchema(parameters) : oasBodySchema(document, raw.operation.requestBody);
   if (body !== undefined) operation.requestBodySchema = body;
+  const required =
+    openapi === '2.0'
+      ? parameters.some((parameter) => parameter.in === 'body' && parameter.required)
+      : isRecord(resolveLocal(document, raw.operation.requestBody)) && (resolveLocal(document, raw.operation.requestBody) as Document).required === true;
+  if (required) operation.requestBodyRequired = true;
   return operation;
 }
 

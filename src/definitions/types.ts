@@ -28,6 +28,8 @@ export interface OperationDef {
   security: Array<Record<string, string[]>>;
   /** JSON schema of the request body, when declared. */
   requestBodySchema?: Record<string, unknown>;
+  /** A body is required (Swagger `in: body` with `required: true`; OAS3 `requestBody.required`). */
+  requestBodyRequired?: boolean;
 }
 
 export interface SecurityScheme {

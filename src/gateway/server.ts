@@ -192,6 +192,7 @@ export class Gateway {
     if (state.subscription && state.subscription.rules.length > 0) await this.enforcePlanLimits(state.subscription, state);
 
     const body = bodylessMethods.has(verb) && !hasBody(req) ? undefined : await readBody(req, this.options.maxRequestBytes);
+    if (operation.bodyRequired && (body === undefined || body.length === 0)) throw consumerError('GW_MISSING_PARAMETER', { name: 'body', in: 'body' });
     state.requestBody = body;
     const context = this.buildContext(req, api, operation, state, parameters, path, search, body);
     state.context = context;

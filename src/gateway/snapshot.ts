@@ -30,6 +30,7 @@ export interface CompiledOperation {
   parameters: CompiledParameter[];
   /** Client id (and secret) requirement; undefined = no application security. */
   security: CompiledSecurity | undefined;
+  bodyRequired: boolean;
 }
 
 interface TemplateRoute {
@@ -190,6 +191,7 @@ function compileApi(
       path: operation.path,
       parameters: operation.parameters.filter((p) => p.in !== 'body').map((p: ParameterDef) => compileParameter(p)),
       security: compileSecurity(definition, operation),
+      bodyRequired: operation.requestBodyRequired === true,
     };
     if (operation.path.includes('{')) {
       let route = templates.get(operation.path);

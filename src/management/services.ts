@@ -241,6 +241,7 @@ export class Services {
     }
     const existing = await products.findProduct(this.db, catalog.id, definition.name, definition.version);
     const state = input.state ?? existing?.state ?? 'staged';
+    if (state === 'published') await this.checkBasePaths(catalog.id, apiLinks.map((l) => l.apiId), existing?.id);
     if (existing && existing.state !== state && !productTransitions[existing.state].includes(state)) {
       throw new PorticoError('MGMT_CONFLICT', { reason: `product ${definition.name}:${definition.version} is ${existing.state} and cannot become ${state}` });
     }
@@ -273,6 +274,31 @@ export class Services {
       }),
     );
     return { product, definition, created, changed: true };
+  }
+
+  /**
+   * A catalog serves one API per base path: publishing a product whose API would share a base
+   * path with a different API already published there is a conflict (as in API Connect).
+   */
+  private async checkBasePaths(catalogId: string, apiIds: string[], productId: string | undefined): Promise<void> {
+    if (apiIds.length === 0) return;
+    const mine = await this.db.selectFrom('apis').select(['id', 'name', 'version', 'base_path']).where('id', 'in', apiIds).execute();
+    let others = this.db
+      .selectFrom('product_apis')
+      .innerJoin('products', 'products.id', 'product_apis.product_id')
+      .innerJoin('apis', 'apis.id', 'product_apis.api_id')
+      .select(['apis.id', 'apis.name', 'apis.version', 'apis.base_path', 'products.name as product_name', 'products.version as product_version'])
+      .where('products.catalog_id', '=', catalogId)
+      .where('products.state', 'in', ['published', 'deprecated']);
+    if (productId !== undefined) others = others.where('products.id', '!=', productId);
+    for (const other of await others.execute()) {
+      const clash = mine.find((api) => api.id !== other.id && api.base_path.replace(/\/$/, '') === other.base_path.replace(/\/$/, ''));
+      if (clash) {
+        throw new PorticoError('MGMT_CONFLICT', {
+          reason: `API ${clash.name}:${clash.version} has base path ${clash.base_path || '/'}, already served in this catalog by ${other.name}:${other.version} (product ${other.product_name}:${other.product_version})`,
+        });
+      }
+    }
   }
 
   private async sameApiLinks(productId: string, links: Array<{ apiId: string; key: string }>): Promise<boolean> {

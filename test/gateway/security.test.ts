@@ -105,6 +105,12 @@ describe('gateway security, routing and consumer errors', () => {
     assert.equal(fraction.status, 400);
   });
 
+  test('returns 400 when a required body is missing, before the backend is called', async () => {
+    const response = await fetch(`${t.base}/api/items`, { method: 'POST', headers: { 'X-IBM-Client-Id': t.handle.clientId, 'content-type': 'application/json' } });
+    assert.equal(response.status, 400);
+    assert.match((await envelope(response)).moreInformation, /Missing: body \(body\)/);
+  });
+
   test('returns 413 for a body over the limit', async () => {
     const headers = { 'X-IBM-Client-Id': t.handle.clientId, 'content-type': 'application/json' };
     const big = JSON.stringify({ name: 'x'.repeat(5 * 1024 * 1024) });

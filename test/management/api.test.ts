@@ -171,3 +171,28 @@ describe('management API', () => {
     assert.equal((await t.call('GET', '/api/me', undefined, login.body.token)).status, 401);
   });
 });
+
+describe('publishing and base paths', () => {
+  let t: TestPlatform;
+  before(async () => {
+    t = await startTestPlatform({ role: 'management' });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('a product whose API would share a base path with another published API is a 409, and nothing changes', async () => {
+    await t.call('POST', '/api/apis', { document: logistics, file: 'logistics.yaml' });
+    await t.call('POST', '/api/apis', { document: financing, file: 'financing.yaml' });
+    assert.equal((await t.call('POST', '/api/catalogs/sandbox/products', { document: product, file: 'p.yaml', state: 'published' })).status, 201);
+    const twin = logistics.replace('version: 2.0.0\n', 'version: 2.1.0\n');
+    assert.equal((await t.call('POST', '/api/apis', { document: twin, file: 'twin.yaml' })).status, 201);
+    const other = 'product: 1.0.0\ninfo: {name: twin, title: Twin, version: 1.0.0}\nplans: {default: {title: Default}}\napis: {logistics: {name: "logistics:2.1.0"}}\n';
+    const clash = await t.call('POST', '/api/catalogs/sandbox/products', { document: other, file: 'twin-product.yaml', state: 'published' });
+    assert.equal(clash.status, 409);
+    assert.match(clash.body.error.message, /base path \/logistics, already served in this catalog by logistics:2\.0\.0/);
+    assert.deepEqual((await t.call('GET', '/api/catalogs/sandbox/products')).body.map((p: { name: string }) => p.name), ['accessories']);
+    const staged = await t.call('POST', '/api/catalogs/sandbox/products', { document: other, file: 'twin-product.yaml', state: 'staged' });
+    assert.equal(staged.status, 201);
+  });
+});
