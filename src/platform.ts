@@ -85,8 +85,8 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
         sessionTtlMs: settings.sessionTtlMs,
         gatewayUrl: urls.gateway ?? settings.gatewayPublicUrl,
         gatewayPublicUrl: /:0$/.test(settings.gatewayPublicUrl) && urls.gateway ? urls.gateway : settings.gatewayPublicUrl,
-        catalog: process.env.PORTICO_PORTAL_CATALOG,
-        trustProxy: /^(1|true|yes|on)$/i.test(process.env.PORTICO_TRUST_PROXY ?? ''),
+        catalog: settings.portalCatalog,
+        trustProxy: settings.trustProxy,
       });
       portal = app;
       await app.listen({ port: settings.portalPort, host: settings.host }).catch((error) => portInUse(error, settings.portalPort, 'PORTICO_PORTAL_PORT'));

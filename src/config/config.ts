@@ -42,6 +42,10 @@ export interface Settings {
   gatewayPublicUrl: string;
   /** Catalog- and gateway-wide limits for the assembly `ratelimit` policy, e.g. `{"burst":"50/1second"}`. */
   namedRateLimits: Record<string, string>;
+  /** The catalog the portal serves, `org/catalog`; default the first provider org's `sandbox`. */
+  portalCatalog: string | undefined;
+  /** Trust X-Forwarded-* from a reverse proxy in front of the portal (client address, https). */
+  trustProxy: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -62,6 +66,13 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected true or false, got "${raw}"` });
+}
+
+function portalCatalog(env: Env): string | undefined {
+  const raw = env.PORTICO_PORTAL_CATALOG;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[^/\s]+\/[^/\s]+$/.test(raw)) throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_PORTAL_CATALOG', reason: `expected org/catalog, got "${raw}"` });
+  return raw;
 }
 
 function jsonObject(env: Env, name: string): Record<string, string> {
@@ -116,6 +127,8 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     workers: integer(env, 'PORTICO_WORKERS', 1, 1, Math.max(64, cpus().length)),
     gatewayPublicUrl: env.PORTICO_GATEWAY_URL ?? `http://${host}:${gatewayPort}`,
     namedRateLimits: jsonObject(env, 'PORTICO_NAMED_RATE_LIMITS'),
+    portalCatalog: portalCatalog(env),
+    trustProxy: boolean(env, 'PORTICO_TRUST_PROXY', false),
     ...overrides,
   };
   return Object.freeze(settings);

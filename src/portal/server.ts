@@ -65,10 +65,10 @@ function contextOf(request: FastifyRequest): PortalContext | undefined {
 export async function createPortalServer(options: PortalOptions): Promise<FastifyInstance> {
   const { services } = options;
   const app = Fastify({
-    loggerInstance: options.logger.child({ part: 'portal' }) as FastifyBaseLogger,
+    // Per-request lines are Fastify's at info level: the portal log keeps warnings and errors.
+    loggerInstance: options.logger.child({ part: 'portal' }, { level: 'warn' }) as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
-    disableRequestLogging: true,
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody);
