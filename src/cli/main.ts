@@ -155,10 +155,11 @@ program
     const urls = handle.platform.urls;
     out('Portico demo is running (Ctrl-C stops it).');
     out('');
-    out(`  gateway     ${urls.gateway}/${demo.org}/${demo.catalog}`);
-    if (urls.portal) out(`  portal      ${urls.portal}   developer: ${demo.developer.email} / ${demo.developer.password}`);
-    out(`  management  ${urls.management}/api   provider: ${demo.provider.username} / ${demo.provider.password}`);
-    out(`  store       ${settings.databaseUrl}`);
+    out(`  developer portal  ${urls.portal}   sign in: ${demo.developer.email} / ${demo.developer.password}`);
+    out(`  provider console  ${urls.management}/console   sign in: ${demo.provider.username} / ${demo.provider.password}`);
+    out(`  management API    ${urls.management}/api   (portico login --server ${urls.management} --username ${demo.provider.username})`);
+    out(`  gateway           ${urls.gateway}/${demo.org}/${demo.catalog}`);
+    out(`  store             ${settings.databaseUrl}`);
     out('');
     out(`Demo app "${demo.appTitle}" (Accessories Gold, approved) — client id ${handle.clientId}`);
     if (handle.clientSecret) out(`  its client secret, shown once: ${handle.clientSecret}`);
