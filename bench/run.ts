@@ -2,7 +2,10 @@
  * `npm run bench` — the same load through the backend alone, nginx, three Node.js proxies and
  * Portico, in one run, on loopback (DESIGN §7). See bench/README.md for the method.
  *
- * node --import tsx bench/run.ts [--profile default|quick|scale|reload|all]
+ * node --import tsx bench/run.ts [--profile default|quick|scale|reload|all] [--only a,b] [--cpu-prof]
+ *
+ * `--only` keeps the profile's targets named (plus `direct`, the reference); `--cpu-prof`
+ * writes a CPU profile of each Portico target's load to bench/results/profiles/.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -73,7 +76,14 @@ interface Shared {
   scratch: string;
 }
 
+const profileDir = join(benchDir, 'results', 'profiles');
+let cpuProfiles = false;
+
 function nodeTarget(name: string, file: string, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<Running> {
+  if (cpuProfiles && file === 'portico-target.ts') {
+    mkdirSync(profileDir, { recursive: true });
+    env = { ...env, BENCH_CPU_PROFILE: join(profileDir, `${name}.cpuprofile`) };
+  }
   return startProcess({ name, cpus: cores.target, command: node, args: ['--import', 'tsx', join(benchDir, file)], env, ready: { kind: 'announce' }, timeoutMs });
 }
 
@@ -283,11 +293,15 @@ function parseProfile(argv: string[]): Profile {
   const name = index >= 0 ? argv[index + 1] : 'default';
   const profile = profiles[name ?? ''];
   if (!profile) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
-  return profile;
+  const only = argv.indexOf('--only');
+  if (only < 0) return profile;
+  const wanted = new Set(['direct', ...(argv[only + 1] ?? '').split(',')]);
+  return { ...profile, name: `${profile.name}-only`, targets: profile.targets.filter((t) => wanted.has(t)) };
 }
 
 async function main(): Promise<void> {
   const profile = parseProfile(process.argv.slice(2));
+  cpuProfiles = process.argv.includes('--cpu-prof');
   ensureTools();
   const scratch = mkdtempSync(join(tmpdir(), 'portico-bench-run-'));
   const started = Date.now();

@@ -14,7 +14,7 @@ import { parseApiDocument, parseProductDocument } from '../src/definitions/index
 import type { Insertable } from 'kysely';
 import type { Database } from '../src/store/schema.ts';
 import type { Store } from '../src/store/store.ts';
-import { benchApiText, benchProductText } from './portico-target.ts';
+import { benchApiText, benchProductText } from './portico-setup.ts';
 
 export interface ScaleOptions {
   orgId: string;
