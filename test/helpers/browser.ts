@@ -80,7 +80,7 @@ export async function signUp(page: Page, portal: string, input: { email: string;
 /** Signs out of the portal. */
 export async function signOut(page: Page): Promise<void> {
   await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByRole('link', { name: 'Sign in' }).waitFor();
+  await page.getByRole('link', { name: 'Sign in' }).first().waitFor();
 }
 
 export interface CreatedApp {
