@@ -10,6 +10,7 @@ import type { Settings } from './config/config.ts';
 import { PorticoError } from './errors.ts';
 import { createGateway } from './gateway/create-gateway.ts';
 import { startSnapshotSync } from './gateway/sync.ts';
+import { startHousekeeping } from './management/housekeeping.ts';
 import type { Gateway } from './gateway/server.ts';
 import { createConsolePlugin } from './management/console/plugin.ts';
 import { createManagementServer } from './management/server.ts';
@@ -70,6 +71,8 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       closers.push(() => g.close());
     }
     if (runs('management')) {
+      const stopHousekeeping = startHousekeeping({ store, logger, retentionDays: settings.analyticsRetentionDays });
+      closers.push(async () => stopHousekeeping());
       const consolePlugin = createConsolePlugin({ services, sessionTtlMs: settings.sessionTtlMs });
       const app = await createManagementServer({ services, logger, sessionTtlMs: settings.sessionTtlMs, plugins: [consolePlugin] });
       management = app;

@@ -73,11 +73,40 @@ export function callsOverTime(db: Db, filter: EventFilter, bucketMs: number) {
     .execute();
 }
 
-/** Latency percentiles (p50, p90, p99) over the filtered events, computed on the sorted latencies. */
+/**
+ * Latency percentiles (p50, p90, p99) over the filtered events, computed in the database:
+ * PostgreSQL's `percentile_disc`, and on SQLite one indexed `ORDER BY … LIMIT 1 OFFSET n` per
+ * percentile — no rows are brought into the process.
+ */
 export async function latencyPercentiles(db: Db, filter: EventFilter): Promise<{ count: number; p50: number; p90: number; p99: number }> {
-  const rows = await filtered(db, filter).select('latency_ms').orderBy('latency_ms').limit(200_000).execute();
-  const pick = (q: number) => (rows.length === 0 ? 0 : rows[Math.min(rows.length - 1, Math.floor(q * rows.length))].latency_ms);
-  return { count: rows.length, p50: pick(0.5), p90: pick(0.9), p99: pick(0.99) };
+  const counted = await filtered(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst();
+  const count = Number(counted?.count ?? 0);
+  if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0 };
+  if (isPostgres(db)) {
+    const row = await filtered(db, filter)
+      .select([
+        sql<number>`percentile_disc(0.5) within group (order by latency_ms)`.as('p50'),
+        sql<number>`percentile_disc(0.9) within group (order by latency_ms)`.as('p90'),
+        sql<number>`percentile_disc(0.99) within group (order by latency_ms)`.as('p99'),
+      ])
+      .executeTakeFirstOrThrow();
+    return { count, p50: Number(row.p50), p90: Number(row.p90), p99: Number(row.p99) };
+  }
+  const at = async (q: number) => {
+    const row = await filtered(db, filter)
+      .select('latency_ms')
+      .orderBy('latency_ms')
+      .limit(1)
+      // The nearest-rank percentile, as percentile_disc computes it.
+      .offset(Math.max(0, Math.ceil(q * count) - 1))
+      .executeTakeFirst();
+    return Number(row?.latency_ms ?? 0);
+  };
+  return { count, p50: await at(0.5), p90: await at(0.9), p99: await at(0.99) };
+}
+
+function isPostgres(db: Db): boolean {
+  return db.getExecutor().adapter.constructor.name.startsWith('Postgres');
 }
 
 /** Deletes events older than `olderThanTs`. */

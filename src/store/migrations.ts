@@ -197,11 +197,21 @@ function initial(dialect: DialectName): Migration {
   };
 }
 
+/** Indexes for the console's analytics: every query filters by org and catalog over a time range. */
+function analyticsIndexes(): Migration {
+  return {
+    async up(db: AnyDb) {
+      await db.schema.createIndex('activity_events_scope_ts').on('activity_events').columns(['org_name', 'catalog_name', 'ts']).execute();
+      await db.schema.createIndex('activity_events_scope_api_ts').on('activity_events').columns(['org_name', 'catalog_name', 'api_name', 'ts']).execute();
+    },
+  };
+}
+
 /** The migrations for a dialect, in order. */
 export function migrationProvider(dialect: DialectName): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001-initial': initial(dialect) };
+      return { '0001-initial': initial(dialect), '0002-analytics-indexes': analyticsIndexes() };
     },
   };
 }

@@ -1,0 +1,42 @@
+/**
+ * Periodic clean-up run by management nodes: activity events past the retention period
+ * (`PORTICO_ANALYTICS_RETENTION_DAYS`, 0 = keep all) and expired sessions. Deleting is
+ * idempotent, so several management nodes doing it cause no harm.
+ */
+import type { Logger } from 'pino';
+import { purgeEvents } from '../store/analytics.ts';
+import { purgeExpiredSessions } from '../store/sessions.ts';
+import type { Store } from '../store/store.ts';
+
+export interface HousekeepingOptions {
+  store: Store;
+  logger: Logger;
+  retentionDays: number;
+  intervalMs?: number;
+}
+
+/** One pass: what was deleted. */
+export async function housekeep(options: HousekeepingOptions, now = Date.now()): Promise<{ events: number; sessions: number }> {
+  const events = options.retentionDays > 0 ? await purgeEvents(options.store.db, now - options.retentionDays * 86_400_000) : 0;
+  const sessions = await purgeExpiredSessions(options.store.db);
+  return { events, sessions };
+}
+
+/** Runs `housekeep` a minute after start, then every `intervalMs` (default one hour). */
+export function startHousekeeping(options: HousekeepingOptions): () => void {
+  const run = () => {
+    housekeep(options)
+      .then((deleted) => {
+        if (deleted.events > 0 || deleted.sessions > 0) options.logger.info(deleted, 'housekeeping: expired analytics events and sessions deleted');
+      })
+      .catch((error) => options.logger.warn({ err: error }, 'housekeeping failed; will try again'));
+  };
+  const first = setTimeout(run, 60_000);
+  const every = setInterval(run, options.intervalMs ?? 3_600_000);
+  first.unref();
+  every.unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(every);
+  };
+}
