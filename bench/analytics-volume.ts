@@ -1,0 +1,77 @@
+/**
+ * Analytics at volume (issue 8): fills a fresh PostgreSQL database with N activity events
+ * (default 10 million, spread over 30 days, generated inside PostgreSQL with
+ * generate_series), then times the console's analytics queries over the last 24 hours and
+ * over the last 7 days. Usage: node --import tsx bench/analytics-volume.ts [events]
+ * Prints a Markdown table; nothing is kept (the database is dropped at the end).
+ */
+import pg from 'pg';
+import { sql } from 'kysely';
+import { callsOverTime, countBy, latencyPercentiles, listEvents } from '../src/store/analytics.ts';
+import type { EventDimension, EventFilter } from '../src/store/analytics.ts';
+import { openStore } from '../src/store/store.ts';
+
+const server = process.env.PORTICO_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
+const total = Number(process.argv[2] ?? 10_000_000);
+const name = `portico_volume_${process.pid}`;
+
+async function admin(query: string): Promise<void> {
+  const client = new pg.Client({ connectionString: server });
+  await client.connect();
+  await client.query(query);
+  await client.end();
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const started = performance.now();
+  const value = await work();
+  return { ms: performance.now() - started, value };
+}
+
+await admin(`create database ${name}`);
+const url = new URL(server);
+url.pathname = `/${name}`;
+const store = await openStore(url.toString());
+try {
+  const now = Date.now();
+  const span = 30 * 86_400_000;
+  const fill = await timed(() =>
+    sql`insert into activity_events (ts, tx_id, org_name, catalog_name, api_name, api_version, operation_id, verb, path, status, latency_ms, backend_ms,
+          client_id, app_id, app_name, consumer_org_name, product_name, plan_name, error_name, content)
+        select ${now} - (i::bigint * ${span} / ${total}), 'tx' || i, 'demo', 'sandbox',
+          (array['logistics','financing','inventory'])[1 + i % 3], '1.0.0',
+          (array['shipping.calc','get.stores','calculate','items'])[1 + i % 4], 'GET', '/demo/sandbox/x',
+          (array[200,200,200,200,200,200,200,400,401,429,500])[1 + i % 11], (i % 997) / 10.0, (i % 499) / 10.0,
+          'client' || (i % 500), 'app' || (i % 500), 'App ' || (i % 500), 'org' || (i % 100),
+          'accessories', (array['silver','gold'])[1 + i % 2], '', 'activity'
+        from generate_series(1, ${total}) as i`.execute(store.db),
+  );
+  await sql`analyze activity_events`.execute(store.db);
+  const rows: string[] = [];
+  for (const [label, windowMs] of [
+    ['last 24 hours', 86_400_000],
+    ['last 7 days', 7 * 86_400_000],
+  ] as const) {
+    const filter: EventFilter = { orgName: 'demo', catalogName: 'sandbox', fromTs: now - windowMs, toTs: now + 1 };
+    const matching = Math.round((total * windowMs) / span);
+    const bucket = windowMs <= 86_400_000 ? 3_600_000 : 6 * 3_600_000;
+    const over = await timed(() => callsOverTime(store.db, filter, bucket));
+    const dims: EventDimension[] = ['api_name', 'operation_id', 'status', 'app_name', 'plan_name'];
+    const by = await timed(() => Promise.all(dims.map((d) => countBy(store.db, filter, d))));
+    const pct = await timed(() => latencyPercentiles(store.db, filter));
+    const latest = await timed(() => listEvents(store.db, filter, 100));
+    const page = await timed(() =>
+      Promise.all([callsOverTime(store.db, filter, bucket), latencyPercentiles(store.db, filter), ...dims.map((d) => countBy(store.db, filter, d)), listEvents(store.db, filter, 100)]),
+    );
+    rows.push(
+      `| ${label} (~${matching.toLocaleString('en')} events) | ${over.ms.toFixed(0)} | ${by.ms.toFixed(0)} | ${pct.ms.toFixed(0)} | ${latest.ms.toFixed(0)} | ${page.ms.toFixed(0)} |`,
+    );
+  }
+  console.log(`${total.toLocaleString('en')} events written in ${(fill.ms / 1000).toFixed(1)} s (PostgreSQL, generate_series)\n`);
+  console.log('| window | calls over time (ms) | 5 breakdowns (ms) | percentiles (ms) | latest 100 (ms) | whole analytics page (ms) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+} finally {
+  await store.close();
+  await admin(`drop database if exists ${name} with (force)`);
+}
