@@ -17,10 +17,15 @@
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { Gauge } from 'prom-client';
 import { backendFailureDecision, buildDecision } from './decision.ts';
 import type { CounterStore, LimitDecision, LimitRule } from './types.ts';
 
 /** The slice of a logger the store uses (a pino logger fits). */
+// Readable on /metrics: whether this node's counters reach Redis, and which way it fails.
+const redisUp = new Gauge({ name: 'portico_ratelimit_redis_up', help: '1 while rate-limit counters reach Redis; 0 during an outage (calls follow PORTICO_RATELIMIT_FAIL_OPEN)' });
+const failOpenGauge = new Gauge({ name: 'portico_ratelimit_fail_open', help: '1 when calls are admitted while Redis is unreachable, 0 when they are rejected' });
+
 export type CounterStoreLogger = Pick<Logger, 'warn' | 'info'>;
 
 export interface RedisCounterStoreOptions {
@@ -99,14 +104,18 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
 
   let healthy = true;
   let lastError = '';
+  redisUp.set(1);
+  failOpenGauge.set(failOpen ? 1 : 0);
   function reportDown(reason: string): void {
     if (!healthy) return;
     healthy = false;
+    redisUp.set(0);
     logger?.warn({ backend: 'redis', err: reason }, 'rate-limit counters: Redis unavailable, failing ' + (failOpen ? 'open' : 'closed'));
   }
   function reportUp(): void {
     if (healthy) return;
     healthy = true;
+    redisUp.set(1);
     logger?.info({ backend: 'redis' }, 'rate-limit counters: Redis available again');
   }
   client.on('error', (err: Error) => {

@@ -150,6 +150,10 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     assert.equal(refused.headers.get('retry-after'), '1');
     await refused.arrayBuffer();
     await within(5000, async () => /redis/i.test(open.output()) && /redis/i.test(closed.output()));
+    const metrics = async (node: PorticoProcess) => (await fetch(`${node.urls.gateway}/metrics`)).text();
+    assert.match(await metrics(open), /^portico_ratelimit_redis_up 0$/m);
+    assert.match(await metrics(open), /^portico_ratelimit_fail_open 1$/m);
+    assert.match(await metrics(closed), /^portico_ratelimit_fail_open 0$/m);
   });
 
   test('a gateway keeps serving when PostgreSQL becomes unreachable after start, and says so on /ready', async () => {
