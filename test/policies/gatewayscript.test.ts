@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { engineCeilingBytes } from '../../src/policies/gatewayscript/sandbox.ts';
 import { describe, it } from 'node:test';
 import { AssemblyError, PolicyCompileError } from '../../src/policies/types.ts';
 import { compile, makeContext } from './helpers.ts';
@@ -123,6 +124,17 @@ describe('gatewayscript policy', () => {
       const error = await failure(step, { grow: true });
       assert.equal(error.errorName, 'JavaScriptError');
       assert.match(error.message, /memory limit/);
+      const ctx = makeContext();
+      await step(ctx);
+      assert.equal(ctx.get('served'), true);
+    });
+
+    it('stops typed-array growth within the engine ceiling, then serves the next request', async () => {
+      const step = gws(`if (context.get('grow') === true) { const keep = []; for (let i = 0; i < 100000; i++) keep.push(new Float64Array(1e6)); } context.set('served', true);`);
+      const error = await failure(step, { grow: true });
+      assert.equal(error.errorName, 'JavaScriptError');
+      assert.match(error.message, /memory/);
+      assert.ok(process.memoryUsage().arrayBuffers < engineCeilingBytes() + 64 * 1024 * 1024, 'the engine stayed under its ceiling');
       const ctx = makeContext();
       await step(ctx);
       assert.equal(ctx.get('served'), true);

@@ -8,20 +8,37 @@
  * Chosen over isolated-vm on measurements (docs/policies.md, "GatewayScript engine"): ~30 µs
  * per call here, no native build, and it runs on every Node major.
  */
-import { getQuickJS } from 'quickjs-emscripten';
+import { RELEASE_SYNC, newQuickJSWASMModule, newVariant } from 'quickjs-emscripten';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
 import { preludeSource, wrapUserSource } from './prelude.ts';
 
-const quickjs = await getQuickJS();
+const pageBytes = 64 * 1024;
 
 /**
- * Bytes of the shared WebAssembly heap. QuickJS's own malloc limit is not applied to array
- * element storage in this build (measured: 40 MB of arrays under a 16 MB limit), so the
- * interrupt handler also stops a run once the heap has grown by more than the memory limit.
- * The heap view is not in quickjs-emscripten's typed API; without it only the malloc limit holds.
+ * The ceiling of the whole script engine's WebAssembly memory in this process
+ * (`PORTICO_SCRIPT_ENGINE_BYTES`, default 256 MiB). QuickJS's own malloc limit does not cover
+ * array and typed-array storage in this build, so the hard bound is the WebAssembly memory's
+ * `maximum`: an allocating loop gets "out of memory" inside the engine (measured: ~0.2 s, the
+ * heap stops at the ceiling) instead of growing the process without bound.
+ */
+export function engineCeilingBytes(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.PORTICO_SCRIPT_ENGINE_BYTES;
+  const bytes = raw === undefined || raw === '' ? 256 * 1024 * 1024 : Number(raw);
+  if (!Number.isInteger(bytes) || bytes < 32 * 1024 * 1024 || bytes > 4 * 1024 * 1024 * 1024) {
+    throw new Error(`PORTICO_SCRIPT_ENGINE_BYTES must be a whole number of bytes from 32 MiB to 4 GiB, got "${raw}"`);
+  }
+  return bytes;
+}
+
+const wasmMemory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(engineCeilingBytes() / pageBytes) });
+const quickjs = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory }));
+
+/**
+ * Bytes of the shared WebAssembly heap, so the interrupt handler can also stop one run once the
+ * heap has grown by more than its own memory limit (before the process-wide ceiling is reached).
  */
 function wasmHeapBytes(): number {
-  return (quickjs as unknown as { module?: { HEAPU8?: Uint8Array } }).module?.HEAPU8?.byteLength ?? 0;
+  return wasmMemory.buffer.byteLength;
 }
 
 /** What a script may do to the request; implemented over the FlowContext by the policy. */
