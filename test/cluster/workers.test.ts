@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
+import { startDemo } from '../../src/cli/demo.ts';
+import type { DemoHandle } from '../../src/cli/demo.ts';
+import { loadSettings } from '../../src/config/config.ts';
+import { findConsumerOrgByName } from '../../src/store/consumers.ts';
+import { startPortico } from '../helpers/processes.ts';
+import type { PorticoProcess } from '../helpers/processes.ts';
+
+describe('serve --workers 2 without Redis', () => {
+  let dataDir: string;
+  let demo: DemoHandle;
+  let node: PorticoProcess;
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'portico-workers-'));
+    // The demo sets up the catalog and its sample backends in this process, on a SQLite file
+    // the worker cluster then serves from.
+    const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0' }, { dataDir });
+    demo = await startDemo(settings, pino({ level: 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
+    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, ['gateway']);
+  });
+  after(async () => {
+    await node?.stop();
+    await demo?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('the workers share one port and together admit exactly the plan limit', async () => {
+    assert.match(node.output(), /\(2 workers\)/);
+    const services = demo.platform.services;
+    const { orgId, sandbox } = await services.ensureOrg('demo');
+    await services.signUp(sandbox.id, { email: 'workers@example.com', password: 'dev-pass-1234', orgTitle: 'Workers' });
+    const org = (await findConsumerOrgByName(services.store.db, sandbox.id, 'workers'))!;
+    const { app, credential } = await services.createApp(org.id, { title: 'Workers App' });
+    const product = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
+    await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'silver', viewer: 'authenticated' });
+    const url = `${node.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`;
+    const headers = { 'X-IBM-Client-Id': credential.client_id };
+    // The workers learn of the new subscription by polling the store's change counter.
+    const deadline = Date.now() + 5000;
+    let seen = 0;
+    let admittedBefore = 0;
+    while (Date.now() < deadline && seen < 8) {
+      const response = await fetch(url, { method: 'HEAD', headers: { ...headers, connection: 'close' } });
+      seen = response.status === 200 ? seen + 1 : 0;
+      if (response.status === 200) admittedBefore++;
+    }
+    assert.equal(seen, 8, 'both workers know the subscription');
+    const statuses = await Promise.all(
+      Array.from({ length: 150 }, () => fetch(url, { headers: { ...headers, connection: 'close' } }).then(async (r) => (await r.arrayBuffer(), r.status))),
+    );
+    // The HEAD calls that were admitted counted against the plan too.
+    assert.equal(statuses.filter((s) => s === 200).length + admittedBefore, 100, JSON.stringify(statuses));
+    assert.equal(statuses.filter((s) => s === 429).length, 150 - (100 - admittedBefore));
+  });
+});
