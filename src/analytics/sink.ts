@@ -9,6 +9,16 @@ import { insertEvents } from '../store/analytics.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 
+// SQLite writes are synchronous (better-sqlite3): one 500-row insert holds the event loop for
+// ~5 ms, which every request in flight waits out. Smaller statements with a turn of the event
+// loop between them keep each stall well under a millisecond.
+const rowsPerWrite = 50;
+
+/** Lets the requests waiting on the event loop run before the next write. */
+function yieldToRequests(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 export interface AnalyticsSinkOptions {
   store: Store;
   logger: Logger;
@@ -56,10 +66,11 @@ export class AnalyticsSink {
 
   private async writeQueued(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.batchSize);
+      const batch = this.queue.splice(0, Math.min(this.options.batchSize, rowsPerWrite));
       try {
         await insertEvents(this.options.store.db, batch);
         this.written += batch.length;
+        if (this.queue.length > 0) await yieldToRequests();
       } catch (error) {
         // Keep the batch for the next attempt; the store may be restarting.
         this.queue.unshift(...batch);
