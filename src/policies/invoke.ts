@@ -128,18 +128,34 @@ function bodyBytes(message: MessageVar): Buffer | string | undefined {
   return JSON.stringify(body);
 }
 
-/** The names of the query parameters the request carried, to forward per parameter-control. */
-function forwardedQuery(ctx: FlowContext, control: InvokeConfig['parameter-control']): string {
+/**
+ * The query parameters of the request to forward per parameter-control, decided at compile
+ * time: the default (an empty allowlist) forwards nothing and costs nothing per request.
+ */
+function compileForwardedQuery(control: InvokeConfig['parameter-control']): ((ctx: FlowContext) => string) | undefined {
   const type = control?.type ?? 'allowlist';
   const values = new Set(control?.values ?? []);
-  if (type === 'allowlist' && values.size === 0) return '';
-  const incoming = new URLSearchParams(ctx.request.search);
-  const kept = new URLSearchParams();
-  for (const [name, value] of incoming) {
-    if (type === 'allowlist' ? values.has(name) : !values.has(name)) kept.append(name, value);
-  }
-  const text = kept.toString();
-  return text;
+  if (type === 'allowlist' && values.size === 0) return undefined;
+  return function forwardedQuery(ctx: FlowContext): string {
+    const incoming = new URLSearchParams(ctx.request.search);
+    const kept = new URLSearchParams();
+    for (const [name, value] of incoming) {
+      if (type === 'allowlist' ? values.has(name) : !values.has(name)) kept.append(name, value);
+    }
+    return kept.toString();
+  };
+}
+
+/** Origin and path of a URL; the constant target is split once, at compile time. */
+interface SplitUrl {
+  origin: string;
+  path: string;
+  protocol: string;
+}
+
+function splitUrl(target: string): SplitUrl {
+  const parsed = new URL(target);
+  return { origin: parsed.origin, path: parsed.pathname + parsed.search, protocol: parsed.protocol };
 }
 
 function isSoapFault(body: Buffer, contentType: string | undefined): boolean {
@@ -163,9 +179,10 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     throw new PolicyCompileError(`${path}.target-url`, 'required', 'target-url is required');
   }
   const url = compileUrlTemplate(config['target-url'], api.properties);
+  let constantTarget: SplitUrl | undefined;
   if (url.constant) {
     try {
-      new URL(url.template);
+      constantTarget = splitUrl(url.template);
     } catch {
       throw new PolicyCompileError(`${path}.target-url`, 'format', `target-url "${url.template}" is not a valid URL`);
     }
@@ -176,7 +193,7 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
   const output = config.output && config.output.length > 0 ? config.output : 'message';
   const stops = stopSet(config);
   const allowHeader = headerFilter(config['header-control']);
-  const parameterControl = config['parameter-control'];
+  const forwardedQuery = compileForwardedQuery(config['parameter-control']);
   const dispatcher = dispatcherFor(config['tls-profile'], api.settings);
   const maxBytes = api.settings.maxBackendBodyBytes;
   const basicAuth =
@@ -189,28 +206,33 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     new AssemblyError(errorName, message, { status, policy: title, cause });
 
   return async function invoke(ctx: FlowContext): Promise<void> {
-    let target: string;
-    try {
-      target = url.render(ctx);
-    } catch (error) {
-      throw fail('ConnectionError', `invalid target URL: ${(error as Error).message}`, 502, error);
-    }
-    const extraQuery = forwardedQuery(ctx, parameterControl);
-    if (extraQuery) target += (target.includes('?') ? '&' : '?') + extraQuery;
-    let parsed: URL;
-    try {
-      parsed = new URL(target);
-    } catch {
-      throw fail('ConnectionError', `the target URL "${target}" is not valid`, 502);
+    const extraQuery = forwardedQuery?.(ctx);
+    let parsed: SplitUrl;
+    if (constantTarget !== undefined && !extraQuery) {
+      parsed = constantTarget;
+    } else {
+      let target: string;
+      try {
+        target = url.render(ctx);
+      } catch (error) {
+        throw fail('ConnectionError', `invalid target URL: ${(error as Error).message}`, 502, error);
+      }
+      if (extraQuery) target += (target.includes('?') ? '&' : '?') + extraQuery;
+      try {
+        parsed = splitUrl(target);
+      } catch {
+        throw fail('ConnectionError', `the target URL "${target}" is not valid`, 502);
+      }
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw fail('ConnectionError', `unsupported protocol ${parsed.protocol}`, 502);
 
     const message = ctx.message;
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(message.headers)) {
+    const incoming = message.headers;
+    for (const name in incoming) {
       const lower = name.toLowerCase();
       if (hopByHop.has(lower) || consumerCredentials.has(lower) || !allowHeader(lower)) continue;
-      headers[lower] = value;
+      headers[lower] = incoming[name];
     }
     if (basicAuth) headers.authorization = basicAuth;
     const method = verb === 'KEEP' ? ctx.request.verb : verb;
@@ -221,7 +243,7 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     try {
       response = await dispatcher.request({
         origin: parsed.origin,
-        path: parsed.pathname + parsed.search,
+        path: parsed.path,
         method: method as Dispatcher.HttpMethod,
         headers,
         body,
@@ -245,7 +267,9 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     ctx.backendMs += performance.now() - started;
 
     const responseHeaders: Record<string, string> = {};
-    for (const [name, value] of Object.entries(response.headers)) {
+    const answered = response.headers;
+    for (const name in answered) {
+      const value = answered[name];
       if (value === undefined || hopByHop.has(name)) continue;
       responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
     }
@@ -301,18 +325,23 @@ function describeConnectError(error: unknown): string {
   return (error as Error).message || 'connection failed';
 }
 
-async function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      body.destroy();
-      throw new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, { status: 502 });
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+/** Reads the whole body, up to `maxBytes` (events, not an async iterator: one promise per body, not per chunk). */
+function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        body.destroy();
+        reject(new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, { status: 502 }));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    body.once('error', reject);
+  });
 }
 
 export const invokePolicy: PolicyType<InvokeConfig> = {
