@@ -47,8 +47,8 @@ function retarget(text: string, urls: Record<string, number>): string {
   return out;
 }
 
-async function applyExamples(services: Services, orgId: string, ports: Record<string, number>, logger: Logger): Promise<void> {
-  const folder = readDefinitionFolder(demo.examples);
+async function applyExamples(services: Services, orgId: string, ports: Record<string, number>, logger: Logger, dir: string): Promise<void> {
+  const folder = readDefinitionFolder(dir);
   const attachments = (files: Record<string, string>) => Object.fromEntries(Object.entries(files).map(([n, t]) => [n, retarget(t, ports)]));
   for (const doc of folder.apis) {
     // Imported offline, as the spec says; then activated for the demo.
@@ -89,7 +89,7 @@ async function ensureSubscription(services: Services, orgId: string, consumerOrg
 }
 
 /** Starts the whole demo; `settings` decide ports and store. */
-export async function startDemo(settings: Readonly<Settings>, logger: Logger, samplePorts = demo.samplePorts): Promise<DemoHandle> {
+export async function startDemo(settings: Readonly<Settings>, logger: Logger, samplePorts = demo.samplePorts, examplesDir = demo.examples): Promise<DemoHandle> {
   let samples: Awaited<ReturnType<typeof startSamples>>;
   try {
     samples = await startSamples(samplePorts, '127.0.0.1');
@@ -114,7 +114,7 @@ export async function startDemo(settings: Readonly<Settings>, logger: Logger, sa
       await services.addProviderUser(orgId, demo.provider);
     }
     const ports = Object.fromEntries(Object.entries(samples.urls).map(([name, url]) => [name, Number(new URL(url).port)]));
-    await applyExamples(services, orgId, ports, logger);
+    await applyExamples(services, orgId, ports, logger, examplesDir);
     const app = await ensureDeveloperApp(services, sandbox.id);
     await ensureSubscription(services, orgId, app.consumerOrgId, app.clientId, 'accessories', '1.0.0', 'gold');
     await ensureSubscription(services, orgId, app.consumerOrgId, app.clientId, 'inventory', '1.0.0', 'default');

@@ -146,12 +146,13 @@ program
   .command('demo')
   .description('run the Accessories demo: samples, gateway, portal and console, all on 127.0.0.1')
   .option('--data-dir <dir>', 'folder for the SQLite store', 'data')
-  .action(async (options: { dataDir: string }) => {
+  .option('--examples <dir>', 'the definitions to apply', demo.examples)
+  .action(async (options: { dataDir: string; examples: string }) => {
     const env = { ...process.env, PORTICO_HOST: '127.0.0.1' };
     const settings = loadSettings(env, { dataDir: options.dataDir });
     const logger = createLogger(process.env.PORTICO_LOG_LEVEL ?? 'warn');
     const samplePorts = parseSamplePorts(process.env.PORTICO_SAMPLE_PORTS);
-    const handle = await startDemo(settings, logger, samplePorts);
+    const handle = await startDemo(settings, logger, samplePorts, options.examples);
     const urls = handle.platform.urls;
     out('Portico demo is running (Ctrl-C stops it).');
     out('');
