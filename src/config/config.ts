@@ -46,6 +46,20 @@ export interface Settings {
   portalCatalog: string | undefined;
   /** Trust X-Forwarded-* from a reverse proxy in front of the portal (client address, https). */
   trustProxy: boolean;
+  /** TLS profiles an invoke names by `tls-profile`: PEM file paths and verification, by name. */
+  tlsProfiles: Record<string, TlsProfileSetting>;
+  /** Header and JSON field names replaced by `[redacted]` in captured activity payloads. */
+  analyticsRedact: string[];
+}
+
+export interface TlsProfileSetting {
+  /** CA bundle (PEM file) that backend certificates must chain to. */
+  ca?: string;
+  /** Client certificate and key (PEM files) for mutual TLS. */
+  cert?: string;
+  key?: string;
+  /** Verify the backend's certificate (default true). */
+  rejectUnauthorized?: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -66,6 +80,30 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected true or false, got "${raw}"` });
+}
+
+function tlsProfiles(env: Env): Record<string, TlsProfileSetting> {
+  const raw = env.PORTICO_TLS_PROFILES;
+  if (raw === undefined || raw === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TLS_PROFILES', reason: `not JSON: ${(error as Error).message}` });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TLS_PROFILES', reason: 'expected {"name": {"ca": "file.pem", …}}' });
+  }
+  for (const [name, profile] of Object.entries(value)) {
+    const fields = profile as Record<string, unknown>;
+    const wrong = Object.entries(fields ?? {}).find(([key, v]) =>
+      key === 'rejectUnauthorized' ? typeof v !== 'boolean' : !['ca', 'cert', 'key'].includes(key) || typeof v !== 'string',
+    );
+    if (typeof profile !== 'object' || profile === null || wrong) {
+      throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TLS_PROFILES', reason: `profile ${name}: fields are ca, cert, key (file paths) and rejectUnauthorized (boolean)` });
+    }
+  }
+  return value as Record<string, TlsProfileSetting>;
 }
 
 function portalCatalog(env: Env): string | undefined {
@@ -129,6 +167,8 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     namedRateLimits: jsonObject(env, 'PORTICO_NAMED_RATE_LIMITS'),
     portalCatalog: portalCatalog(env),
     trustProxy: boolean(env, 'PORTICO_TRUST_PROXY', false),
+    tlsProfiles: tlsProfiles(env),
+    analyticsRedact: (env.PORTICO_ANALYTICS_REDACT ?? '').split(',').map((name) => name.trim()).filter((name) => name.length > 0),
     ...overrides,
   };
   return Object.freeze(settings);

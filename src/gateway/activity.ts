@@ -8,7 +8,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, SubscriptionInfo } from './snapshot.ts';
 
-const redactedHeaders = new Set(['x-ibm-client-secret', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+const credentialHeaders = ['x-ibm-client-secret', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
+
+/** What activity capture replaces by `[redacted]`: credential headers always, plus named headers and JSON fields. */
+export interface Redaction {
+  headers: ReadonlySet<string>;
+  fields: ReadonlySet<string>;
+}
+
+/** Builds the redaction from `PORTICO_ANALYTICS_REDACT` names (each applies to headers and JSON fields, case-insensitively). */
+export function createRedaction(names: readonly string[] = []): Redaction {
+  const lower = names.map((name) => name.toLowerCase());
+  return { headers: new Set([...credentialHeaders, ...lower]), fields: new Set(lower) };
+}
+
+const defaultRedaction = createRedaction();
 
 export interface ActivityInput {
   req: IncomingMessage;
@@ -26,21 +40,39 @@ export interface ActivityInput {
   requestBody: Buffer | undefined;
   responseBody: Buffer | string | undefined;
   maxPayloadBytes: number;
+  redaction?: Redaction;
 }
 
-function headerText(headers: Record<string, unknown>): string {
+function headerText(headers: Record<string, unknown>, redaction: Redaction): string {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    out[name] = redactedHeaders.has(name.toLowerCase()) ? '[redacted]' : Array.isArray(value) ? value.join(', ') : String(value);
+    out[name] = redaction.headers.has(name.toLowerCase()) ? '[redacted]' : Array.isArray(value) ? value.join(', ') : String(value);
   }
   return JSON.stringify(out);
 }
 
-function payloadText(body: Buffer | string | undefined, limit: number): string | null {
+/** Replaces the values of named fields anywhere in a JSON value. */
+function redactFields(value: unknown, fields: ReadonlySet<string>): unknown {
+  if (Array.isArray(value)) return value.map((item) => redactFields(item, fields));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = fields.has(key.toLowerCase()) ? '[redacted]' : redactFields(item, fields);
+  return out;
+}
+
+function payloadText(body: Buffer | string | undefined, limit: number, redaction: Redaction): string | null {
   if (body === undefined) return null;
-  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  if (bytes.length <= limit) return bytes.toString('utf8');
+  let text = typeof body === 'string' ? body : body.toString('utf8');
+  if (redaction.fields.size > 0 && /^\s*[[{]/.test(text)) {
+    try {
+      text = JSON.stringify(redactFields(JSON.parse(text), redaction.fields));
+    } catch {
+      // Not JSON after all: a named field cannot be found in it, so nothing to hide.
+    }
+  }
+  const bytes = Buffer.from(text);
+  if (bytes.length <= limit) return text;
   return `${bytes.subarray(0, limit).toString('utf8')}…[truncated ${bytes.length - limit} bytes]`;
 }
 
@@ -52,6 +84,7 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
   if (content === 'none') return undefined;
   const withHeaders = content === 'header' || content === 'payload';
   const withPayload = content === 'payload';
+  const redaction = input.redaction ?? defaultRedaction;
   return {
     ts: Date.now(),
     tx_id: input.txId,
@@ -73,9 +106,9 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
     plan_name: input.subscription?.planName ?? '',
     error_name: input.errorName ?? '',
     content,
-    request_headers: withHeaders ? headerText(input.req.headers) : null,
-    request_body: withPayload ? payloadText(input.requestBody, input.maxPayloadBytes) : null,
-    response_headers: withHeaders ? headerText(input.res.getHeaders()) : null,
-    response_body: withPayload ? payloadText(input.responseBody, input.maxPayloadBytes) : null,
+    request_headers: withHeaders ? headerText(input.req.headers, redaction) : null,
+    request_body: withPayload ? payloadText(input.requestBody, input.maxPayloadBytes, redaction) : null,
+    response_headers: withHeaders ? headerText(input.res.getHeaders(), redaction) : null,
+    response_body: withPayload ? payloadText(input.responseBody, input.maxPayloadBytes, redaction) : null,
   };
 }

@@ -3,6 +3,7 @@
  * registry and the policy settings (timeouts, script limits, named rate limits).
  */
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { AnalyticsSink } from '../analytics/sink.ts';
 import type { Settings } from '../config/config.ts';
@@ -11,6 +12,7 @@ import { PorticoError } from '../errors.ts';
 import { createWorkerCounterStore } from '../ratelimit/cluster.ts';
 import { createCounterStore } from '../ratelimit/index.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
+import type { PolicySettings } from '../policies/types.ts';
 import { loadSnapshotData } from '../store/snapshot-data.ts';
 import type { Store } from '../store/store.ts';
 import { createPolicyRegistry } from './policies.ts';
@@ -31,6 +33,24 @@ export function namedLimits(written: Record<string, string>): Record<string, rea
   return out;
 }
 
+/** Reads the PEM files of the TLS profiles once, at start; a missing file names the profile. */
+export function loadTlsProfiles(profiles: Settings['tlsProfiles']): PolicySettings['tlsProfiles'] {
+  const out: PolicySettings['tlsProfiles'] = {};
+  for (const [name, profile] of Object.entries(profiles)) {
+    const read = (field: 'ca' | 'cert' | 'key') => {
+      const file = profile[field];
+      if (file === undefined) return undefined;
+      try {
+        return readFileSync(file, 'utf8');
+      } catch (error) {
+        throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TLS_PROFILES', reason: `profile ${name}: cannot read ${field} ${file}: ${(error as Error).message}` });
+      }
+    };
+    out[name] = { ca: read('ca'), cert: read('cert'), key: read('key'), rejectUnauthorized: profile.rejectUnauthorized ?? true };
+  }
+  return out;
+}
+
 export function createGateway(settings: Readonly<Settings>, store: Store, logger: Logger): Gateway {
   // Workers of one machine without Redis count in the primary process, so limits stay exact.
   const counters =
@@ -43,7 +63,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     registry: createPolicyRegistry(),
     policySettings: {
       maxBackendBodyBytes: settings.maxBackendBodyBytes,
-      tlsProfiles: {},
+      tlsProfiles: loadTlsProfiles(settings.tlsProfiles),
       script: { timeoutMs: settings.scriptTimeoutMs, memoryBytes: settings.scriptMemoryBytes },
       invokeDenyHosts: [],
       counters,
@@ -53,5 +73,6 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     loadSnapshotData: () => loadSnapshotData(store.db),
     sink: new AnalyticsSink({ store, logger, batchSize: settings.analyticsBatchSize, flushMs: settings.analyticsFlushMs }),
     analyticsMaxPayloadBytes: settings.analyticsMaxPayloadBytes,
+    analyticsRedact: settings.analyticsRedact,
   });
 }

@@ -23,7 +23,8 @@ import type { SnapshotData } from '../store/snapshot-data.ts';
 import type { AnalyticsSink } from '../analytics/sink.ts';
 import { GatewayContext } from './context.ts';
 import type { PolicyRegistry } from './flow.ts';
-import { buildActivityEvent } from './activity.ts';
+import { buildActivityEvent, createRedaction } from './activity.ts';
+import type { Redaction } from './activity.ts';
 import { compileSnapshot, matchRoute } from './snapshot.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, Snapshot, SubscriptionInfo } from './snapshot.ts';
 
@@ -36,6 +37,8 @@ export interface GatewayOptions {
   loadSnapshotData: () => Promise<SnapshotData>;
   sink?: AnalyticsSink;
   analyticsMaxPayloadBytes?: number;
+  /** Header and JSON field names redacted in captured payloads (besides credentials). */
+  analyticsRedact?: string[];
 }
 
 const requestsTotal = new Counter({
@@ -112,7 +115,11 @@ export class Gateway {
   private readonly abort = new AbortController();
   private draining = false;
 
-  constructor(private readonly options: GatewayOptions) {}
+  private readonly redaction: Redaction;
+
+  constructor(private readonly options: GatewayOptions) {
+    this.redaction = createRedaction(options.analyticsRedact);
+  }
 
   get current(): Snapshot | undefined {
     return this.snapshot;
@@ -352,6 +359,7 @@ export class Gateway {
       requestBody: state.requestBody,
       responseBody: payload,
       maxPayloadBytes: this.options.analyticsMaxPayloadBytes ?? 65_536,
+      redaction: this.redaction,
     });
     if (event) sink.record(event);
   }

@@ -173,6 +173,19 @@ function faultString(body: Buffer, maxBytes: number): string {
   return match ? match[1].trim() : 'SOAP Fault';
 }
 
+/**
+ * The gateway's TLS profile an invoke names. API Connect writes `name:version`
+ * (`tls-profile: backend-ca:1.0.0`); the gateway's profiles are matched with or without the
+ * version. An unknown profile fails the publish.
+ */
+function tlsProfileName(written: string | undefined, settings: PolicySettings, path: string): string | undefined {
+  if (written === undefined || written === '') return undefined;
+  if (Object.hasOwn(settings.tlsProfiles, written)) return written;
+  const bare = written.replace(/:[^:]+$/, '');
+  if (Object.hasOwn(settings.tlsProfiles, bare)) return bare;
+  throw new PolicyCompileError(`${path}.tls-profile`, 'unknown-tls-profile', `no TLS profile ${written} is configured on this gateway (PORTICO_TLS_PROFILES)`);
+}
+
 /** Compiles an invoke policy into its step. */
 export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: string, kind: 'invoke' | 'proxy' = 'invoke'): Step {
   if (typeof config['target-url'] !== 'string' || config['target-url'].length === 0) {
@@ -194,7 +207,8 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
   const stops = stopSet(config);
   const allowHeader = headerFilter(config['header-control']);
   const forwardedQuery = compileForwardedQuery(config['parameter-control']);
-  const dispatcher = dispatcherFor(config['tls-profile'], api.settings);
+  const profile = tlsProfileName(config['tls-profile'], api.settings, path);
+  const dispatcher = dispatcherFor(profile, api.settings);
   const maxBytes = api.settings.maxBackendBodyBytes;
   const basicAuth =
     typeof config.username === 'string' && config.username.length > 0

@@ -76,3 +76,25 @@ describe('activity log', () => {
     }
   });
 });
+
+describe('activity log redaction', () => {
+  let t: TestDemo;
+  before(async () => {
+    t = await startTestDemo({ PORTICO_ANALYTICS_REDACT: 'X-Trace-Token, ground' });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('named headers and JSON fields are recorded as [redacted]; the consumer still gets them', async () => {
+    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': t.handle.clientId, 'X-Trace-Token': 'secret-trace' } });
+    const body = (await response.json()) as { xyz: { ground: string } };
+    assert.equal(body.xyz.ground, '19.85');
+    const event = await eventFor(t, response.headers.get('x-global-transaction-id')!);
+    assert.equal(JSON.parse(event.request_headers!)['x-trace-token'], '[redacted]');
+    assert.deepEqual(JSON.parse(event.response_body!), {
+      xyz: { next_day: '37.71', two_day: '25.80', ground: '[redacted]' },
+      cek: { next_day: '34.28', two_day: '23.45', ground: '[redacted]' },
+    });
+  });
+});

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { compileAssembly } from '../../src/gateway/flow.ts';
+import { createPolicyRegistry } from '../../src/gateway/policies.ts';
+import { AssemblyError, PolicyCompileError, RawBody } from '../../src/policies/types.ts';
+import type { PolicySettings } from '../../src/policies/types.ts';
+import { makeContext } from './helpers.ts';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+}
+
+const baseSettings: PolicySettings = { maxBackendBodyBytes: 1 << 20, tlsProfiles: {}, script: { timeoutMs: 200, memoryBytes: 1 << 24 }, invokeDenyHosts: [] };
+
+function compile(invoke: Record<string, unknown>, settings: PolicySettings = baseSettings, properties: Record<string, string> = {}) {
+  return compileAssembly(
+    { execute: [{ invoke: { version: '2.0.0', title: 'call', ...invoke } }] },
+    { name: 'api', version: '1.0.0', document: {}, properties, catalog: { name: 'sandbox', orgName: 'org' }, settings },
+    createPolicyRegistry(),
+  );
+}
+
+describe('invoke', () => {
+  let server: Server;
+  let base: string;
+  const seen: Seen[] = [];
+  before(async () => {
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        if (req.url?.startsWith('/slow')) return void setTimeout(() => res.end('late'), 3000);
+        if (req.url?.startsWith('/fail')) {
+          res.writeHead(503, { 'content-type': 'application/json' });
+          return void res.end('{"down":true}');
+        }
+        res.writeHead(200, { 'content-type': 'application/json', 'x-backend': 'yes' });
+        res.end(JSON.stringify({ ok: true, method: req.method }));
+      });
+    });
+    base = `http://127.0.0.1:${await listen(server)}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('sends the message with verb keep, drops consumer credentials and hop-by-hop headers, and stores the answer in message', async () => {
+    const step = compile({ 'target-url': `${base}/items` });
+    const ctx = makeContext({ verb: 'POST', headers: { 'x-ibm-client-id': 'id', 'x-ibm-client-secret': 's', connection: 'keep-alive', 'x-custom': 'c', 'content-type': 'application/json' } });
+    ctx.message.headers = { ...ctx.request.headers };
+    ctx.message.body = new RawBody(Buffer.from('{"a":1}'), 'application/json');
+    await step(ctx);
+    const last = seen.at(-1)!;
+    assert.equal(last.method, 'POST');
+    assert.equal(last.body, '{"a":1}');
+    assert.equal(last.headers['x-custom'], 'c');
+    assert.equal(last.headers['x-ibm-client-id'], undefined);
+    assert.equal(last.headers['x-ibm-client-secret'], undefined);
+    assert.equal(ctx.message.status.code, 200);
+    assert.equal(ctx.message.headers['x-backend'], 'yes');
+    assert.deepEqual(ctx.get('message.body'), { ok: true, method: 'POST' });
+  });
+
+  it('substitutes properties and parameters, encoding a parameter so it cannot add a query parameter', async () => {
+    const step = compile({ 'target-url': '$(svc)/q?to={zip}', verb: 'GET', output: 'out' }, baseSettings, { svc: base });
+    const ctx = makeContext({ parameters: { zip: '1&admin=true' } });
+    await step(ctx);
+    assert.equal(seen.at(-1)!.url, '/q?to=1%26admin%3Dtrue');
+    assert.deepEqual(ctx.get('out.body'), { ok: true, method: 'GET' });
+  });
+
+  it('honours header-control allowlists and parameter-control', async () => {
+    const step = compile({ 'target-url': `${base}/h`, verb: 'GET', 'header-control': { type: 'allowlist', values: ['x-keep'] }, 'parameter-control': { type: 'allowlist', values: ['page'] } });
+    const ctx = makeContext({ search: '?page=2&secret=x', headers: { 'x-keep': '1', 'x-drop': '2' } });
+    ctx.message.headers = { ...ctx.request.headers };
+    await step(ctx);
+    const last = seen.at(-1)!;
+    assert.equal(last.url, '/h?page=2');
+    assert.equal(last.headers['x-keep'], '1');
+    assert.equal(last.headers['x-drop'], undefined);
+  });
+
+  it('sends basic credentials from username and password', async () => {
+    await compile({ 'target-url': `${base}/auth`, verb: 'GET', username: 'u', password: 'p' })(makeContext());
+    assert.equal(seen.at(-1)!.headers.authorization, `Basic ${Buffer.from('u:p').toString('base64')}`);
+  });
+
+  it('raises OperationError on a 5xx only when stop-on-error lists it; otherwise the answer flows on', async () => {
+    const lenient = makeContext();
+    await compile({ 'target-url': `${base}/fail`, verb: 'GET', output: 'r', 'stop-on-error': [] })(lenient);
+    assert.equal(lenient.get('r.status.code'), 503);
+    await assert.rejects(
+      async () => compile({ 'target-url': `${base}/fail`, verb: 'GET', 'stop-on-error': ['OperationError'] })(makeContext()),
+      (error: unknown) => error instanceof AssemblyError && error.errorName === 'OperationError',
+    );
+  });
+
+  it('a refused connection is ConnectionError 502; into an output variable with stop-on-error empty the flow goes on', async () => {
+    await assert.rejects(
+      async () => compile({ 'target-url': 'http://127.0.0.1:1/x', verb: 'GET' })(makeContext()),
+      (error: unknown) => error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 502,
+    );
+    const ctx = makeContext();
+    await compile({ 'target-url': 'http://127.0.0.1:1/x', verb: 'GET', output: 'r' })(ctx);
+    assert.equal(ctx.get('r.status.code'), 502);
+  });
+
+  it('a backend slower than timeout is ConnectionError 504', async () => {
+    const started = Date.now();
+    await assert.rejects(
+      async () => compile({ 'target-url': `${base}/slow`, verb: 'GET', timeout: 1 })(makeContext()),
+      (error: unknown) => error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 504,
+    );
+    assert.ok(Date.now() - started < 2500);
+  });
+
+  it('refuses an invalid constant target-url and a timeout out of range at publish time', () => {
+    assert.throws(() => compile({ 'target-url': 'not a url' }), (e: unknown) => e instanceof PolicyCompileError && e.path.endsWith('invoke.target-url'));
+    assert.throws(() => compile({ 'target-url': base, timeout: -1 }), (e: unknown) => e instanceof PolicyCompileError && e.path.endsWith('invoke.timeout'));
+  });
+});
+
+describe('invoke over TLS profiles', () => {
+  let dir: string;
+  let server: Server;
+  let url: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'portico-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"secure":true}');
+    });
+    url = `https://127.0.0.1:${await listen(server)}/`;
+  });
+  after(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('trusts a backend whose certificate the profile\'s CA vouches for, named as API Connect writes it', async () => {
+    const settings: PolicySettings = { ...baseSettings, tlsProfiles: { 'backend-ca': { ca: readFileSync(join(dir, 'cert.pem'), 'utf8'), rejectUnauthorized: true } } };
+    const ctx = makeContext();
+    await compile({ 'target-url': url, verb: 'GET', 'tls-profile': 'backend-ca:1.0.0' }, settings)(ctx);
+    assert.deepEqual(ctx.get('message.body'), { secure: true });
+  });
+
+  it('refuses an unverified certificate without a profile', async () => {
+    await assert.rejects(
+      async () => compile({ 'target-url': url, verb: 'GET' })(makeContext()),
+      (error: unknown) => error instanceof AssemblyError && error.errorName === 'ConnectionError',
+    );
+  });
+
+  it('an unknown profile fails the publish', () => {
+    assert.throws(() => compile({ 'target-url': url, 'tls-profile': 'nope' }), (e: unknown) => e instanceof PolicyCompileError && e.rule === 'unknown-tls-profile');
+  });
+});
