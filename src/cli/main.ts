@@ -211,8 +211,17 @@ program
   .command('import <file>')
   .description('import an API definition (YAML or JSON), or a WSDL (.wsdl, or a .zip with its XSDs) as a REST API; it is created offline')
   .option('--replace', 'replace an API with the same name and version')
-  .action(async (file: string, options: { replace?: boolean }) => {
+  .option('--target-of <api>', 'add the WSDL service to an existing API (name:version) as a targets entry instead')
+  .action(async (file: string, options: { replace?: boolean; targetOf?: string }) => {
     const source = importSource(file);
+    if (options.targetOf !== undefined) {
+      const [name, version] = options.targetOf.split(':');
+      if (!name || !version) throw new PorticoError('CONFIG_INVALID', { setting: '--target-of', reason: 'expected name:version' });
+      if (!source.text.trimStart().startsWith('<')) throw new PorticoError('CLI_FILE', { file, reason: '--target-of takes a WSDL (.wsdl or .zip)' });
+      const added = (await api('POST', `/api/apis/${encodeURIComponent(name)}/${encodeURIComponent(version)}/targets`, { document: source.text, file: source.file, attachments: source.attachments })) as { target: string };
+      out(`added target ${added.target} to api ${name}:${version}`);
+      return;
+    }
     const result = (await api('POST', '/api/apis', { document: source.text, file: source.file, attachments: source.attachments, replace: options.replace === true })) as {
       name: string;
       version: string;

@@ -156,6 +156,18 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
     },
     {
       method: 'POST',
+      url: '/api/apis/:name/:version/targets',
+      summary: 'Add a SOAP service from a WSDL to the API as an x-ibm-configuration.targets entry',
+      tag: 'apis',
+      body: documentBody,
+      handler: async (request) => {
+        const body = request.body as { document: string; file?: string; attachments?: Record<string, string> };
+        const result = await services.addWsdlTarget(orgId(request), ...apiKey(request), { text: body.document, file: body.file ?? 'service.wsdl', attachments: body.attachments });
+        return { ...apiSummary(result.api), target: result.service };
+      },
+    },
+    {
+      method: 'POST',
       url: '/api/apis/:name/:version/activate',
       summary: 'Bring an API online',
       tag: 'apis',

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { detectDocumentKind, parseApiDocument, parseProductDocument } from '../definitions/index.ts';
 import type { ApiDefinition, ProductDefinition } from '../definitions/types.ts';
 import { PorticoError } from '../errors.ts';
+import { addWsdlTarget } from '../soap/add-target.ts';
 import { apiSourceFromWsdl } from '../soap/wsdl-import.ts';
 import * as apisRepo from '../store/apis.ts';
 import { recordChange } from '../store/changes.ts';
@@ -173,6 +174,19 @@ export class Services {
       }),
     );
     return { api, definition, created: true, changed: true };
+  }
+
+  /**
+   * Adds a WSDL service to an existing API as an `x-ibm-configuration.targets` entry (mode b
+   * of the WSDL import); the result is validated like any import before it is stored.
+   */
+  async addWsdlTarget(orgId: string, name: string, version: string, wsdl: { text: string; file: string; attachments?: Record<string, string> }): Promise<{ api: ApiRow; service: string }> {
+    const api = await this.api(orgId, name, version);
+    const { document, service } = addWsdlTarget(JSON.parse(api.document) as Record<string, unknown>, wsdl);
+    const definition = parseApiDocument(JSON.stringify(document), `${name}:${version}`);
+    const attachments = { ...(JSON.parse(api.attachments) as Record<string, string>), ...wsdl.attachments, [wsdl.file.split(/[\\/]/).pop() ?? wsdl.file]: wsdl.text };
+    await this.change('api', (trx) => apisRepo.replaceApiDocument(trx, api.id, { title: definition.title, basePath: definition.basePath, document: definition.document, attachments }));
+    return { api: (await apisRepo.findApiById(this.db, api.id))!, service };
   }
 
   async api(orgId: string, name: string, version: string): Promise<ApiRow> {

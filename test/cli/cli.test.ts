@@ -76,6 +76,20 @@ describe('portico CLI against a running management server', () => {
     assert.equal(replaced.stdout, 'unchanged api logistics:2.0.0 (offline)\n');
   });
 
+  test('import --target-of adds a WSDL service to an existing API as a targets entry', async () => {
+    const run = await portico(['import', join(examples, 'financing.wsdl'), '--target-of', 'logistics:2.0.0'], env);
+    assert.equal(run.stdout, 'added target financingService to api logistics:2.0.0\n', run.stderr);
+    const stored = await t.call('GET', '/api/apis/logistics/2.0.0');
+    const ibm = stored.body.document['x-ibm-configuration'];
+    assert.equal(ibm.targets.financingService['x-ibm-configuration'].type, 'wsdl');
+    assert.equal(ibm.targets.financingService['x-ibm-configuration']['wsdl-definition'].service, 'financingService');
+    assert.ok(ibm.targets.financingService.paths['/financing'].post['x-ibm-soap']['soap-action']);
+    assert.match(ibm.properties.financingService_url.value, /^http:\/\/127\.0\.0\.1:9081\/financing\/calculate$/);
+    const notWsdl = await portico(['import', join(examples, 'logistics.yaml'), '--target-of', 'logistics:2.0.0'], env);
+    assert.equal(notWsdl.code, 1);
+    assert.match(notWsdl.stderr, /--target-of takes a WSDL/);
+  });
+
   test('a broken file gets one line per problem naming file, path and rule, exit 1', async () => {
     const broken = join(dir, 'broken.yaml');
     writeFileSync(broken, 'swagger: "2.0"\ninfo:\n  title: x\npaths: {}\n');
