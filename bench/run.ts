@@ -2,7 +2,7 @@
  * `npm run bench` — the same load through the backend alone, nginx, three Node.js proxies and
  * Portico, in one run, on loopback (DESIGN §7). See bench/README.md for the method.
  *
- * node --import tsx bench/run.ts [--profile default|quick|scale|reload|all] [--only a,b] [--cpu-prof]
+ * node --import tsx bench/run.ts [--profile default|quick|check|scale|reload|all] [--only a,b] [--cpu-prof]
  *
  * `--only` keeps the profile's targets named (plus `direct`, the reference); `--cpu-prof`
  * writes a CPU profile of each Portico target's load to bench/results/profiles/.
@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runHey, runWrk } from './lib/load.ts';
@@ -31,6 +31,7 @@ interface Profile {
 
 const baseTargets = [
   'direct',
+  'direct-core1',
   'nginx',
   'http-proxy',
   'fast-gateway',
@@ -45,6 +46,8 @@ const baseTargets = [
 
 const profiles: Record<string, Profile> = {
   default: { name: 'default', targets: baseTargets, warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
+  /** A quicker A/B of Portico alone, for optimisation work. */
+  check: { name: 'check', targets: ['direct', 'portico-pass', 'portico-full'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 10 },
   quick: { name: 'quick', targets: ['direct', 'nginx', 'http-proxy', 'portico-pass', 'portico-full'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
   scale: { name: 'scale', targets: ['direct', 'portico-full', 'portico-full-scale'], warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
   reload: { name: 'reload', targets: ['direct', 'portico-full', 'portico-full-reload'], warmSeconds: 3, runs: 3, runSeconds: 6, heySeconds: 15 },
@@ -155,6 +158,11 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
   switch (name) {
     case 'direct':
       return { process: undefined, url: `http://127.0.0.1:${shared.backendPort}${item}`, headers: {} };
+    case 'direct-core1': {
+      // Control: a second backend alone on the target core, to show what the placement itself adds to latency.
+      const running = await startProcess({ name, cpus: cores.target, command: node, args: ['--import', 'tsx', join(benchDir, 'backend.ts')], ready: { kind: 'announce' } });
+      return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {} };
+    }
     case 'nginx': {
       const running = await startNginx(shared);
       return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {} };
@@ -231,6 +239,8 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
     return { name, measured: false, reason: `did not start: ${(error as Error).message.slice(0, 400)}` };
   }
   const pid = started.process?.pid ?? shared.backendPid;
+  // The machine may be shared: the 1-minute load average before the load says how quiet it was.
+  const loadBefore = loadavg()[0];
   try {
     const refusal = await preflight(started);
     if (refusal) return { name, measured: false, reason: refusal };
@@ -263,6 +273,7 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
       errors: runs.reduce((sum, r) => sum + r.errors, 0) + latency.errors,
       cpu_us_per_req: median(runs.map((r) => r.cpuUsPerRequest)),
       rss_mb: rss,
+      load_average_before: Math.round(loadBefore * 100) / 100,
       facts: { ...(facts ?? {}), ...(final ? { final } : {}) },
     };
   } finally {

@@ -20,6 +20,7 @@ export interface TargetResult {
   /** True when wrk's throughput is not at least 1.25× hey's fixed rate: latency then includes queueing. */
   saturated_at_fixed_rate?: boolean;
   errors?: number;
+  load_average_before?: number;
   cpu_us_per_req?: number;
   rss_mb?: number;
   facts?: Record<string, unknown>;
