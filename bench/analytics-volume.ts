@@ -1,14 +1,16 @@
 /**
  * Analytics at volume (issue 8): fills a fresh PostgreSQL database with N activity events
  * (default 10 million, spread over 30 days, generated inside PostgreSQL with
- * generate_series), then times the console's analytics queries over the last 24 hours and
- * over the last 7 days. Usage: node --import tsx bench/analytics-volume.ts [events]
+ * generate_series), builds the hourly rollups from them (the gateway's sink maintains them as
+ * it writes; a bulk load rebuilds them), then times the console's analytics queries over the
+ * last 24 hours, 7 days and 30 days. Usage: node --import tsx bench/analytics-volume.ts [events]
  * Prints a Markdown table; nothing is kept (the database is dropped at the end).
  */
 import pg from 'pg';
 import { sql } from 'kysely';
 import { callsOverTime, countBy, latencyPercentiles, listEvents } from '../src/store/analytics.ts';
 import type { EventDimension, EventFilter } from '../src/store/analytics.ts';
+import { rebuildRollup } from '../src/store/rollup.ts';
 import { openStore } from '../src/store/store.ts';
 
 const server = process.env.PORTICO_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,11 +48,15 @@ try {
           'accessories', (array['silver','gold'])[1 + i % 2], '', 'activity'
         from generate_series(1, ${total}) as i`.execute(store.db),
   );
+  const rollup = await timed(() => rebuildRollup(store.db));
   await sql`analyze activity_events`.execute(store.db);
+  await sql`analyze activity_rollup`.execute(store.db);
+  const rollupRows = await store.db.selectFrom('activity_rollup').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const rows: string[] = [];
   for (const [label, windowMs] of [
     ['last 24 hours', 86_400_000],
     ['last 7 days', 7 * 86_400_000],
+    ['last 30 days', 30 * 86_400_000],
   ] as const) {
     const filter: EventFilter = { orgName: 'demo', catalogName: 'sandbox', fromTs: now - windowMs, toTs: now + 1 };
     const matching = Math.round((total * windowMs) / span);
@@ -67,7 +73,7 @@ try {
       `| ${label} (~${matching.toLocaleString('en')} events) | ${over.ms.toFixed(0)} | ${by.ms.toFixed(0)} | ${pct.ms.toFixed(0)} | ${latest.ms.toFixed(0)} | ${page.ms.toFixed(0)} |`,
     );
   }
-  console.log(`${total.toLocaleString('en')} events written in ${(fill.ms / 1000).toFixed(1)} s (PostgreSQL, generate_series)\n`);
+  console.log(`${total.toLocaleString('en')} events written in ${(fill.ms / 1000).toFixed(1)} s (PostgreSQL, generate_series); hourly rollups rebuilt from them in ${(rollup.ms / 1000).toFixed(1)} s (${Number(rollupRows.n).toLocaleString('en')} rows)\n`);
   console.log('| window | calls over time (ms) | 5 breakdowns (ms) | percentiles (ms) | latest 100 (ms) | whole analytics page (ms) |');
   console.log('|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);

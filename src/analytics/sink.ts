@@ -68,7 +68,7 @@ export class AnalyticsSink {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, Math.min(this.options.batchSize, rowsPerWrite));
       try {
-        await insertEvents(this.options.store.db, batch);
+        await this.options.store.transaction((trx) => insertEvents(trx, batch));
         this.written += batch.length;
         if (this.queue.length > 0) await yieldToRequests();
       } catch (error) {

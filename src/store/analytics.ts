@@ -2,15 +2,17 @@
 import { sql } from 'kysely';
 import type { Db } from './store.ts';
 import type { ActivityEvent, NewActivityEvent } from './schema.ts';
+import { addToRollup, hourMs, latencyBounds } from './rollup.ts';
 
 // PostgreSQL accepts at most 65 535 bind parameters per statement; 24 columns per row.
 const rowsPerInsert = 1000;
 
-/** Writes events in multi-row inserts. */
+/** Writes events in multi-row inserts and adds them to the hourly rollups (call inside a transaction). */
 export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<void> {
   for (let i = 0; i < events.length; i += rowsPerInsert) {
     await db.insertInto('activity_events').values(events.slice(i, i + rowsPerInsert)).execute();
   }
+  await addToRollup(db, events);
 }
 
 export interface EventFilter {
@@ -33,6 +35,27 @@ function filtered(db: Db, filter: EventFilter) {
   return query;
 }
 
+/**
+ * Whether a query can read the hourly rollups: no app filter (the rollups have no app id), and
+ * either no time bounds or a window of a day or more — where counting whole hours at the
+ * window's edges moves the figures by at most an hour's worth in 24.
+ */
+function usesRollup(filter: EventFilter): boolean {
+  if (filter.appId !== undefined) return false;
+  if (filter.fromTs === undefined && filter.toTs === undefined) return true;
+  return (filter.toTs ?? Date.now()) - (filter.fromTs ?? 0) >= 24 * hourMs;
+}
+
+function rolled(db: Db, filter: EventFilter) {
+  let query = db.selectFrom('activity_rollup');
+  if (filter.orgName !== undefined) query = query.where('org_name', '=', filter.orgName);
+  if (filter.catalogName !== undefined) query = query.where('catalog_name', '=', filter.catalogName);
+  if (filter.apiName !== undefined) query = query.where('api_name', '=', filter.apiName);
+  if (filter.fromTs !== undefined) query = query.where('bucket_ts', '>=', Math.floor(filter.fromTs / hourMs) * hourMs);
+  if (filter.toTs !== undefined) query = query.where('bucket_ts', '<', filter.toTs);
+  return query;
+}
+
 /** The latest events, newest first (payload columns included). */
 export function listEvents(db: Db, filter: EventFilter, limit = 100): Promise<ActivityEvent[]> {
   return filtered(db, filter).selectAll().orderBy('ts', 'desc').orderBy('id', 'desc').limit(limit).execute();
@@ -44,8 +67,19 @@ export function findEvent(db: Db, id: number): Promise<ActivityEvent | undefined
 
 export type EventDimension = 'api_name' | 'operation_id' | 'status' | 'app_name' | 'plan_name' | 'product_name' | 'consumer_org_name';
 
-/** Call counts and mean latency grouped by one dimension. */
+/** Call counts and mean latency grouped by one dimension (from the rollups for long windows). */
 export function countBy(db: Db, filter: EventFilter, dimension: EventDimension) {
+  if (usesRollup(filter)) {
+    return rolled(db, filter)
+      .select([
+        sql<string>`${sql.ref(dimension)}`.as('key'),
+        sql<number>`sum(calls)`.as('calls'),
+        sql<number>`sum(latency_sum) / sum(calls)`.as('mean_ms'),
+      ])
+      .groupBy(dimension)
+      .orderBy('calls', 'desc')
+      .execute();
+  }
   return filtered(db, filter)
     .select([
       sql<string>`${sql.ref(dimension)}`.as('key'),
@@ -57,10 +91,18 @@ export function countBy(db: Db, filter: EventFilter, dimension: EventDimension) 
     .execute();
 }
 
-/** Calls per time bucket of `bucketMs`, with error counts. */
+/** Calls per time bucket of `bucketMs`, with error counts (from the rollups for whole-hour buckets over long windows). */
 export function callsOverTime(db: Db, filter: EventFilter, bucketMs: number) {
   // Integer division in both SQLite and PostgreSQL (ts is an integer / bigint).
   const size = Math.max(1, Math.floor(bucketMs));
+  if (size % hourMs === 0 && usesRollup(filter)) {
+    const bucket = sql<number>`(bucket_ts / ${sql.lit(size)}) * ${sql.lit(size)}`;
+    return rolled(db, filter)
+      .select([bucket.as('bucket'), sql<number>`sum(calls)`.as('calls'), sql<number>`sum(case when status >= 400 then calls else 0 end)`.as('errors')])
+      .groupBy('bucket')
+      .orderBy('bucket')
+      .execute();
+  }
   const bucket = sql<number>`(ts / ${sql.lit(size)}) * ${sql.lit(size)}`;
   return filtered(db, filter)
     .select([
@@ -79,6 +121,7 @@ export function callsOverTime(db: Db, filter: EventFilter, bucketMs: number) {
  * percentile — no rows are brought into the process.
  */
 export async function latencyPercentiles(db: Db, filter: EventFilter): Promise<{ count: number; p50: number; p90: number; p99: number }> {
+  if (usesRollup(filter)) return histogramPercentiles(db, filter);
   const counted = await filtered(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst();
   const count = Number(counted?.count ?? 0);
   if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0 };
@@ -105,12 +148,35 @@ export async function latencyPercentiles(db: Db, filter: EventFilter): Promise<{
   return { count, p50: await at(0.5), p90: await at(0.9), p99: await at(0.99) };
 }
 
+/**
+ * Percentiles from the rollups' latency histogram: each is the upper bound of the bucket the
+ * rank falls in (the last, open bucket reports its lower bound).
+ */
+async function histogramPercentiles(db: Db, filter: EventFilter): Promise<{ count: number; p50: number; p90: number; p99: number }> {
+  const sums = latencyBounds.map((_, i) => sql<number>`sum(${sql.ref(`h${i}`)})`.as(`h${i}`));
+  const row = (await rolled(db, filter).select(sums).executeTakeFirst()) as Record<string, unknown> | undefined;
+  const counts = latencyBounds.map((_, i) => Number(row?.[`h${i}`] ?? 0));
+  const count = counts.reduce((a, b) => a + b, 0);
+  if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0 };
+  const at = (q: number) => {
+    const rank = Math.max(1, Math.ceil(q * count));
+    let seen = 0;
+    for (let i = 0; i < counts.length; i++) {
+      seen += counts[i];
+      if (seen >= rank) return Number.isFinite(latencyBounds[i]) ? latencyBounds[i] : latencyBounds[i - 1];
+    }
+    return latencyBounds[latencyBounds.length - 2];
+  };
+  return { count, p50: at(0.5), p90: at(0.9), p99: at(0.99) };
+}
+
 function isPostgres(db: Db): boolean {
   return db.getExecutor().adapter.constructor.name.startsWith('Postgres');
 }
 
-/** Deletes events older than `olderThanTs`. */
+/** Deletes events older than `olderThanTs`, and the rollup hours wholly before it. */
 export async function purgeEvents(db: Db, olderThanTs: number): Promise<number> {
   const result = await db.deleteFrom('activity_events').where('ts', '<', olderThanTs).executeTakeFirst();
+  await db.deleteFrom('activity_rollup').where('bucket_ts', '<=', olderThanTs - hourMs).execute();
   return Number(result.numDeletedRows);
 }

@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { latencyBucketCount, rebuildRollup } from './rollup.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -207,11 +208,40 @@ function analyticsIndexes(): Migration {
   };
 }
 
+/** Hourly analytics rollups (see analytics.ts), filled from the events already stored. */
+function analyticsRollup(dialect: DialectName): Migration {
+  const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
+  return {
+    async up(db: AnyDb) {
+      let table = db.schema
+        .createTable('activity_rollup')
+        .addColumn('bucket_ts', bigint, (c) => c.notNull())
+        .addColumn('org_name', 'text', (c) => c.notNull())
+        .addColumn('catalog_name', 'text', (c) => c.notNull())
+        .addColumn('api_name', 'text', (c) => c.notNull())
+        .addColumn('operation_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'integer', (c) => c.notNull())
+        .addColumn('app_name', 'text', (c) => c.notNull())
+        .addColumn('plan_name', 'text', (c) => c.notNull())
+        .addColumn('product_name', 'text', (c) => c.notNull())
+        .addColumn('consumer_org_name', 'text', (c) => c.notNull())
+        .addColumn('calls', bigint, (c) => c.notNull())
+        .addColumn('latency_sum', 'real', (c) => c.notNull());
+      for (let i = 0; i < latencyBucketCount; i++) table = table.addColumn(`h${i}`, bigint, (c) => c.notNull().defaultTo(0));
+      await table
+        .addUniqueConstraint('activity_rollup_key', ['bucket_ts', 'org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_name', 'plan_name', 'product_name', 'consumer_org_name'])
+        .execute();
+      await db.schema.createIndex('activity_rollup_scope').on('activity_rollup').columns(['org_name', 'catalog_name', 'bucket_ts']).execute();
+      await rebuildRollup(db);
+    },
+  };
+}
+
 /** The migrations for a dialect, in order. */
 export function migrationProvider(dialect: DialectName): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001-initial': initial(dialect), '0002-analytics-indexes': analyticsIndexes() };
+      return { '0001-initial': initial(dialect), '0002-analytics-indexes': analyticsIndexes(), '0003-analytics-rollup': analyticsRollup(dialect) };
     },
   };
 }

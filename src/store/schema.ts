@@ -175,6 +175,37 @@ export interface ActivityEventTable {
   response_body: string | null;
 }
 
+/** Hourly rollup of activity events by the console's dimensions (see rollup.ts). */
+export interface ActivityRollupTable {
+  bucket_ts: number;
+  org_name: string;
+  catalog_name: string;
+  api_name: string;
+  operation_id: string;
+  status: number;
+  app_name: string;
+  plan_name: string;
+  product_name: string;
+  consumer_org_name: string;
+  calls: number;
+  latency_sum: number;
+  /** Calls per latency bucket (rollup.ts latencyBounds). */
+  h0: number;
+  h1: number;
+  h2: number;
+  h3: number;
+  h4: number;
+  h5: number;
+  h6: number;
+  h7: number;
+  h8: number;
+  h9: number;
+  h10: number;
+  h11: number;
+  h12: number;
+  h13: number;
+}
+
 export interface ChangeTable {
   /** A monotonically growing change counter, so gateways can tell they are behind. */
   id: Generated<number>;
@@ -197,6 +228,7 @@ export interface Database {
   app_credentials: AppCredentialTable;
   subscriptions: SubscriptionTable;
   activity_events: ActivityEventTable;
+  activity_rollup: ActivityRollupTable;
   changes: ChangeTable;
 }
 

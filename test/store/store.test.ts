@@ -235,18 +235,23 @@ for (const backend of storeBackends) {
       const events = Array.from({ length: 1500 }, (_, i) =>
         event({ ts: 1_700_000_000_000 + i * 1000, status: i % 10 === 0 ? 500 : 200, latency_ms: i % 100, app_name: i % 2 ? 'odd' : 'even' }),
       );
-      await insertEvents(t.store.db, events);
+      await t.store.transaction((trx) => insertEvents(trx, events));
       const byApp = await countBy(t.store.db, { apiName: 'logistics' }, 'app_name');
       assert.deepEqual(byApp.map((r) => [r.key, Number(r.calls)]).sort(), [['even', 750], ['odd', 750]]);
       const buckets = await callsOverTime(t.store.db, { apiName: 'logistics' }, 60_000);
       assert.equal(buckets.reduce((sum, b) => sum + Number(b.calls), 0), 1500);
       assert.equal(buckets.reduce((sum, b) => sum + Number(b.errors), 0), 150);
-      const p = await latencyPercentiles(t.store.db, { apiName: 'logistics' });
-      assert.equal(p.count, 1500);
-      // Nearest rank over 1500 latencies 0..99 (15 of each): ranks 750 and 1485.
-      assert.equal(p.p50, 49);
-      assert.equal(p.p90, 89);
-      assert.equal(p.p99, 98);
+      // A short window reads the events: nearest rank over 1500 latencies 0..99 (15 of each).
+      const exact = await latencyPercentiles(t.store.db, { apiName: 'logistics', fromTs: 1_700_000_000_000, toTs: 1_700_000_000_000 + 3_600_000 });
+      assert.deepEqual(exact, { count: 1500, p50: 49, p90: 89, p99: 98 });
+      // No window reads the hourly rollups: each percentile is its histogram bucket's upper bound.
+      const approximate = await latencyPercentiles(t.store.db, { apiName: 'logistics' });
+      assert.deepEqual(approximate, { count: 1500, p50: 50, p90: 100, p99: 100 });
+      const rollupByApp = await countBy(t.store.db, { apiName: 'logistics', fromTs: 1_600_000_000_000, toTs: 1_800_000_000_000 }, 'app_name');
+      assert.deepEqual(rollupByApp.map((r) => [r.key, Number(r.calls)]).sort(), [['even', 750], ['odd', 750]]);
+      const hourly = await callsOverTime(t.store.db, { apiName: 'logistics' }, 3_600_000);
+      assert.equal(hourly.reduce((sum, b) => sum + Number(b.calls), 0), 1500);
+      assert.equal(hourly.reduce((sum, b) => sum + Number(b.errors), 0), 150);
       const latest = await listEvents(t.store.db, { apiName: 'logistics' }, 2);
       assert.equal(latest[0].ts, 1_700_000_000_000 + 1499 * 1000);
       assert.equal(await purgeEvents(t.store.db, 1_700_000_000_000 + 500 * 1000), 500);

@@ -1,0 +1,92 @@
+/**
+ * Hourly analytics rollups: for every hour and combination of the console's dimensions (API,
+ * operation, status, app, plan, product, consumer org), the number of calls, the sum of their
+ * latencies and a latency histogram. The sink adds each batch to them as it writes the raw
+ * events, so the console's charts over days read thousands of rows, not millions; percentiles
+ * over long windows come from the histogram (to the bucket's upper bound).
+ */
+import { sql } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
+import type { Db } from './store.ts';
+import type { ActivityRollupTable, NewActivityEvent } from './schema.ts';
+
+export const hourMs = 3_600_000;
+
+/** Upper bounds (ms) of the latency histogram's buckets; the last is open-ended. */
+export const latencyBounds = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, Number.POSITIVE_INFINITY] as const;
+export const latencyBucketCount = latencyBounds.length;
+
+export const rollupDimensions = ['org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_name', 'plan_name', 'product_name', 'consumer_org_name'] as const;
+
+function bucketOf(latencyMs: number): number {
+  for (let i = 0; i < latencyBounds.length; i++) if (latencyMs <= latencyBounds[i]) return i;
+  return latencyBounds.length - 1;
+}
+
+type RollupRow = ActivityRollupTable;
+type Histogram = Pick<ActivityRollupTable, `h${0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13}`>;
+
+const histogramKeys = latencyBounds.map((_, i) => `h${i}`) as Array<keyof Histogram>;
+
+/** Adds a batch of events to the rollups (one upsert per hour × dimensions combination). */
+export async function addToRollup(db: Db, events: readonly NewActivityEvent[]): Promise<void> {
+  const rows = new Map<string, RollupRow>();
+  for (const event of events) {
+    const bucket = Math.floor(event.ts / hourMs) * hourMs;
+    const key = [bucket, ...rollupDimensions.map((d) => event[d])].join('\u0000');
+    let row = rows.get(key);
+    if (!row) {
+      const empty = Object.fromEntries(histogramKeys.map((k) => [k, 0])) as Histogram;
+      row = {
+        bucket_ts: bucket,
+        org_name: event.org_name,
+        catalog_name: event.catalog_name,
+        api_name: event.api_name,
+        operation_id: event.operation_id,
+        status: event.status,
+        app_name: event.app_name,
+        plan_name: event.plan_name,
+        product_name: event.product_name,
+        consumer_org_name: event.consumer_org_name,
+        calls: 0,
+        latency_sum: 0,
+        ...empty,
+      };
+      rows.set(key, row);
+    }
+    row.calls++;
+    row.latency_sum += event.latency_ms;
+    row[histogramKeys[bucketOf(event.latency_ms)]]++;
+  }
+  for (const row of rows.values()) {
+    // `excluded` is the row that conflicted (SQLite and PostgreSQL name it alike).
+    const additions = Object.fromEntries(
+      ['calls', 'latency_sum', ...histogramKeys].map((column) => [column, sql<number>`${sql.ref(`activity_rollup.${column}`)} + ${sql.ref(`excluded.${column}`)}`]),
+    ) as Record<'calls' | 'latency_sum' | keyof Histogram, RawBuilder<number>>;
+    await db
+      .insertInto('activity_rollup')
+      .values(row)
+      .onConflict((conflict) => conflict.columns(['bucket_ts', ...rollupDimensions]).doUpdateSet(additions))
+      .execute();
+  }
+}
+
+/** Rebuilds the rollups from the stored events (migration, or after a bulk load). */
+export async function rebuildRollup(db: Kysely<unknown> | Db): Promise<void> {
+  const histogram = latencyBounds
+    .map((bound, i) => {
+      const low = i === 0 ? null : latencyBounds[i - 1];
+      const condition = Number.isFinite(bound) ? (low === null ? `latency_ms <= ${bound}` : `latency_ms > ${low} and latency_ms <= ${bound}`) : `latency_ms > ${low}`;
+      return `sum(case when ${condition} then 1 else 0 end) as h${i}`;
+    })
+    .join(', ');
+  const dims = rollupDimensions.join(', ');
+  await sql.raw(`delete from activity_rollup`).execute(db as Kysely<unknown>);
+  await sql
+    .raw(
+      `insert into activity_rollup (bucket_ts, ${dims}, calls, latency_sum, ${latencyBounds.map((_, i) => `h${i}`).join(', ')})
+       select (ts / ${hourMs}) * ${hourMs} as bucket_ts, ${dims}, count(*) as calls, sum(latency_ms) as latency_sum, ${histogram}
+       from activity_events group by (ts / ${hourMs}) * ${hourMs}, ${dims}`,
+    )
+    .execute(db as Kysely<unknown>);
+}
