@@ -89,6 +89,25 @@ async function api(method: string, path: string, body?: unknown): Promise<unknow
   return callServer(server, method, path, { token, body });
 }
 
+/** What the server answers to an import or a product upsert. */
+interface Applied {
+  name: string;
+  version: string;
+  state: string;
+  created: boolean;
+  changed: boolean;
+}
+
+const verdict = (result: Applied) => (result.created ? 'created' : result.changed ? 'changed' : 'unchanged');
+
+function putApi(body: { document: string; file: string; attachments: Record<string, string>; replace: boolean; state?: string }): Promise<Applied> {
+  return api('POST', '/api/apis', body) as Promise<Applied>;
+}
+
+function putProduct(catalog: string, body: { document: string; file: string; attachments: Record<string, string>; state: string }): Promise<Applied> {
+  return api('POST', `/api/catalogs/${encodeURIComponent(catalog)}/products`, body) as Promise<Applied>;
+}
+
 function settingsFrom(options: { dataDir?: string }): Readonly<Settings> {
   return loadSettings(process.env, options.dataDir ? { dataDir: options.dataDir } : {});
 }
@@ -222,14 +241,8 @@ program
       out(`added target ${added.target} to api ${name}:${version}`);
       return;
     }
-    const result = (await api('POST', '/api/apis', { document: source.text, file: source.file, attachments: source.attachments, replace: options.replace === true })) as {
-      name: string;
-      version: string;
-      state: string;
-      created: boolean;
-      changed: boolean;
-    };
-    out(`${result.created ? 'created' : result.changed ? 'changed' : 'unchanged'} api ${result.name}:${result.version} (${result.state})`);
+    const result = await putApi({ document: source.text, file: source.file, attachments: source.attachments, replace: options.replace === true });
+    out(`${verdict(result)} api ${result.name}:${result.version} (${result.state})`);
   });
 
 program
@@ -238,14 +251,8 @@ program
   .option('--catalog <name>', 'catalog', 'sandbox')
   .option('--stage', 'stage instead of publishing')
   .action(async (file: string, options: { catalog: string; stage?: boolean }) => {
-    const text = readText(file);
-    const result = (await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/products`, {
-      document: text,
-      file: basename(file),
-      attachments: siblings(file),
-      state: options.stage ? 'staged' : 'published',
-    })) as { name: string; version: string; state: string; created: boolean; changed: boolean };
-    out(`${result.created ? 'created' : result.changed ? 'changed' : 'unchanged'} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}`);
+    const result = await putProduct(options.catalog, { document: readText(file), file: basename(file), attachments: siblings(file), state: options.stage ? 'staged' : 'published' });
+    out(`${verdict(result)} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}`);
   });
 
 program
@@ -257,23 +264,12 @@ program
   .action(async (dir: string, options: { catalog: string; activate?: boolean; stage?: boolean }) => {
     const folder = readDefinitionFolder(dir);
     for (const doc of folder.apis) {
-      const result = (await api('POST', '/api/apis', { document: doc.text, file: basename(doc.file), attachments: doc.attachments, replace: true, state: options.activate ? 'online' : undefined })) as {
-        name: string;
-        version: string;
-        state: string;
-        created: boolean;
-        changed: boolean;
-      };
-      out(`${result.created ? 'created' : result.changed ? 'changed' : 'unchanged'}  api ${result.name}:${result.version} (${result.state})`);
+      const result = await putApi({ document: doc.text, file: basename(doc.file), attachments: doc.attachments, replace: true, state: options.activate ? 'online' : undefined });
+      out(`${verdict(result)}  api ${result.name}:${result.version} (${result.state})`);
     }
     for (const doc of folder.products) {
-      const result = (await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/products`, {
-        document: doc.text,
-        file: basename(doc.file),
-        attachments: doc.attachments,
-        state: options.stage ? 'staged' : 'published',
-      })) as { name: string; version: string; state: string; created: boolean; changed: boolean };
-      out(`${result.created ? 'created' : result.changed ? 'changed' : 'unchanged'}  product ${result.name}:${result.version} (${result.state})`);
+      const result = await putProduct(options.catalog, { document: doc.text, file: basename(doc.file), attachments: doc.attachments, state: options.stage ? 'staged' : 'published' });
+      out(`${verdict(result)}  product ${result.name}:${result.version} (${result.state})`);
     }
   });
 
