@@ -49,7 +49,7 @@ for (const node of profile.nodes) {
   const where = shortUrl(node.callFrame.url);
   const key = `${node.callFrame.functionName || '(anonymous)'}  ${where}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}`;
   byFunction.set(key, (byFunction.get(key) ?? 0) + us);
-  byFile.set(where, (byFile.get(where) ?? 0) + us);
+  if (node.callFrame.functionName !== '(idle)') byFile.set(where, (byFile.get(where) ?? 0) + us);
 }
 const busy = total - (byFunction.get('(idle)  (native)') ?? 0);
 const line = (label: string, us: number) =>

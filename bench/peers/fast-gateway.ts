@@ -10,8 +10,8 @@ const server = gateway({
   enableServicesEndpoint: false,
   routes: [
     {
-      prefix: '/',
-      prefixRewrite: '',
+      // '' + the default pathRegex '/*' = every path, forwarded unchanged ('/' would make '//*').
+      prefix: '',
       target: upstream,
       proxyConfig: { keepAlive: true, maxSockets: 128, maxFreeSockets: 128 },
     },
