@@ -25,7 +25,7 @@ import { GatewayContext } from './context.ts';
 import type { PolicyRegistry } from './flow.ts';
 import { buildActivityEvent, createRedaction } from './activity.ts';
 import type { Redaction } from './activity.ts';
-import { compileSnapshot, matchRoute } from './snapshot.ts';
+import { compileSnapshot, matchRoute, subscriptionFor } from './snapshot.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, Snapshot, SubscriptionInfo } from './snapshot.ts';
 
 export interface GatewayOptions {
@@ -227,7 +227,7 @@ export class Gateway {
       if (secret === undefined || !secretMatches(secret, credential.secretHash)) throw consumerError('GW_UNAUTHORIZED');
     }
     state.credential = credential;
-    const subscription = api.subscriptions.get(credential.app.id);
+    const subscription = subscriptionFor(api, credential.app.id);
     if (subscription === undefined) throw consumerError('GW_NOT_SUBSCRIBED', { clientId, reason: 'no subscription' });
     if (subscription.state !== 'active') throw consumerError('GW_NOT_SUBSCRIBED', { clientId, reason: 'the subscription is pending approval' });
     state.subscription = subscription;

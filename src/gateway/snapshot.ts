@@ -39,9 +39,8 @@ interface TemplateRoute {
   operations: Map<string, CompiledOperation>;
 }
 
-export interface SubscriptionInfo {
-  id: string;
-  state: 'active' | 'pending';
+/** What every subscription to one plan shares: built once per plan, not per subscription. */
+export interface PlanShared {
   planId: string;
   planName: string;
   planTitle: string;
@@ -52,8 +51,51 @@ export interface SubscriptionInfo {
   rules: readonly LimitRule[];
   /** `plan.rate-limit` as API Connect writes it, e.g. `100/1hour`, or `unlimited`. */
   rateLimitText: string;
+  /** The plan's assembly-rate-limits by name. */
+  named: Record<string, readonly LimitRule[]>;
+}
+
+/**
+ * One live subscription: its id and state, and the plan's shared facts. Three fields per
+ * subscription, so a catalog with 100 000 subscriptions stays small.
+ */
+export class SubscriptionInfo {
+  constructor(
+    readonly id: string,
+    readonly state: 'active' | 'pending',
+    readonly plan: PlanShared,
+  ) {}
+  get planId() {
+    return this.plan.planId;
+  }
+  get planName() {
+    return this.plan.planName;
+  }
+  get planTitle() {
+    return this.plan.planTitle;
+  }
+  get planVersion() {
+    return this.plan.planVersion;
+  }
+  get productName() {
+    return this.plan.productName;
+  }
+  get productVersion() {
+    return this.plan.productVersion;
+  }
+  get productTitle() {
+    return this.plan.productTitle;
+  }
+  get rules() {
+    return this.plan.rules;
+  }
+  get rateLimitText() {
+    return this.plan.rateLimitText;
+  }
   /** What an assembly `ratelimit` policy counts against for this subscription. */
-  limits: CallerLimits;
+  get limits(): CallerLimits {
+    return { key: this.id, plan: this.plan.rules, named: this.plan.named };
+  }
 }
 
 export interface CompiledApi {
@@ -70,8 +112,8 @@ export interface CompiledApi {
   /** Operations by `VERB /path` for paths without templates. */
   staticRoutes: Map<string, Map<string, CompiledOperation>>;
   templateRoutes: TemplateRoute[];
-  /** appId → the subscription that lets the app call this API. */
-  subscriptions: Map<string, SubscriptionInfo>;
+  /** One map per published product containing the API (appId → subscription), shared with the product's other APIs. */
+  productSubscriptions: Array<Map<string, SubscriptionInfo>>;
   /** `api.*` context variables, built once. */
   contextApi: Record<string, unknown>;
 }
@@ -256,7 +298,7 @@ function compileApi(
     flow,
     staticRoutes,
     templateRoutes,
-    subscriptions: new Map(),
+    productSubscriptions: [],
     contextApi: {
       id: row.id,
       name: definition.name,
@@ -308,8 +350,6 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
   for (const routes of options.previous?.catalogs.values() ?? []) {
     for (const api of routes.apis) reuse.set(`${api.id}|${api.orgName}|${api.catalogName}`, api);
   }
-  const previousRows = new Map<string, string>();
-  void previousRows;
 
   // catalog id → api id → compiled api
   const compiled = new Map<string, Map<string, CompiledApi>>();
@@ -325,7 +365,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     const cacheKey = `${row.id}|${catalog.orgName}|${catalog.name}`;
     const cached = reuse.get(cacheKey);
     try {
-      const api = cached && (cached as CompiledApi & { updatedAt?: string }).updatedAt === row.updated_at ? { ...cached, subscriptions: new Map() } : compileApi(row, catalog, options);
+      const api = cached && (cached as CompiledApi & { updatedAt?: string }).updatedAt === row.updated_at ? { ...cached, productSubscriptions: [] } : compileApi(row, catalog, options);
       (api as CompiledApi & { updatedAt?: string }).updatedAt = row.updated_at;
       byApi.set(row.id, api);
     } catch (error) {
@@ -335,52 +375,44 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     }
   }
 
-  // Plans → limit rules, once per plan.
-  const planInfo = new Map<string, { plan: SnapshotData['plans'][number]; rules: readonly LimitRule[]; text: string; named: Record<string, readonly LimitRule[]> }>();
+  // Plans → what their subscriptions share, once per plan.
+  const planShared = new Map<string, PlanShared>();
   for (const plan of data.plans) {
+    const product = productsById.get(plan.product_id);
+    if (!product) continue;
     const rateLimits = JSON.parse(plan.rate_limits) as RateLimitDef[];
     const burstLimits = JSON.parse(plan.burst_limits) as RateLimitDef[];
-    const product = productsById.get(plan.product_id);
-    planInfo.set(plan.id, {
-      plan,
-      rules: rulesFromPlan(rateLimits, burstLimits),
-      text: rateLimitText(rateLimits),
-      named: product ? assemblyLimitsOf(product.document, plan.name) : {},
-    });
-  }
-  const apisOfProduct = new Map<string, string[]>();
-  for (const link of data.productApis) {
-    const list = apisOfProduct.get(link.product_id) ?? [];
-    list.push(link.api_id);
-    apisOfProduct.set(link.product_id, list);
-  }
-  for (const subscription of data.subscriptions) {
-    const product = productsById.get(subscription.product_id);
-    const plan = planInfo.get(subscription.plan_id);
-    if (!product || !plan) continue;
-    const byApi = compiled.get(product.catalog_id);
-    if (!byApi) continue;
-    const info: SubscriptionInfo = {
-      id: subscription.id,
-      state: subscription.state === 'active' ? 'active' : 'pending',
-      planId: plan.plan.id,
-      planName: plan.plan.name,
-      planTitle: plan.plan.title,
+    planShared.set(plan.id, {
+      planId: plan.id,
+      planName: plan.name,
+      planTitle: plan.title,
       planVersion: product.version,
       productName: product.name,
       productVersion: product.version,
       productTitle: product.title,
-      rules: plan.rules,
-      rateLimitText: plan.text,
-      limits: { key: subscription.id, plan: plan.rules, named: plan.named },
-    };
-    for (const apiId of apisOfProduct.get(product.id) ?? []) {
-      const api = byApi.get(apiId);
-      if (!api) continue;
-      const current = api.subscriptions.get(subscription.app_id);
-      // An active subscription wins over a pending one for the same app.
-      if (!current || (current.state === 'pending' && info.state === 'active')) api.subscriptions.set(subscription.app_id, info);
-    }
+      rules: rulesFromPlan(rateLimits, burstLimits),
+      rateLimitText: rateLimitText(rateLimits),
+      named: assemblyLimitsOf(product.document, plan.name),
+    });
+  }
+  // Products → their subscribers (appId → subscription), then each API points at the maps of
+  // the products that contain it.
+  const subscribersOf = new Map<string, Map<string, SubscriptionInfo>>();
+  for (const subscription of data.subscriptions) {
+    const shared = planShared.get(subscription.plan_id);
+    if (!shared) continue;
+    let subscribers = subscribersOf.get(subscription.product_id);
+    if (!subscribers) subscribersOf.set(subscription.product_id, (subscribers = new Map()));
+    const info = new SubscriptionInfo(subscription.id, subscription.state === 'active' ? 'active' : 'pending', shared);
+    const current = subscribers.get(subscription.app_id);
+    // An active subscription wins over a pending one for the same app.
+    if (!current || (current.state === 'pending' && info.state === 'active')) subscribers.set(subscription.app_id, info);
+  }
+  for (const link of data.productApis) {
+    const product = productsById.get(link.product_id);
+    const api = product ? compiled.get(product.catalog_id)?.get(link.api_id) : undefined;
+    const subscribers = subscribersOf.get(link.product_id);
+    if (api && subscribers) api.productSubscriptions.push(subscribers);
   }
 
   let apiCount = 0;
@@ -415,6 +447,18 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     apiCount,
     failures,
   };
+}
+
+/** The subscription that lets `appId` call `api`: an active one over a pending one. */
+export function subscriptionFor(api: CompiledApi, appId: string): SubscriptionInfo | undefined {
+  let found: SubscriptionInfo | undefined;
+  for (const subscribers of api.productSubscriptions) {
+    const info = subscribers.get(appId);
+    if (info === undefined) continue;
+    if (info.state === 'active') return info;
+    found ??= info;
+  }
+  return found;
 }
 
 export interface RouteMatch {
