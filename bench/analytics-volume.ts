@@ -41,11 +41,13 @@ try {
     sql`insert into activity_events (ts, tx_id, org_name, catalog_name, api_name, api_version, operation_id, verb, path, status, latency_ms, backend_ms,
           client_id, app_id, app_name, consumer_org_name, product_name, plan_name, error_name, content)
         select ${now} - (i::bigint * ${span} / ${total}), 'tx' || i, 'demo', 'sandbox',
-          (array['logistics','financing','inventory'])[1 + i % 3], '1.0.0',
+          -- Dimensions are correlated as in real traffic: an operation belongs to one API, an
+          -- app to one consumer org and one plan (200 apps in 40 orgs, 4 operations, 6 statuses).
+          (array['logistics','logistics','financing','inventory'])[1 + i % 4], '1.0.0',
           (array['shipping.calc','get.stores','calculate','items'])[1 + i % 4], 'GET', '/demo/sandbox/x',
-          (array[200,200,200,200,200,200,200,400,401,429,500])[1 + i % 11], (i % 997) / 10.0, (i % 499) / 10.0,
-          'client' || (i % 500), 'app' || (i % 500), 'App ' || (i % 500), 'org' || (i % 100),
-          'accessories', (array['silver','gold'])[1 + i % 2], '', 'activity'
+          (array[200,200,200,200,200,200,200,200,400,401,429,500])[1 + (i / 7) % 12], (i % 997) / 10.0, (i % 499) / 10.0,
+          'client' || ((i / 13) % 200), 'app' || ((i / 13) % 200), 'App ' || ((i / 13) % 200), 'org' || ((i / 13) % 200 % 40),
+          'accessories', (array['silver','gold'])[1 + ((i / 13) % 200) % 2], '', 'activity'
         from generate_series(1, ${total}) as i`.execute(store.db),
   );
   const rollup = await timed(() => rebuildRollup(store.db));
