@@ -125,7 +125,7 @@ async function subscribedApp(services: Services, orgId: string, catalogId: strin
   const { org: consumerOrg } = await services.signUp(catalogId, { email: 'bench@example.com', password: 'bench-pass-1234', orgTitle: 'Bench Developers' });
   const { app, credential } = await services.createApp(consumerOrg.id, { title: 'Bench App' });
   const row = await services.product(orgId, benchCatalog, product, '1.0.0');
-  const subscription = await services.subscribe(consumerOrg.id, { appId: app.id, productId: row.id, planName: plan, viewer: 'authenticated' });
+  const subscription = await services.subscribe(consumerOrg.id, { appId: app.id, productId: row.id, planName: plan });
   if (subscription.state === 'pending') await services.decideSubscription(orgId, benchCatalog, subscription.id, 'approve');
   return credential.client_id;
 }

@@ -84,7 +84,7 @@ async function ensureSubscription(services: Services, orgId: string, consumerOrg
   const live = (await consumers.listSubscriptionDetails(db, { appId: credential.app_id })).find(
     (s) => s.product_id === row.id && (s.state === 'active' || s.state === 'pending'),
   );
-  const subscription = live ?? (await services.subscribe(consumerOrgId, { appId: credential.app_id, productId: row.id, planName: plan, viewer: 'authenticated' }));
+  const subscription = live ?? (await services.subscribe(consumerOrgId, { appId: credential.app_id, productId: row.id, planName: plan }));
   if (subscription.state === 'pending') await services.decideSubscription(orgId, demo.catalog, subscription.id, 'approve');
 }
 

@@ -446,7 +446,7 @@ export class Services {
    * Subscribes an app to a plan of a published product. Plans needing approval start
    * `pending`; others are `active` at once. One live subscription per app and product.
    */
-  async subscribe(consumerOrgId: string, input: { appId: string; productId: string; planName: string; viewer: 'authenticated' }): Promise<Subscription> {
+  async subscribe(consumerOrgId: string, input: { appId: string; productId: string; planName: string }): Promise<Subscription> {
     const app = await this.app(consumerOrgId, input.appId);
     const product = await products.findProductById(this.db, input.productId);
     const org = await consumers.findConsumerOrgById(this.db, consumerOrgId);

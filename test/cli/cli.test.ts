@@ -120,7 +120,7 @@ describe('portico CLI against a running management server', () => {
     const { org } = await services.signUp(catalog.id, { email: 'cli-dev@example.com', password: 'dev-pass-1234', orgTitle: 'CLI Devs' });
     const { app } = await services.createApp(org.id, { title: 'CLI App' });
     const product = await services.product(t.orgId, 'sandbox', 'accessories', '1.0.0');
-    const pending = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'gold', viewer: 'authenticated' });
+    const pending = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'gold' });
     const list = await portico(['approvals', 'list'], env);
     assert.match(list.stdout, new RegExp(`^${pending.id}\\tCLI Devs / CLI App\\tAccessories 1\\.0\\.0\\tGold$`, 'm'));
     const approve = await portico(['approvals', 'approve', pending.id], env);

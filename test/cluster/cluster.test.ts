@@ -56,7 +56,7 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     const org = (await findConsumerOrgByName(services.store.db, catalog.id, title.toLowerCase()))!;
     const { app, credential } = await services.createApp(org.id, { title });
     const product = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
-    const subscription = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan, viewer: 'authenticated' });
+    const subscription = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan });
     return { clientId: credential.client_id, subscriptionId: subscription.id };
   };
 

@@ -37,7 +37,7 @@ describe('serve --workers 2 without Redis', () => {
     const org = (await findConsumerOrgByName(services.store.db, sandbox.id, 'workers'))!;
     const { app, credential } = await services.createApp(org.id, { title: 'Workers App' });
     const product = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
-    await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'silver', viewer: 'authenticated' });
+    await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'silver' });
     const url = `${node.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`;
     const headers = { 'X-IBM-Client-Id': credential.client_id };
     // The workers learn of the new subscription by polling the store's change counter.

@@ -45,7 +45,7 @@ export async function startTestDemo(env: Record<string, string> = {}): Promise<T
       const org = (await findConsumerOrgByName(services.store.db, sandbox.id, `devs-${counter}`))!;
       const { app, credential, clientSecret } = await services.createApp(org.id, { title: `App ${counter}` });
       const product = await services.product(orgId, demo.catalog, options.product ?? 'accessories', '1.0.0');
-      let subscription = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan, viewer: 'authenticated' });
+      let subscription = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan });
       if (subscription.state === 'pending' && options.approve !== false) {
         subscription = await services.decideSubscription(orgId, demo.catalog, subscription.id, 'approve');
       }

@@ -142,7 +142,7 @@ describe('management API', () => {
     const { org } = await services.signUp(catalog.id, { email: 'dev@example.com', password: 'dev-pass-1234' });
     const { app } = await services.createApp(org.id, { title: 'App' });
     const productRow = await services.product(t.orgId, 'sandbox', 'accessories', '1.0.0');
-    const pending = await services.subscribe(org.id, { appId: app.id, productId: productRow.id, planName: 'gold', viewer: 'authenticated' });
+    const pending = await services.subscribe(org.id, { appId: app.id, productId: productRow.id, planName: 'gold' });
     assert.equal(pending.state, 'pending');
 
     const list = await t.call('GET', '/api/catalogs/sandbox/subscriptions?state=pending');

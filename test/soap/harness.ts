@@ -46,7 +46,7 @@ export async function startSoapPlatform(): Promise<SoapPlatform> {
         `apis: { api: { name: '${imported.api.name}:${imported.api.version}' } }`,
       ].join('\n');
       const published = await services.putProduct(orgId, 'sandbox', { text, file: `${product}.yaml`, state: 'published' });
-      await services.subscribe(user.consumer_org_id, { appId: app.app.id, productId: published.product.id, planName: 'default', viewer: 'authenticated' });
+      await services.subscribe(user.consumer_org_id, { appId: app.app.id, productId: published.product.id, planName: 'default' });
       await platform.gateway?.reload();
       return { base: `${platform.urls.gateway}/soaptest/sandbox${imported.definition.basePath}`, clientId };
     },
