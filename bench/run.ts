@@ -2,7 +2,7 @@
  * `npm run bench` — the same load through the backend alone, nginx, three Node.js proxies and
  * Portico, in one run, on loopback (DESIGN §7). See bench/README.md for the method.
  *
- * node --import tsx bench/run.ts [--profile default|quick|check|scale|reload|all] [--only a,b] [--cpu-prof]
+ * node --import tsx bench/run.ts [--profile default|quick|check|scale|reload|workers|all] [--only a,b] [--cpu-prof]
  *
  * `--only` keeps the profile's targets named (plus `direct`, the reference); `--cpu-prof`
  * writes a CPU profile of each Portico target's load to bench/results/profiles/.
@@ -14,11 +14,12 @@ import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runHey, runWrk } from './lib/load.ts';
-import { cpuTicks, freePort, rssMb, startProcess } from './lib/processes.ts';
+import { cpuTicks, freePort, processTree, rssMb, startProcess } from './lib/processes.ts';
 import type { Running } from './lib/processes.ts';
 import { printReport, targetChecks } from './lib/report.ts';
 import type { TargetResult } from './lib/report.ts';
 import { ensureTools, nginxPath } from './lib/tools.ts';
+import type { SetupResult } from './portico-setup.ts';
 
 interface Profile {
   name: string;
@@ -51,6 +52,8 @@ const profiles: Record<string, Profile> = {
   quick: { name: 'quick', targets: ['direct', 'nginx', 'http-proxy', 'portico-pass', 'portico-full'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
   scale: { name: 'scale', targets: ['direct', 'portico-full', 'portico-full-scale'], warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
   reload: { name: 'reload', targets: ['direct', 'portico-full', 'portico-full-reload'], warmSeconds: 3, runs: 3, runSeconds: 6, heySeconds: 15 },
+  /** `portico serve --role gateway --workers N`, N = 1 and 2 (the scale-out issue): the scaling from 1 to N workers. */
+  workers: { name: 'workers', targets: ['direct', 'portico-full', 'portico-full-workers-1', 'portico-full-workers-2'], warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
 };
 profiles.all = { ...profiles.default, name: 'all', targets: [...baseTargets, 'portico-full-scale', 'portico-full-reload'] };
 
@@ -63,6 +66,13 @@ const node = process.execPath;
 
 /** Load generator and backends on core 0, the target alone on core 1 (tooling.md). */
 const cores = cpus().length >= 2 ? { load: '0', target: '1' } : { load: undefined, target: undefined };
+/**
+ * A worker cluster's primary and workers may use every core (0-1 on this 2-core machine, the
+ * same as not pinning them): the load generator and the backend stay on core 0, so with two
+ * workers one of them shares core 0 with the load.
+ */
+const clusterCores = cpus().length >= 2 ? `0-${cpus().length - 1}` : undefined;
+const porticoBin = fileURLToPath(new URL('../bin/portico.js', import.meta.url));
 
 interface Started {
   process: Running | undefined;
@@ -70,6 +80,10 @@ interface Started {
   headers: Record<string, string>;
   /** Why this target cannot be measured (checked before any load), if it cannot. */
   check?: (body: string, status: number) => string | undefined;
+  /** A further check before any load (e.g. shared rate-limit counting); a reason to refuse, if any. */
+  verify?: () => Promise<string | undefined>;
+  /** Facts of the start-up, recorded with the result. */
+  facts?: Record<string, unknown>;
 }
 
 interface Shared {
@@ -151,6 +165,68 @@ function redisAnswers(): Promise<boolean> {
 
 const financingExpected = 299.71;
 
+/**
+ * `portico serve --role gateway --workers N` on the portico-full catalog: portico-setup.ts writes
+ * the catalog into a data dir in its own process first, then the CLI serves it (the primary
+ * holds the rate-limit counters when there is no Redis). With N = 1 the CLI runs the gateway in
+ * its one process, without a cluster.
+ */
+async function startWorkers(name: string, workers: number, shared: Shared): Promise<Started> {
+  const dataDir = mkdtempSync(join(shared.scratch, `workers-${workers}-`));
+  const setupStarted = Date.now();
+  const setup = spawnSync(node, ['--import', 'tsx', join(benchDir, 'portico-setup.ts')], {
+    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_MODE: 'full', BENCH_UPSTREAM_PORT: String(shared.backendPort) },
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  if (setup.status !== 0) throw new Error(`bench setup failed (${setup.status ?? setup.signal}): ${setup.stderr.slice(-2000)}`);
+  const result = JSON.parse(setup.stdout.trim().split('\n').pop()!) as SetupResult;
+  const env = { PORTICO_GATEWAY_PORT: '0', PORTICO_LOG_LEVEL: 'warn', PORTICO_REDIS_URL: undefined, PORTICO_WORKERS: undefined, PORTICO_DATABASE_URL: undefined };
+  const running = await startProcess({
+    name,
+    cpus: clusterCores,
+    command: node,
+    args: [porticoBin, 'serve', '--role', 'gateway', '--workers', String(workers), '--data-dir', dataDir],
+    env,
+    // `gateway    http://127.0.0.1:PORT (N workers)`; without the suffix when N = 1.
+    ready: { kind: 'line', pattern: /^gateway\s+http:\/\/[^:/\s]+:(?<port>\d+)/ },
+    timeoutMs: 120_000,
+  });
+  const workerPids = processTree(running.pid).slice(1);
+  const url = `http://127.0.0.1:${running.port}${result.paths.item}`;
+  const headers = { 'X-IBM-Client-Id': result.clientId! };
+  const started: Started = {
+    process: running,
+    url,
+    headers,
+    facts: { workers, processes: 1 + workerPids.length, line: running.announcement.facts?.line, setupMs: Date.now() - setupStarted, pinning: clusterCores ?? 'none' },
+  };
+  if (workers > 1 && workerPids.length < workers) {
+    await running.stop();
+    throw new Error(`expected ${workers} worker processes under ${running.pid}, found ${workerPids.length}`);
+  }
+  started.verify = () => sharedCounting(url, headers, workers);
+  return started;
+}
+
+/**
+ * The plan limit is counted once across workers: X-RateLimit-Remaining must fall by exactly one
+ * per request over requests on new connections, which the cluster's round-robin scheduling
+ * hands to the workers in turn (counting per worker would repeat values).
+ */
+async function sharedCounting(url: string, headers: Record<string, string>, workers: number): Promise<string | undefined> {
+  const remaining: number[] = [];
+  for (let i = 0; i < Math.max(6, 3 * workers); i++) {
+    const response = await fetch(url, { headers: { ...headers, connection: 'close' }, signal: AbortSignal.timeout(10_000) });
+    await response.arrayBuffer();
+    const value = /,(\d+);/.exec(response.headers.get('x-ratelimit-remaining') ?? '')?.[1];
+    if (response.status !== 200 || value === undefined) return `answers ${response.status} with X-RateLimit-Remaining ${response.headers.get('x-ratelimit-remaining')}`;
+    remaining.push(Number(value));
+  }
+  const steps = remaining.slice(1).map((value, i) => remaining[i] - value);
+  return steps.every((step) => step === 1) ? undefined : `the plan limit is not counted once across workers: X-RateLimit-Remaining ${remaining.join(', ')}`;
+}
+
 /** Starts a target by name. */
 async function startTarget(name: string, shared: Shared): Promise<Started> {
   const upstream = { BENCH_UPSTREAM_PORT: String(shared.backendPort) };
@@ -185,6 +261,9 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
       const running = await nodeTarget(name, 'portico-target.ts', env, 300_000);
       return { process: running, ...porticoUrl(running, 'item') };
     }
+    case 'portico-full-workers-1':
+    case 'portico-full-workers-2':
+      return startWorkers(name, Number(name.slice('portico-full-workers-'.length)), shared);
     case 'portico-logistics-shipping':
     case 'portico-logistics-stores':
     case 'portico-financing': {
@@ -227,7 +306,8 @@ async function preflight(started: Started): Promise<string | undefined> {
   }
   const body = await response.text();
   if (started.check) return started.check(body, response.status);
-  return response.status === 200 ? undefined : `answers ${response.status}: ${body.slice(0, 200)}`;
+  if (response.status !== 200) return `answers ${response.status}: ${body.slice(0, 200)}`;
+  return started.verify?.();
 }
 
 async function measure(name: string, profile: Profile, shared: Shared & { backendPid: number }): Promise<TargetResult> {
@@ -255,7 +335,7 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
     }
     const rss = rssMb(pid);
     const latency = await runHey({ url: started.url, headers: started.headers, seconds: profile.heySeconds, workers: load.heyWorkers, perWorkerRate: load.heyRate, cpus: cores.load });
-    const facts = started.process?.announcement.facts;
+    const facts = started.facts ?? started.process?.announcement.facts;
     const final = await started.process?.stop();
     started.process = undefined;
     const rps = median(runs.map((r) => r.rps));
@@ -289,7 +369,10 @@ function machine(): Record<string, unknown> {
     memory_gb: Math.round(totalmem() / 1e9),
     kernel: release(),
     node: process.version,
-    pinning: cores.target === undefined ? 'none (one core)' : 'load generator + backends on core 0, target on core 1',
+    pinning:
+      cores.target === undefined
+        ? 'none (one core)'
+        : `load generator + backends on core 0, target on core 1; portico-full-workers-N (primary + workers) on cores ${clusterCores}`,
   };
 }
 

@@ -28,8 +28,12 @@ export interface StartOptions {
   command: string;
   args: string[];
   env?: Record<string, string | undefined>;
-  /** How the process says it is ready: its handshake line, or a port that answers. */
-  ready: { kind: 'announce' } | { kind: 'port'; port: number };
+  /**
+   * How the process says it is ready: its handshake line, a port that answers, or a stdout line
+   * matching `pattern` (a program that is not a bench target, e.g. `portico serve`), whose
+   * `port` group is the port it listens on.
+   */
+  ready: { kind: 'announce' } | { kind: 'port'; port: number } | { kind: 'line'; pattern: RegExp };
   timeoutMs?: number;
 }
 
@@ -45,6 +49,11 @@ export async function startProcess(options: StartOptions): Promise<Running> {
   const lines = createInterface({ input: child.stdout! });
   const announced = new Promise<Announcement>((resolve) => {
     lines.on('line', (line) => {
+      if (options.ready.kind === 'line') {
+        const port = options.ready.pattern.exec(line)?.groups?.port;
+        if (port !== undefined) resolve({ port: Number(port), facts: { line } });
+        return;
+      }
       if (!line.startsWith('{')) return;
       const parsed = JSON.parse(line) as Record<string, unknown>;
       if (parsed.ready === true) resolve(parsed as unknown as Announcement);
@@ -57,7 +66,7 @@ export async function startProcess(options: StartOptions): Promise<Running> {
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${options.name} not ready after ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
   });
-  const ready = options.ready.kind === 'announce' ? announced : waitForPort(options.ready.port, timeoutMs).then(() => ({ port: (options.ready as { port: number }).port }));
+  const ready = options.ready.kind !== 'port' ? announced : waitForPort(options.ready.port, timeoutMs).then(() => ({ port: (options.ready as { port: number }).port }));
   let announcement: Announcement;
   try {
     announcement = await Promise.race([ready, exited, timeout]);
