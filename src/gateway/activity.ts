@@ -4,7 +4,7 @@
  * `error-content` for the rest). Payloads are cut to a size bound, and credential headers
  * are always redacted.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, SubscriptionInfo } from './snapshot.ts';
 
@@ -26,7 +26,8 @@ const defaultRedaction = createRedaction();
 
 export interface ActivityInput {
   req: IncomingMessage;
-  res: ServerResponse;
+  /** The response's header fields (lower-case names), read only when the log keeps headers. */
+  responseHeaders: () => Record<string, unknown>;
   status: number;
   txId: string;
   latencyMs: number;
@@ -108,7 +109,7 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
     content,
     request_headers: withHeaders ? headerText(input.req.headers, redaction) : null,
     request_body: withPayload ? payloadText(input.requestBody, input.maxPayloadBytes, redaction) : null,
-    response_headers: withHeaders ? headerText(input.res.getHeaders(), redaction) : null,
+    response_headers: withHeaders ? headerText(input.responseHeaders(), redaction) : null,
     response_body: withPayload ? payloadText(input.responseBody, input.maxPayloadBytes, redaction) : null,
   };
 }

@@ -74,6 +74,46 @@ const requestOnly = new Set([
   'access-control-request-headers', 'content-length', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded', 'via',
 ]);
 
+/**
+ * The response's header fields, gathered for one `res.writeHead(status, fields)` call (Node writes
+ * a flat array as it is, without building its header object field by field). A field set again
+ * under any case replaces the earlier one in its place, as `res.setHeader` does.
+ */
+class ResponseHeaders {
+  /** name, value, name, value… as writeHead takes them. */
+  readonly fields: Array<string | number> = [];
+  private readonly lower: string[] = [];
+
+  set(name: string, value: string | number): void {
+    const key = name.toLowerCase();
+    const index = this.lower.indexOf(key);
+    if (index < 0) {
+      this.lower.push(key);
+      this.fields.push(name, value);
+    } else {
+      this.fields[2 * index] = name;
+      this.fields[2 * index + 1] = value;
+    }
+  }
+
+  has(name: string): boolean {
+    return this.lower.includes(name.toLowerCase());
+  }
+
+  /** As `res.getHeaders()` gives them: lower-case names. */
+  toObject(): Record<string, string | number> {
+    const out: Record<string, string | number> = {};
+    for (let i = 0; i < this.lower.length; i++) out[this.lower[i]] = this.fields[2 * i + 1];
+    return out;
+  }
+}
+
+function jsonHeaders(): ResponseHeaders {
+  const headers = new ResponseHeaders();
+  headers.set('content-type', 'application/json');
+  return headers;
+}
+
 class ConsumerError extends Error {
   constructor(
     readonly status: number,
@@ -308,35 +348,37 @@ export class Gateway {
     // While `message.headers` is still the request's own copy (no invoke wrote to `message`),
     // a field with the request's name and value is an echo of the request, not an answer.
     const echo = message.headers === state.requestCopy ? (req.headers as Record<string, unknown>) : undefined;
+    const headers = new ResponseHeaders();
     for (const [name, value] of Object.entries(message.headers)) {
       const lower = name.toLowerCase();
       if (hopByHop.has(lower) || requestOnly.has(lower) || value === undefined) continue;
       if (echo !== undefined && echo[lower] === value && lower !== 'content-type') continue;
       if (lower === 'content-type' && contentType !== undefined && !/json/i.test(value)) continue;
-      res.setHeader(name, value);
+      headers.set(name, value);
     }
-    if (contentType !== undefined && !res.hasHeader('content-type')) res.setHeader('content-type', contentType);
-    this.finish(req, res, state, status, payload);
+    if (contentType !== undefined && !headers.has('content-type')) headers.set('content-type', contentType);
+    this.finish(req, res, state, status, payload, headers);
   }
 
   /** Common tail of every answer: transaction id, limits, CORS, the body, the activity event. */
-  private finish(req: IncomingMessage, res: ServerResponse, state: RequestState, status: number, payload: Buffer | string | undefined): void {
-    res.statusCode = status;
-    res.setHeader('X-Global-Transaction-ID', state.txId);
-    if (state.limitHeaders) for (const [name, value] of state.limitHeaders) res.setHeader(name, value);
+  private finish(req: IncomingMessage, res: ServerResponse, state: RequestState, status: number, payload: Buffer | string | undefined, headers = new ResponseHeaders()): void {
+    headers.set('X-Global-Transaction-ID', state.txId);
+    if (state.limitHeaders) for (const [name, value] of state.limitHeaders) headers.set(name, value);
     if (state.api?.definition.cors.enabled && req.headers.origin) {
-      res.setHeader('Access-Control-Allow-Origin', req.headers.origin);
-      res.setHeader('Access-Control-Expose-Headers', 'X-Global-Transaction-ID, X-RateLimit-Limit, X-RateLimit-Remaining, RateLimit, RateLimit-Policy, Retry-After');
-      res.setHeader('Vary', 'Origin');
+      headers.set('Access-Control-Allow-Origin', req.headers.origin);
+      headers.set('Access-Control-Expose-Headers', 'X-Global-Transaction-ID, X-RateLimit-Limit, X-RateLimit-Remaining, RateLimit, RateLimit-Policy, Retry-After');
+      headers.set('Vary', 'Origin');
     }
     const length = payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-    res.setHeader('content-length', length);
+    headers.set('content-length', length);
+    // One call writes the head: no per-field setHeader bookkeeping.
+    res.writeHead(status, headers.fields);
     if (req.method === 'HEAD' || payload === undefined) res.end();
     else res.end(payload);
-    this.record(req, res, state, status, payload);
+    this.record(req, state, status, payload, headers);
   }
 
-  private record(req: IncomingMessage, res: ServerResponse, state: RequestState, status: number, payload: Buffer | string | undefined): void {
+  private record(req: IncomingMessage, state: RequestState, status: number, payload: Buffer | string | undefined, headers: ResponseHeaders): void {
     const apiName = state.api?.name ?? '';
     const seconds = (performance.now() - state.started) / 1000;
     requestsTotal.inc({ api: apiName, status });
@@ -345,7 +387,7 @@ export class Gateway {
     if (sink === undefined || state.api === undefined) return;
     const event = buildActivityEvent({
       req,
-      res,
+      responseHeaders: () => headers.toObject(),
       status,
       txId: state.txId,
       latencyMs: seconds * 1000,
@@ -371,8 +413,7 @@ export class Gateway {
    */
   private async answerStatus(pathname: string, req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
     if (pathname === '/health') {
-      res.setHeader('content-type', 'application/json');
-      return this.finish(req, res, state, 200, '{"status":"ok"}');
+      return this.finish(req, res, state, 200, '{"status":"ok"}', jsonHeaders());
     }
     if (pathname === '/ready') {
       const snapshot = this.snapshot;
@@ -384,12 +425,12 @@ export class Gateway {
         apis: snapshot?.apiCount ?? 0,
         ...this.health(),
       };
-      res.setHeader('content-type', 'application/json');
-      return this.finish(req, res, state, ready ? 200 : 503, JSON.stringify(body));
+      return this.finish(req, res, state, ready ? 200 : 503, JSON.stringify(body), jsonHeaders());
     }
     if (pathname === '/metrics') {
-      res.setHeader('content-type', metricsRegistry.contentType);
-      return this.finish(req, res, state, 200, await metricsRegistry.metrics());
+      const headers = new ResponseHeaders();
+      headers.set('content-type', metricsRegistry.contentType);
+      return this.finish(req, res, state, 200, await metricsRegistry.metrics(), headers);
     }
     throw consumerError('GW_NOT_FOUND');
   }
@@ -398,11 +439,12 @@ export class Gateway {
   health: () => Record<string, unknown> = () => ({});
 
   private answerPreflight(req: IncomingMessage, res: ServerResponse, methods: string[], state: RequestState): void {
-    res.setHeader('Access-Control-Allow-Methods', methods.join(', '));
-    res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'Content-Type, X-IBM-Client-Id, X-IBM-Client-Secret');
-    res.setHeader('Access-Control-Max-Age', '600');
-    res.setHeader('Access-Control-Allow-Origin', req.headers.origin ?? '*');
-    this.finish(req, res, state, 204, undefined);
+    const headers = new ResponseHeaders();
+    headers.set('Access-Control-Allow-Methods', methods.join(', '));
+    headers.set('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'Content-Type, X-IBM-Client-Id, X-IBM-Client-Secret');
+    headers.set('Access-Control-Max-Age', '600');
+    headers.set('Access-Control-Allow-Origin', req.headers.origin ?? '*');
+    this.finish(req, res, state, 204, undefined, headers);
   }
 
   /** Writes an error envelope for anything that went wrong. */
@@ -436,9 +478,10 @@ export class Gateway {
       const retry = state.limitHeaders?.find(([name]) => name.toLowerCase() === 'retry-after');
       if (!retry) headers.push(['Retry-After', '1']);
     }
-    for (const [name, value] of headers) res.setHeader(name, value);
-    res.setHeader('content-type', 'application/json');
-    this.finish(req, res, state, status, JSON.stringify(errorEnvelope(status, info)));
+    const fields = new ResponseHeaders();
+    for (const [name, value] of headers) fields.set(name, value);
+    fields.set('content-type', 'application/json');
+    this.finish(req, res, state, status, JSON.stringify(errorEnvelope(status, info)), fields);
   }
 
   /** Starts listening; resolves once bound. */
