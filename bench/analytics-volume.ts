@@ -42,7 +42,7 @@ try {
           client_id, app_id, app_name, consumer_org_name, product_name, plan_name, error_name, content)
         select ${now} - (i::bigint * ${span} / ${total}), 'tx' || i, 'demo', 'sandbox',
           -- Dimensions are correlated as in real traffic: an operation belongs to one API, an
-          -- app to one consumer org and one plan (200 apps in 40 orgs, 4 operations, 6 statuses).
+          -- app to one consumer org and one plan (200 apps in 40 orgs, 4 operations, 5 status codes).
           (array['logistics','logistics','financing','inventory'])[1 + i % 4], '1.0.0',
           (array['shipping.calc','get.stores','calculate','items'])[1 + i % 4], 'GET', '/demo/sandbox/x',
           (array[200,200,200,200,200,200,200,200,400,401,429,500])[1 + (i / 7) % 12], (i % 997) / 10.0, (i % 499) / 10.0,
