@@ -12,10 +12,7 @@ import { createGateway } from './gateway/create-gateway.ts';
 import { startSnapshotSync } from './gateway/sync.ts';
 import { startHousekeeping } from './management/housekeeping.ts';
 import type { Gateway } from './gateway/server.ts';
-import { createConsolePlugin } from './management/console/plugin.ts';
-import { createManagementServer } from './management/server.ts';
 import { ChangeBus, Services } from './management/services.ts';
-import { createPortalServer } from './portal/server.ts';
 import { openStore } from './store/store.ts';
 import type { Store } from './store/store.ts';
 
@@ -73,6 +70,9 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
     if (runs('management')) {
       const stopHousekeeping = startHousekeeping({ store, logger, retentionDays: settings.analyticsRetentionDays });
       closers.push(async () => stopHousekeeping());
+      // Loaded only by nodes that run the role: a gateway node does not carry the web apps.
+      const { createConsolePlugin } = await import('./management/console/plugin.ts');
+      const { createManagementServer } = await import('./management/server.ts');
       const consolePlugin = createConsolePlugin({ services, sessionTtlMs: settings.sessionTtlMs });
       const app = await createManagementServer({ services, logger, sessionTtlMs: settings.sessionTtlMs, plugins: [consolePlugin] });
       management = app;
@@ -82,6 +82,7 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
     }
     if (runs('portal')) {
       // Try it relays to the in-process gateway when there is one; else to the configured address.
+      const { createPortalServer } = await import('./portal/server.ts');
       const app = await createPortalServer({
         services,
         logger,

@@ -5,7 +5,6 @@
  * user, developer and an app subscribed to Gold (approved), and prints ready `curl` lines.
  * Running it again reuses the store and duplicates nothing.
  */
-import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { startSamples } from '../../samples/index.ts';
 import type { Settings } from '../config/config.ts';
@@ -16,17 +15,9 @@ import { startPlatform } from '../platform.ts';
 import type { Platform } from '../platform.ts';
 import * as consumers from '../store/consumers.ts';
 import { findProviderUser } from '../store/orgs.ts';
+import { demo } from './demo-scenario.ts';
 
-export const demo = {
-  org: 'demo',
-  catalog: 'sandbox',
-  provider: { username: 'admin', password: 'portico-demo-1', email: 'admin@example.com' },
-  developer: { email: 'developer@example.com', password: 'portico-demo-1', name: 'Demo Developer', org: 'Demo Developers' },
-  appTitle: 'Demo App',
-  examples: fileURLToPath(new URL('../../examples/accessories/', import.meta.url)),
-  /** The sample services' addresses as the example files write them. */
-  samplePorts: { financing: 9081, shipping: 9082, geocoder: 9083, inventory: 9084 },
-};
+export { demo };
 
 export interface DemoHandle {
   platform: Platform;

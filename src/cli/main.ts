@@ -18,7 +18,7 @@ import { startPlatform } from '../platform.ts';
 import type { Role } from '../platform.ts';
 import { findProviderUser } from '../store/orgs.ts';
 import { callServer, credentialsFile, loadCredentials, saveCredentials, ServerError } from './client.ts';
-import { startDemo, demo } from './demo.ts';
+import { demo } from './demo-scenario.ts';
 import { runGatewayWorker, startCluster } from './serve.ts';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -171,6 +171,8 @@ program
     const settings = loadSettings(env, { dataDir: options.dataDir });
     const logger = createLogger(process.env.PORTICO_LOG_LEVEL ?? 'warn');
     const samplePorts = parseSamplePorts(process.env.PORTICO_SAMPLE_PORTS);
+    // Loaded only here: the demo brings the sample backends (and their zip-code data) along.
+    const { startDemo } = await import('./demo.ts');
     const handle = await startDemo(settings, logger, samplePorts, options.examples);
     const urls = handle.platform.urls;
     out('Portico demo is running (Ctrl-C stops it).');
