@@ -5,7 +5,7 @@
  * at most the events not yet written (one batch, or one interval's worth).
  */
 import type { Logger } from 'pino';
-import { insertEvents } from '../store/analytics.ts';
+import { insertEvents, insertEventsSqlite } from '../store/analytics.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 
@@ -68,7 +68,9 @@ export class AnalyticsSink {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, Math.min(this.options.batchSize, rowsPerWrite));
       try {
-        await this.options.store.transaction((trx) => insertEvents(trx, batch));
+        const { sqlite } = this.options.store;
+        if (sqlite) insertEventsSqlite(sqlite, batch);
+        else await this.options.store.transaction((trx) => insertEvents(trx, batch));
         this.written += batch.length;
         if (this.queue.length > 0) await yieldToRequests();
       } catch (error) {

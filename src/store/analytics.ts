@@ -2,7 +2,8 @@
 import { sql } from 'kysely';
 import type { Db } from './store.ts';
 import type { ActivityEvent, NewActivityEvent } from './schema.ts';
-import { addToRollup, hourMs, latencyBounds } from './rollup.ts';
+import type SqliteDatabase from 'better-sqlite3';
+import { addToRollup, aggregateRollup, hourMs, latencyBounds, rollupColumns, rollupUpsertSql } from './rollup.ts';
 
 // PostgreSQL accepts at most 65 535 bind parameters per statement; 24 columns per row.
 const rowsPerInsert = 1000;
@@ -13,6 +14,38 @@ export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<
     await db.insertInto('activity_events').values(events.slice(i, i + rowsPerInsert)).execute();
   }
   await addToRollup(db, events);
+}
+
+const eventColumns = [
+  'ts', 'tx_id', 'org_name', 'catalog_name', 'api_name', 'api_version', 'operation_id', 'verb', 'path', 'status', 'latency_ms', 'backend_ms',
+  'client_id', 'app_id', 'app_name', 'consumer_org_name', 'product_name', 'plan_name', 'error_name', 'content', 'request_headers',
+  'request_body', 'response_headers', 'response_body',
+] as const satisfies ReadonlyArray<keyof NewActivityEvent>;
+
+interface SqliteWriter {
+  write(events: readonly NewActivityEvent[]): void;
+}
+
+const sqliteWriters = new WeakMap<SqliteDatabase.Database, SqliteWriter>();
+
+/**
+ * The same write as {@link insertEvents} on SQLite through two statements prepared once per
+ * database (the event insert and the rollup upsert), in one transaction: the activity log is
+ * on every call, and building and preparing SQL per batch was a tenth of the gateway's CPU.
+ */
+export function insertEventsSqlite(sqlite: SqliteDatabase.Database, events: readonly NewActivityEvent[]): void {
+  let writer = sqliteWriters.get(sqlite);
+  if (!writer) {
+    const insert = sqlite.prepare(`insert into activity_events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`);
+    const upsert = sqlite.prepare(rollupUpsertSql);
+    const write = sqlite.transaction((batch: readonly NewActivityEvent[]) => {
+      for (const event of batch) insert.run(eventColumns.map((column) => event[column] ?? null));
+      for (const row of aggregateRollup(batch)) upsert.run(rollupColumns.map((column) => row[column]));
+    });
+    writer = { write: (batch) => void write(batch) };
+    sqliteWriters.set(sqlite, writer);
+  }
+  writer.write(events);
 }
 
 export interface EventFilter {

@@ -28,8 +28,8 @@ type Histogram = Pick<ActivityRollupTable, `h${0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8
 
 const histogramKeys = latencyBounds.map((_, i) => `h${i}`) as Array<keyof Histogram>;
 
-/** Adds a batch of events to the rollups (one upsert per hour × dimensions combination). */
-export async function addToRollup(db: Db, events: readonly NewActivityEvent[]): Promise<void> {
+/** Sums a batch of events into rollup rows, one per hour × dimensions combination. */
+export function aggregateRollup(events: readonly NewActivityEvent[]): RollupRow[] {
   const rows = new Map<string, RollupRow>();
   for (const event of events) {
     const bucket = Math.floor(event.ts / hourMs) * hourMs;
@@ -58,7 +58,19 @@ export async function addToRollup(db: Db, events: readonly NewActivityEvent[]): 
     row.latency_sum += event.latency_ms;
     row[histogramKeys[bucketOf(event.latency_ms)]]++;
   }
-  for (const row of rows.values()) {
+  return [...rows.values()];
+}
+
+/** The rollup columns in a fixed order (for prepared statements). */
+export const rollupColumns = ['bucket_ts', ...rollupDimensions, 'calls', 'latency_sum', ...histogramKeys] as const;
+
+/** `INSERT … ON CONFLICT … DO UPDATE` adding a rollup row to the one stored (SQLite and PostgreSQL). */
+export const rollupUpsertSql = `insert into activity_rollup (${rollupColumns.join(', ')}) values (${rollupColumns.map(() => '?').join(', ')})
+  on conflict (bucket_ts, ${rollupDimensions.join(', ')}) do update set ${['calls', 'latency_sum', ...histogramKeys].map((c) => `${c} = activity_rollup.${c} + excluded.${c}`).join(', ')}`;
+
+/** Adds a batch of events to the rollups (one upsert per hour × dimensions combination). */
+export async function addToRollup(db: Db, events: readonly NewActivityEvent[]): Promise<void> {
+  for (const row of aggregateRollup(events)) {
     // `excluded` is the row that conflicted (SQLite and PostgreSQL name it alike).
     const additions = Object.fromEntries(
       ['calls', 'latency_sum', ...histogramKeys].map((column) => [column, sql<number>`${sql.ref(`activity_rollup.${column}`)} + ${sql.ref(`excluded.${column}`)}`]),

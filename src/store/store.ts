@@ -22,6 +22,8 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export interface Store {
   readonly db: Kysely<Database>;
   readonly dialect: DialectName;
+  /** The better-sqlite3 handle on SQLite, for the few writes that use prepared statements directly. */
+  readonly sqlite?: SqliteDatabase.Database;
   /** The URL with any password masked, for logs and errors. */
   readonly displayUrl: string;
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
@@ -33,14 +35,14 @@ export function maskUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }
 
-function sqliteDialect(file: string): SqliteDialect {
+function sqliteDatabase(file: string): SqliteDatabase.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
-  return new SqliteDialect({ database });
+  return database;
 }
 
 async function postgresDialect(url: string): Promise<PostgresDialect> {
@@ -62,12 +64,14 @@ async function postgresDialect(url: string): Promise<PostgresDialect> {
 /** Opens the store at `url` (`sqlite:<file>` or `postgres://…`) and migrates it to the latest version. */
 export async function openStore(url: string, options: { migrate?: boolean } = {}): Promise<Store> {
   const dialectName: DialectName = url.startsWith('postgres') ? 'postgres' : 'sqlite';
-  const dialect = dialectName === 'postgres' ? await postgresDialect(url) : sqliteDialect(url.replace(/^sqlite:/, ''));
+  const sqlite = dialectName === 'sqlite' ? sqliteDatabase(url.replace(/^sqlite:/, '')) : undefined;
+  const dialect = sqlite ? new SqliteDialect({ database: sqlite }) : await postgresDialect(url);
   const db = new Kysely<Database>({ dialect });
   if (options.migrate !== false) await migrate(db, dialectName);
   return {
     db,
     dialect: dialectName,
+    sqlite,
     displayUrl: maskUrl(url),
     transaction: (work) => db.transaction().execute(work),
     close: () => db.destroy(),

@@ -282,3 +282,27 @@ for (const backend of storeBackends) {
     });
   });
 }
+
+describe('activity events on SQLite through prepared statements', () => {
+  test('write the same events and rollups as the generic path', async () => {
+    const { insertEventsSqlite } = await import('../../src/store/analytics.ts');
+    const generic = await storeBackends[0].open();
+    const prepared = await storeBackends[0].open();
+    try {
+      const events = Array.from({ length: 300 }, (_, i) =>
+        event({ ts: 1_700_000_000_000 + i * 60_000, tx_id: `t${i}`, status: i % 7 === 0 ? 429 : 200, latency_ms: (i * 37) % 900, request_body: i % 2 ? '{"a":1}' : null }),
+      );
+      await generic.store.transaction((trx) => insertEvents(trx, events));
+      insertEventsSqlite(prepared.store.sqlite!, events.slice(0, 150));
+      insertEventsSqlite(prepared.store.sqlite!, events.slice(150));
+      const rows = async (t: TestStore) => (await listEvents(t.store.db, {}, 1000)).map(({ id: _id, ...rest }) => rest);
+      assert.deepEqual(await rows(prepared), await rows(generic));
+      const rollup = (t: TestStore) => t.store.db.selectFrom('activity_rollup').selectAll().orderBy('bucket_ts').orderBy('status').execute();
+      assert.deepEqual(await rollup(prepared), await rollup(generic));
+      assert.equal((await rollup(prepared)).reduce((sum, r) => sum + Number(r.calls), 0), 300);
+    } finally {
+      await generic.dispose();
+      await prepared.dispose();
+    }
+  });
+});
