@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,7 @@ describe('portico CLI against a running management server', () => {
   });
   after(async () => {
     await t.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test('every command answers --help with exit 0', async () => {
