@@ -5,6 +5,7 @@
  * (xml-to-json, json-to-xml) on the safe XML parser of src/soap.
  */
 import { invokePolicy, proxyPolicy } from '../policies/invoke.ts';
+import { declaredPolicy } from '../policies/policy-config.ts';
 import { ratelimitPolicy } from '../policies/ratelimit.ts';
 import { jsonToXmlPolicy } from '../policies/json-to-xml.ts';
 import { xmlToJsonPolicy } from '../policies/xml-to-json.ts';
@@ -15,8 +16,7 @@ import type { PolicyRegistry } from './flow.ts';
 /** v5's assembly-level activity-log: the gateway records activity from the API setting, so the step does nothing. */
 const activityLogPolicy: PolicyType<Record<string, unknown>> = {
   name: 'activity-log',
-  versions: ['1.0.0', '2.0.0'],
-  schema: { type: 'object' },
+  ...declaredPolicy('activity-log'),
   compile: () =>
     function activityLog() {
       // Recording happens once per call in the gateway (gateway/activity.ts).

@@ -15,6 +15,7 @@
 import { Agent, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import { soapFaultText } from '../soap/soap-fault.ts';
+import { declaredPolicy } from './policy-config.ts';
 import { compileUrlTemplate } from './url-template.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from './types.ts';
@@ -83,14 +84,6 @@ export async function closeDispatchers(): Promise<void> {
   agents.clear();
   await Promise.all(all.map((agent) => agent.close().catch(() => agent.destroy())));
 }
-
-const schema = {
-  type: 'object',
-  required: ['target-url'],
-  properties: {
-    'target-url': { type: 'string', description: 'Backend URL; $(var) and {param} are substituted' },
-  },
-};
 
 interface HeaderFilter {
   (name: string): boolean;
@@ -360,14 +353,12 @@ function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): P
 
 export const invokePolicy: PolicyType<InvokeConfig> = {
   name: 'invoke',
-  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0', '2.3.0'],
-  schema,
+  ...declaredPolicy('invoke'),
   compile: (config, api, path) => compileInvoke(config, api, path, 'invoke'),
 };
 
 export const proxyPolicy: PolicyType<InvokeConfig> = {
   name: 'proxy',
-  versions: ['1.0.0', '2.0.0'],
-  schema,
+  ...declaredPolicy('proxy'),
   compile: (config, api, path) => compileInvoke(config, api, path, 'proxy'),
 };

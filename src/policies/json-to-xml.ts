@@ -6,11 +6,12 @@
  * items without a name are `unnamed-element-name` (default `element`). Plain JSON
  * (`{"a": "hello"}` → `<a>hello</a>`) converts too, as IBM's note says.
  */
+import { declaredPolicy } from './policy-config.ts';
 import { badgerfishToXml } from '../soap/badgerfish.ts';
 import { serializeXml, XmlError } from '../soap/xml.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
-import { optionalString, policyMetaProperties, readBlock, titleOf } from './policy-config.ts';
+import { optionalString, readBlock, titleOf } from './policy-config.ts';
 import { bodyText } from './xml-to-json.ts';
 
 export interface JsonToXmlConfig {
@@ -38,21 +39,7 @@ function parseJsonText(text: string, title: string): unknown {
 /** The json-to-xml policy. */
 export const jsonToXmlPolicy: PolicyType<JsonToXmlConfig> = {
   name: 'json-to-xml',
-  versions: ['1.0.0', '2.0.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...policyMetaProperties,
-      input: { type: 'string', default: 'message', description: 'Message variable whose body is converted.' },
-      output: { type: 'string', default: '', description: 'Message variable receiving the XML; defaults to `input`.' },
-      'conversion-type': { type: 'string', enum: conventions, default: 'badgerFish', description: 'badgerFish, relaxedBadgerFish or apicv5; all read BadgerFish and plain JSON alike.' },
-      'root-element-name': { type: 'string', default: 'json', description: 'Root element wrapped around a result that is not a single element.' },
-      'always-output-root-element': { type: 'boolean', default: false, description: 'Always wrap the result in root-element-name.' },
-      'unnamed-element-name': { type: 'string', default: 'element', description: 'Element name for list items without a name.' },
-      'compile-settings': { type: 'object', default: {}, description: 'DataPower conversion settings; accepted as is.' },
-    },
-  },
+  ...declaredPolicy('json-to-xml'),
   compile(config: JsonToXmlConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jsonToXmlPolicy, path);
     const title = titleOf(block, 'json-to-xml');

@@ -3,9 +3,10 @@
  * a log line itself. The step records the chosen mode and level on the context (`log.mode`,
  * `log.level`) for the activity-log writer to honour.
  */
+import { declaredPolicy } from './policy-config.ts';
 import { PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
-import { policyMetaProperties, readBlock } from './policy-config.ts';
+import { readBlock } from './policy-config.ts';
 
 export interface LogConfig {
   version?: string;
@@ -20,16 +21,7 @@ const levels = ['default', 'none', 'activity', 'header', 'payload'];
 /** The log policy. */
 export const logPolicy: PolicyType<LogConfig> = {
   name: 'log',
-  versions: ['1.0.0', '2.0.0', '2.1.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...policyMetaProperties,
-      mode: { enum: modes, default: 'gather-and-send', description: 'Gather the log data, send it, or both.' },
-      'log-level': { enum: levels, default: 'default', description: 'How much is logged; `default` keeps the API setting.' },
-    },
-  },
+  ...declaredPolicy('log'),
   compile(config: LogConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, logPolicy, path);
     const mode = String(block.mode ?? 'gather-and-send');

@@ -4,9 +4,10 @@
  * `operationId` or a `{verb, path}` pair; verbs compare case-insensitively, paths exactly as
  * written in the OpenAPI document.
  */
+import { declaredPolicy } from './policy-config.ts';
 import { PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
-import { optionalArray, policyMetaProperties, readBlock } from './policy-config.ts';
+import { optionalArray, readBlock } from './policy-config.ts';
 
 export interface OperationSwitchConfig {
   version?: string;
@@ -14,21 +15,6 @@ export interface OperationSwitchConfig {
   case?: Array<{ operations: Array<string | { verb: string; path: string }>; execute: unknown[] }>;
   otherwise?: unknown[];
 }
-
-const operationSchema = {
-  description: 'An operationId, or a verb/path pair as in the OpenAPI document.',
-  oneOf: [
-    { type: 'string' },
-    {
-      type: 'object',
-      required: ['verb', 'path'],
-      properties: {
-        verb: { type: 'string', description: 'HTTP method, any case.' },
-        path: { type: 'string', description: 'Path template, e.g. `/shipping`.' },
-      },
-    },
-  ],
-};
 
 function operationKey(verb: string, path: string): string {
   return `${verb.toUpperCase()} ${path}`;
@@ -40,28 +26,7 @@ const nestingMarkers = ['.operation-switch.', '.switch.', '.if.'];
 /** The operation-switch policy. */
 export const operationSwitchPolicy: PolicyType<OperationSwitchConfig> = {
   name: 'operation-switch',
-  versions: ['1.0.0', '2.0.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...policyMetaProperties,
-      case: {
-        type: 'array',
-        default: [],
-        description: 'Cases tried in order; the first naming the current operation runs.',
-        items: {
-          type: 'object',
-          required: ['operations', 'execute'],
-          properties: {
-            operations: { type: 'array', items: operationSchema, description: 'Operations this case handles.' },
-            execute: { type: 'array', description: 'Policies run for these operations.' },
-          },
-        },
-      },
-      otherwise: { type: 'array', default: [], description: 'Policies run when no case matches.' },
-    },
-  },
+  ...declaredPolicy('operation-switch'),
   compile(config: OperationSwitchConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, operationSwitchPolicy, path);
     if (nestingMarkers.some((marker) => path.includes(marker))) {

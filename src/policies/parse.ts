@@ -4,10 +4,11 @@
  * well-formedness and kept as text until the SOAP work item brings an XML tree. A body that
  * does not parse raises `ParseError` (status 400: the request's payload is at fault).
  */
+import { declaredPolicy } from './policy-config.ts';
 import { parseXml, XmlError } from '../soap/xml.ts';
 import { AssemblyError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
-import { optionalString, policyMetaProperties, readBlock, titleOf } from './policy-config.ts';
+import { optionalString, readBlock, titleOf } from './policy-config.ts';
 
 export interface ParseConfig {
   version?: string;
@@ -38,19 +39,7 @@ function textOf(body: unknown): string | undefined {
 /** The parse policy. */
 export const parsePolicy: PolicyType<ParseConfig> = {
   name: 'parse',
-  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...policyMetaProperties,
-      input: { type: 'string', default: 'message', description: 'Message variable whose body is parsed.' },
-      output: { type: 'string', default: '', description: 'Message variable that receives the parsed body; defaults to `input`.' },
-      'use-content-type': { type: 'boolean', default: false, description: 'Parse by the Content-Type header instead of detecting JSON or XML from the body.' },
-      'warn-on-empty-input': { type: 'boolean', default: false, description: 'Log a warning when the body is empty.' },
-      'parse-settings-reference': { type: 'object', default: {}, description: 'DataPower parse settings; size limits come from the gateway settings instead and this is accepted as is.' },
-    },
-  },
+  ...declaredPolicy('parse'),
   compile(config: ParseConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, parsePolicy, path);
     const input = optionalString(block, 'input', path) || 'message';

@@ -3,6 +3,7 @@
  * (the import-time schema may be bypassed by a caller, so each compiler still names the bad
  * field's assembly path) and resolving `$ref`s against the API document.
  */
+import { policySchemas } from '../definitions/policy-schemas.ts';
 import { PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, JSONSchema } from './types.ts';
 
@@ -118,4 +119,15 @@ export function inlineRefs(schema: JSONSchema, api: CompiledApiInfo, path: strin
     return copy;
   };
   return visit(schema) as JSONSchema;
+}
+
+/**
+ * A policy's accepted versions and the JSON schema its YAML block is validated with at import,
+ * from the one catalogue in definitions/policy-schemas.ts (the import checks and the compilers
+ * must not disagree about what a policy accepts).
+ */
+export function declaredPolicy(name: string): { versions: string[]; schema: JSONSchema } {
+  const entry = policySchemas[name];
+  if (entry === undefined) throw new Error(`no schema is declared for policy ${name} in definitions/policy-schemas.ts`);
+  return { versions: [...entry.versions], schema: entry.schema };
 }

@@ -9,6 +9,7 @@
  * `catalog-named`/`gateway-named` — limits from the gateway's settings
  * (`PORTICO_NAMED_RATE_LIMITS`), counted across all callers.
  */
+import { declaredPolicy } from './policy-config.ts';
 import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
@@ -83,7 +84,6 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
 
 export const ratelimitPolicy: PolicyType<RateLimitConfig> = {
   name: 'ratelimit',
-  versions: ['1.0.0', '2.0.0', '2.1.0'],
-  schema: { type: 'object' },
+  ...declaredPolicy('ratelimit'),
   compile: compileRateLimit,
 };

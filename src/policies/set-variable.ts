@@ -3,9 +3,10 @@
  * A `value` may hold `$(name)` references, substituted per request from API properties (fixed
  * at publish time) and context variables; `type` converts the result.
  */
+import { declaredPolicy } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
-import { optionalArray, policyMetaProperties, readBlock, titleOf } from './policy-config.ts';
+import { optionalArray, readBlock, titleOf } from './policy-config.ts';
 
 export type VariableType = 'string' | 'number' | 'boolean' | 'object' | 'any';
 
@@ -105,29 +106,7 @@ type Action = (ctx: FlowContext) => void;
 /** The set-variable policy. */
 export const setVariablePolicy: PolicyType<SetVariableConfig> = {
   name: 'set-variable',
-  versions: ['1.0.0', '2.0.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['actions'],
-    properties: {
-      ...policyMetaProperties,
-      actions: {
-        type: 'array',
-        description: 'Actions applied in order.',
-        items: {
-          type: 'object',
-          properties: {
-            set: { type: 'string', description: 'Variable to set, e.g. `message.headers.x-trace`.' },
-            add: { type: 'string', description: 'Variable to add to: a header gains a value, a list gains an item.' },
-            clear: { type: 'string', description: 'Variable to remove.' },
-            value: { description: 'Value; `$(name)` references are substituted per request.', default: '' },
-            type: { enum: types, default: 'any', description: 'Conversion applied to the value.' },
-          },
-        },
-      },
-    },
-  },
+  ...declaredPolicy('set-variable'),
   compile(config: SetVariableConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, setVariablePolicy, path);
     const title = titleOf(block, 'set-variable');

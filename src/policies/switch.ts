@@ -3,11 +3,12 @@
  * else the `otherwise` case. Conditions are JSONata with API Connect's extensions, or simple
  * v5 JavaScript conditions (see conditions.ts).
  */
+import { declaredPolicy } from './policy-config.ts';
 import { PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { compileCondition } from './conditions.ts';
 import type { Condition } from './conditions.ts';
-import { optionalArray, policyMetaProperties, readBlock } from './policy-config.ts';
+import { optionalArray, readBlock } from './policy-config.ts';
 
 export interface SwitchConfig {
   version?: string;
@@ -24,28 +25,7 @@ interface Branch {
 /** The switch policy. */
 export const switchPolicy: PolicyType<SwitchConfig> = {
   name: 'switch',
-  versions: ['1.0.0', '2.0.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...policyMetaProperties,
-      case: {
-        type: 'array',
-        default: [],
-        description: 'Cases tried in order; a `{otherwise: [...]}` entry runs when no condition holds.',
-        items: {
-          type: 'object',
-          properties: {
-            condition: { type: 'string', description: 'JSONata (API Gateway) or a v5 JavaScript condition.' },
-            execute: { type: 'array', description: 'Policies run when the condition holds.' },
-            otherwise: { type: 'array', description: 'Policies run when no case matched.' },
-          },
-        },
-      },
-      otherwise: { type: 'array', default: [], description: 'Alternative place for the otherwise policies (v5 exports).' },
-    },
-  },
+  ...declaredPolicy('switch'),
   compile(config: SwitchConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, switchPolicy, path);
     const branches: Branch[] = [];

@@ -3,9 +3,10 @@
  * "If no catch is triggered by the thrown error, then a 500 Internal Server Error is returned";
  * throw 2.1.0 adds `error-status-code` and `error-status-reason` for the uncaught response.
  */
+import { declaredPolicy } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, PolicyType, Step } from './types.ts';
-import { optionalString, policyMetaProperties, readBlock, requireString, titleOf } from './policy-config.ts';
+import { optionalString, readBlock, requireString, titleOf } from './policy-config.ts';
 
 export interface ThrowConfig {
   version?: string;
@@ -19,19 +20,7 @@ export interface ThrowConfig {
 /** The throw policy. */
 export const throwPolicy: PolicyType<ThrowConfig> = {
   name: 'throw',
-  versions: ['1.0.0', '2.0.0', '2.1.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['name'],
-    properties: {
-      ...policyMetaProperties,
-      name: { type: ['string', 'number'], description: 'Error name matched by `catch` cases, e.g. `NotFound` or `404`.' },
-      message: { type: 'string', default: '', description: 'Error text (`moreInformation` when uncaught).' },
-      'error-status-code': { type: ['integer', 'string'], default: 500, description: 'HTTP status when uncaught (throw 2.1.0).' },
-      'error-status-reason': { type: 'string', default: '', description: 'HTTP reason phrase when uncaught (throw 2.1.0).' },
-    },
-  },
+  ...declaredPolicy('throw'),
   compile(config: ThrowConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, throwPolicy, path);
     const name = typeof block.name === 'number' ? String(block.name) : requireString(block, 'name', path);

@@ -7,12 +7,13 @@
  * `definition: request | response` mean body-param / response-param. A failure raises
  * `ValidateError` with status 422 (IBM support "Validate policy returns status code 422").
  */
+import { declaredPolicy } from './policy-config.ts';
 import { Ajv } from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from './types.ts';
-import { inlineRefs, optionalString, policyMetaProperties, readBlock, refFor, resolveRef, titleOf } from './policy-config.ts';
+import { inlineRefs, optionalString, readBlock, refFor, resolveRef, titleOf } from './policy-config.ts';
 
 export interface ValidateConfig {
   version?: string;
@@ -29,17 +30,7 @@ const verbs = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trac
 /** The validate policy. */
 export const validatePolicy: PolicyType<ValidateConfig> = {
   name: 'validate',
-  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...policyMetaProperties,
-      'validate-against': { enum: targets, default: 'definition', description: 'Which schema the body is checked against.' },
-      definition: { type: 'string', description: 'With `definition`: the schema `$ref` (e.g. `#/definitions/shipping`); v5 also `request`/`response`.' },
-      input: { type: 'string', default: 'message', description: 'Message variable whose body is validated.' },
-    },
-  },
+  ...declaredPolicy('validate'),
   compile(config: ValidateConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, validatePolicy, path);
     const title = titleOf(block, 'validate');

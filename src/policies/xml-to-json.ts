@@ -6,13 +6,14 @@
  * (read as badgerFish). The XML goes through the safe parser: no DTDs, no entities, bounded
  * size and depth. Malformed XML is a 400 when it came from the consumer's request, else 502.
  */
+import { declaredPolicy } from './policy-config.ts';
 import { PorticoError } from '../errors.ts';
 import { xmlToBadgerfish } from '../soap/badgerfish.ts';
 import type { Convention } from '../soap/badgerfish.ts';
 import { parseXml, XmlError } from '../soap/xml.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
-import { optionalString, policyMetaProperties, readBlock, titleOf } from './policy-config.ts';
+import { optionalString, readBlock, titleOf } from './policy-config.ts';
 
 export interface XmlToJsonConfig {
   version?: string;
@@ -50,18 +51,7 @@ export function xmlFailure(error: XmlError, title: string, fromRequest: boolean)
 /** The xml-to-json policy. */
 export const xmlToJsonPolicy: PolicyType<XmlToJsonConfig> = {
   name: 'xml-to-json',
-  versions: ['1.0.0', '2.0.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...policyMetaProperties,
-      input: { type: 'string', default: 'message', description: 'Message variable whose body is converted.' },
-      output: { type: 'string', default: '', description: 'Message variable receiving the JSON; defaults to `input`.' },
-      'conversion-type': { type: 'string', enum: Object.keys(conventions), default: 'badgerFish', description: 'badgerFish, relaxedBadgerFish, or apicv5 (read as badgerFish).' },
-      'compile-settings': { type: 'object', default: {}, description: 'DataPower conversion settings; accepted, limits come from the gateway settings.' },
-    },
-  },
+  ...declaredPolicy('xml-to-json'),
   compile(config: XmlToJsonConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, xmlToJsonPolicy, path);
     const title = titleOf(block, 'xml-to-json');

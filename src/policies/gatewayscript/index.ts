@@ -6,9 +6,10 @@
  * memory exhaustion raises `JavaScriptError` (500); `context.reject(name, message)` and
  * `apim.error(...)` raise the named error for the assembly's catch.
  */
+import { declaredPolicy } from '../policy-config.ts';
 import { AssemblyError, PolicyCompileError } from '../types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from '../types.ts';
-import { policyMetaProperties, readBlock, requireString, titleOf } from '../policy-config.ts';
+import { readBlock, requireString, titleOf } from '../policy-config.ts';
 import { ScriptSandbox } from './sandbox.ts';
 import type { ScriptHost } from './sandbox.ts';
 
@@ -24,16 +25,7 @@ const engines = new FinalizationRegistry<ScriptSandbox>((sandbox) => sandbox.dis
 /** The gatewayscript policy. */
 export const gatewayscriptPolicy: PolicyType<GatewayScriptConfig> = {
   name: 'gatewayscript',
-  versions: ['1.0.0', '2.0.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['source'],
-    properties: {
-      ...policyMetaProperties,
-      source: { type: 'string', description: 'The JavaScript run per request (synchronous; see docs/policies.md for the API).' },
-    },
-  },
+  ...declaredPolicy('gatewayscript'),
   compile(config: GatewayScriptConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, gatewayscriptPolicy, path);
     const source = requireString(block, 'source', path);

@@ -4,9 +4,10 @@
  * each output is then written to its variable, converted to the types its schema declares.
  * `value` is a JSONata expression over the action's source (see docs/policies.md).
  */
+import { declaredPolicy } from '../policy-config.ts';
 import { PolicyCompileError } from '../types.ts';
 import type { CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from '../types.ts';
-import { optionalObject, policyMetaProperties, readBlock, refFor, resolveRef, titleOf } from '../policy-config.ts';
+import { optionalObject, readBlock, refFor, resolveRef, titleOf } from '../policy-config.ts';
 import { codecFor } from './codec.ts';
 import type { MapCodec } from './codec.ts';
 import { compileActions, runActions } from './actions.ts';
@@ -36,49 +37,10 @@ interface Port {
   schema: JSONSchema | undefined;
 }
 
-const variableSchema = {
-  type: 'object',
-  required: ['variable'],
-  properties: {
-    variable: { type: 'string', description: 'Context variable read (input) or written (output), e.g. `xyz_response.body`.' },
-    schema: { type: 'object', description: 'Inline JSON schema, or `{$ref: "#/definitions/name"}`.' },
-    $ref: { type: 'string', description: 'Schema reference, as an alternative to `schema`.' },
-    type: { type: 'string', description: 'Scalar type, as an alternative to `schema`.' },
-    content: { type: 'string', default: 'application/json', description: '`application/json` or `application/xml`.' },
-  },
-};
-
 /** The map policy. */
 export const mapPolicy: PolicyType<MapConfig> = {
   name: 'map',
-  versions: ['1.0.0', '2.0.0', '2.1.0'],
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...policyMetaProperties,
-      inputs: { type: 'object', default: {}, additionalProperties: variableSchema, description: 'Named inputs.' },
-      outputs: { type: 'object', default: {}, additionalProperties: variableSchema, description: 'Named outputs.' },
-      actions: {
-        type: 'array',
-        default: [],
-        description: 'Actions applied in order: `set`/`create` a target from `from`, `value`, `default`, or `foreach` with nested `actions`.',
-        items: {
-          type: 'object',
-          properties: {
-            set: { type: 'string', description: 'Target path, starting with an output name.' },
-            create: { type: 'string', description: 'Same as `set` (API Connect writes `create` for lists).' },
-            from: { type: ['string', 'array'], items: { type: 'string' }, description: 'Source path(s), starting with an input name.' },
-            value: { type: 'string', description: 'JSONata expression; `$` is the `from` value.' },
-            default: { description: 'Value used when the source is missing.' },
-            foreach: { type: 'string', description: 'Source list; nested `actions` build one element per item.' },
-            actions: { type: 'array', description: 'Nested actions for `foreach`, with paths relative to the item and element.' },
-          },
-        },
-      },
-      options: { type: 'object', default: {}, description: 'XML options (includeEmptyXMLElements, namespaceInheritance, …), used by the XML codec.' },
-    },
-  },
+  ...declaredPolicy('map'),
   compile(config: MapConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, mapPolicy, path);
     const title = titleOf(block, 'map');
