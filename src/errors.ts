@@ -16,6 +16,8 @@ export interface ErrorSpec {
 
 export const errorCatalogue = {
   // ── gateway (consumer) ────────────────────────────────────────────────────────────────
+  // Errors raised inside an assembly carry API Connect's names instead (ConnectionError,
+  // SOAPError, …: policies/types.ts AssemblyError), as catch blocks match them.
   GW_NOT_FOUND: { status: 404, message: 'No resources match requested URI' },
   GW_METHOD_NOT_ALLOWED: { status: 405, message: 'The method {method} is not allowed for the requested URI' },
   GW_MISSING_PARAMETER: {
@@ -27,16 +29,8 @@ export const errorCatalogue = {
   GW_UNAUTHORIZED: { status: 401, message: 'Invalid client id or secret.' },
   GW_NOT_SUBSCRIBED: { status: 401, message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})' },
   GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
-  GW_VALIDATE_FAILED: { status: 422, message: 'Validation failed in policy {policy}: {reason}' },
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
-  GW_ASSEMBLY_RATE_LIMIT: { status: 429, message: 'Assembly Rate Limit exceeded' },
-  GW_THROWN: { status: 500, message: '{message}' },
-  GW_SCRIPT_ERROR: { status: 500, message: 'Script error in policy {policy}: {reason}' },
-  GW_ASSEMBLY_ERROR: { status: 500, message: '{name} in policy {policy}: {reason}' },
-  GW_SOAP_FAULT: { status: 500, message: 'SOAP Fault from the backend in policy {policy}: {reason}' },
-  GW_CONNECTION_ERROR: { status: 502, message: 'Could not connect to endpoint in policy {policy}: {reason}' },
   GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },
-  GW_BACKEND_TIMEOUT: { status: 504, message: 'The backend did not answer within {timeout} seconds in policy {policy}' },
   GW_UNAVAILABLE: { status: 503, message: 'The gateway is not ready: {reason}' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error (transaction {txId})' },
 
