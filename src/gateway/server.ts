@@ -16,6 +16,7 @@ import type { ErrorCode, ErrorParams } from '../errors.ts';
 import { AssemblyError, RawBody } from '../policies/types.ts';
 import type { MessageVar, PolicySettings, RequestVar } from '../policies/types.ts';
 import { closeDispatchers } from '../policies/invoke.ts';
+import { hopByHopFields } from '../policies/http-fields.ts';
 import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { CounterStore, LimitDecision } from '../ratelimit/types.ts';
 import { secretMatches } from '../store/secrets.ts';
@@ -63,8 +64,6 @@ function nextTransactionId(): string {
 }
 
 const bodylessMethods = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
-// RFC 9110 §7.6.1: connection-specific fields are not forwarded to the consumer.
-const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length']);
 // `message.headers` starts as the request's headers; fields that only make sense on a request
 // (RFC 9110 §10.1, §11.6) and the consumer's credentials never go back out in the response.
 const requestOnly = new Set([
@@ -351,7 +350,7 @@ export class Gateway {
     const headers = new ResponseHeaders();
     for (const [name, value] of Object.entries(message.headers)) {
       const lower = name.toLowerCase();
-      if (hopByHop.has(lower) || requestOnly.has(lower) || value === undefined) continue;
+      if (hopByHopFields.has(lower) || requestOnly.has(lower) || value === undefined) continue;
       if (echo !== undefined && echo[lower] === value && lower !== 'content-type') continue;
       if (lower === 'content-type' && contentType !== undefined && !/json/i.test(value)) continue;
       headers.set(name, value);

@@ -15,6 +15,7 @@
 import { Agent, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import { soapFaultText } from '../soap/soap-fault.ts';
+import { hopByHopFields } from './http-fields.ts';
 import { declaredPolicy } from './policy-config.ts';
 import { compileUrlTemplate } from './url-template.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
@@ -41,18 +42,8 @@ export interface InvokeConfig {
 }
 
 // RFC 9110 §7.6.1: hop-by-hop fields are not forwarded; `host` and `content-length` are set anew.
-const hopByHop = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-  'content-length',
-  'expect',
-]);
+// Hop-by-hop fields, plus the ones the connection to the backend sets itself.
+const hopByHop = new Set([...hopByHopFields, 'host', 'expect']);
 
 // Credentials of the consumer never reach the backend (API Connect's
 // x-ibm-gateway-invoke-suppress-clientid, default true; the secret always).

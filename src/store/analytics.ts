@@ -1,5 +1,5 @@
 /** Activity events: batched inserts, and the queries the console and portal ask. */
-import { sql } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 import type { Db } from './store.ts';
 import type { ActivityEvent, NewActivityEvent } from './schema.ts';
 import type SqliteDatabase from 'better-sqlite3';
@@ -204,7 +204,7 @@ async function histogramPercentiles(db: Db, filter: EventFilter): Promise<{ coun
 }
 
 function isPostgres(db: Db): boolean {
-  return db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /** Deletes events older than `olderThanTs`, and the rollup hours wholly before it. */
