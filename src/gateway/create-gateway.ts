@@ -70,7 +70,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
       namedLimits: namedLimits(settings.namedRateLimits),
     },
     maxRequestBytes: settings.maxRequestBytes,
-    loadSnapshotData: () => loadSnapshotData(store.db),
+    loadSnapshotData: () => store.consistentRead((trx) => loadSnapshotData(trx)),
     sink: new AnalyticsSink({ store, logger, batchSize: settings.analyticsBatchSize, flushMs: settings.analyticsFlushMs }),
     analyticsMaxPayloadBytes: settings.analyticsMaxPayloadBytes,
     analyticsRedact: settings.analyticsRedact,

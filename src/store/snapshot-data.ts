@@ -19,7 +19,7 @@ export interface SnapshotData {
   subscriptions: Array<{ id: string; app_id: string; product_id: string; plan_id: string; state: SubscriptionState }>;
 }
 
-/** Loads the snapshot data; within one transaction so the parts agree with each other. */
+/** Loads the snapshot data; run it in `Store.consistentRead` so the parts agree with each other. */
 export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
   const change = await latestChange(db);
   const catalogs = await db

@@ -27,6 +27,12 @@ export interface Store {
   /** The URL with any password masked, for logs and errors. */
   readonly displayUrl: string;
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Runs several reads on one consistent view of the store: a REPEATABLE READ transaction on
+   * PostgreSQL (each statement would otherwise see the commits made between them), a
+   * transaction on SQLite (in WAL mode it reads one snapshot).
+   */
+  consistentRead<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -74,6 +80,7 @@ export async function openStore(url: string, options: { migrate?: boolean } = {}
     sqlite,
     displayUrl: maskUrl(url),
     transaction: (work) => db.transaction().execute(work),
+    consistentRead: (work) => (dialectName === 'postgres' ? db.transaction().setIsolationLevel('repeatable read').execute(work) : db.transaction().execute(work)),
     close: () => db.destroy(),
   };
 }

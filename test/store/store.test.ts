@@ -225,6 +225,21 @@ for (const backend of storeBackends) {
       assert.equal(await findSession(t.store.db, live.token, ['portal']), undefined);
     });
 
+    test('snapshot data read consistently does not see a commit made between its queries', async () => {
+      const seen = await t.store.consistentRead(async (trx) => {
+        const first = await loadSnapshotData(trx);
+        // Another connection commits while the read is open (on SQLite the same handle would
+        // join the transaction, so the commit there goes through a second store on the file).
+        const other = t.store.dialect === 'postgres' ? t.store : await openStore(t.url);
+        await recordChange(other.db, 'concurrent');
+        if (other !== t.store) await other.close();
+        const second = await loadSnapshotData(trx);
+        return [first.change, second.change];
+      });
+      assert.equal(seen[0], seen[1]);
+      assert.equal(await latestChange(t.store.db), seen[0] + 1);
+    });
+
     test('the change counter grows', async () => {
       const before = await latestChange(t.store.db);
       await recordChange(t.store.db, 'publish');
