@@ -73,8 +73,8 @@ function orgId(request: FastifyRequest): string {
   return request.providerUser!.org_id;
 }
 
-/** Parses `name:version` or `name/version` route pieces. */
-function apiKey(request: FastifyRequest): [string, string] {
+/** The API's name and version from the route's `:name/:version`. */
+function apiParams(request: FastifyRequest): [string, string] {
   return [param(request, 'name'), param(request, 'version')];
 }
 
@@ -150,7 +150,7 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
       summary: 'Get an API with its definition document',
       tag: 'apis',
       handler: async (request) => {
-        const api = await services.api(orgId(request), ...apiKey(request));
+        const api = await services.api(orgId(request), ...apiParams(request));
         return { ...apiSummary(api), document: JSON.parse(api.document) };
       },
     },
@@ -162,7 +162,7 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
       body: documentBody,
       handler: async (request) => {
         const body = request.body as { document: string; file?: string; attachments?: Record<string, string> };
-        const result = await services.addWsdlTarget(orgId(request), ...apiKey(request), { text: body.document, file: body.file ?? 'service.wsdl', attachments: body.attachments });
+        const result = await services.addWsdlTarget(orgId(request), ...apiParams(request), { text: body.document, file: body.file ?? 'service.wsdl', attachments: body.attachments });
         return { ...apiSummary(result.api), target: result.service };
       },
     },
@@ -171,14 +171,14 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
       url: '/api/apis/:name/:version/activate',
       summary: 'Bring an API online',
       tag: 'apis',
-      handler: async (request) => apiSummary(await services.setApiState(orgId(request), ...apiKey(request), 'online')),
+      handler: async (request) => apiSummary(await services.setApiState(orgId(request), ...apiParams(request), 'online')),
     },
     {
       method: 'POST',
       url: '/api/apis/:name/:version/deactivate',
       summary: 'Take an API offline',
       tag: 'apis',
-      handler: async (request) => apiSummary(await services.setApiState(orgId(request), ...apiKey(request), 'offline')),
+      handler: async (request) => apiSummary(await services.setApiState(orgId(request), ...apiParams(request), 'offline')),
     },
     {
       method: 'DELETE',
@@ -187,7 +187,7 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
       tag: 'apis',
       status: 204,
       handler: async (request) => {
-        await services.deleteApi(orgId(request), ...apiKey(request));
+        await services.deleteApi(orgId(request), ...apiParams(request));
         return null;
       },
     },
