@@ -30,8 +30,10 @@ import { benchCatalog, benchOrg, benchProductText, readMode } from './portico-se
 import type { SetupResult } from './portico-setup.ts';
 
 function runSetup(dataDir: string): SetupResult {
-  const script = fileURLToPath(new URL('./portico-setup.ts', import.meta.url));
-  const result = spawnSync(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, BENCH_DATA_DIR: dataDir }, encoding: 'utf8', timeout: 600_000 });
+  // The setup runs as this file does: compiled beside it, or from TypeScript through tsx.
+  const compiled = import.meta.url.endsWith('.js');
+  const script = fileURLToPath(new URL(compiled ? './portico-setup.js' : './portico-setup.ts', import.meta.url));
+  const result = spawnSync(process.execPath, compiled ? [script] : ['--import', 'tsx', script], { env: { ...process.env, BENCH_DATA_DIR: dataDir }, encoding: 'utf8', timeout: 600_000 });
   if (result.status !== 0) throw new Error(`bench setup failed (${result.status ?? result.signal}): ${result.stderr.slice(-2000)}`);
   return JSON.parse(result.stdout.trim().split('\n').pop()!) as SetupResult;
 }

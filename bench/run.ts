@@ -2,10 +2,11 @@
  * `npm run bench` — the same load through the backend alone, nginx, three Node.js proxies and
  * Portico, in one run, on loopback (DESIGN §7). See bench/README.md for the method.
  *
- * node --import tsx bench/run.ts [--profile default|quick|check|scale|reload|workers|all] [--only a,b] [--cpu-prof]
+ * node --import tsx bench/run.ts [--profile default|quick|check|scale|reload|workers|all] [--only a,b] [--cpu-prof] [--source]
  *
  * `--only` keeps the profile's targets named (plus `direct`, the reference); `--cpu-prof`
- * writes a CPU profile of each Portico target's load to bench/results/profiles/.
+ * writes a CPU profile of each Portico target's load to bench/results/profiles/. Node targets
+ * run compiled (bench/lib/build.ts); `--source` runs them from TypeScript through tsx.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,8 @@ import type { Running } from './lib/processes.ts';
 import { printReport, targetChecks } from './lib/report.ts';
 import type { TargetResult } from './lib/report.ts';
 import { ensureTools, nginxPath } from './lib/tools.ts';
+import { benchScript, compileForBench, porticoCommand } from './lib/build.ts';
+import type { BuildKind } from './lib/build.ts';
 import type { SetupResult } from './portico-setup.ts';
 
 interface Profile {
@@ -72,7 +75,6 @@ const cores = cpus().length >= 2 ? { load: '0', target: '1' } : { load: undefine
  * workers one of them shares core 0 with the load.
  */
 const clusterCores = cpus().length >= 2 ? `0-${cpus().length - 1}` : undefined;
-const porticoBin = fileURLToPath(new URL('../bin/portico.js', import.meta.url));
 
 interface Started {
   process: Running | undefined;
@@ -95,13 +97,14 @@ interface Shared {
 
 const profileDir = join(benchDir, 'results', 'profiles');
 let cpuProfiles = false;
+let build: BuildKind = 'compiled';
 
 function nodeTarget(name: string, file: string, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<Running> {
   if (cpuProfiles && file === 'portico-target.ts') {
     mkdirSync(profileDir, { recursive: true });
     env = { ...env, BENCH_CPU_PROFILE: join(profileDir, `${name}.cpuprofile`) };
   }
-  return startProcess({ name, cpus: cores.target, command: node, args: ['--import', 'tsx', join(benchDir, file)], env, ready: { kind: 'announce' }, timeoutMs });
+  return startProcess({ name, cpus: cores.target, command: node, args: benchScript(build, file), env, ready: { kind: 'announce' }, timeoutMs });
 }
 
 function porticoUrl(running: Running, key: string): { url: string; headers: Record<string, string> } {
@@ -144,7 +147,7 @@ http {
 
 async function samplePorts(shared: Shared): Promise<Record<string, number>> {
   if (shared.samplePorts) return shared.samplePorts;
-  shared.samples = await startProcess({ name: 'samples', cpus: cores.load, command: node, args: ['--import', 'tsx', join(benchDir, 'samples-target.ts')], ready: { kind: 'announce' } });
+  shared.samples = await startProcess({ name: 'samples', cpus: cores.load, command: node, args: benchScript(build, 'samples-target.ts'), ready: { kind: 'announce' } });
   shared.samplePorts = (shared.samples.announcement.facts as { ports: Record<string, number> }).ports;
   return shared.samplePorts;
 }
@@ -174,7 +177,7 @@ const financingExpected = 299.71;
 async function startWorkers(name: string, workers: number, shared: Shared): Promise<Started> {
   const dataDir = mkdtempSync(join(shared.scratch, `workers-${workers}-`));
   const setupStarted = Date.now();
-  const setup = spawnSync(node, ['--import', 'tsx', join(benchDir, 'portico-setup.ts')], {
+  const setup = spawnSync(node, benchScript(build, 'portico-setup.ts'), {
     env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_MODE: 'full', BENCH_UPSTREAM_PORT: String(shared.backendPort) },
     encoding: 'utf8',
     timeout: 300_000,
@@ -186,7 +189,7 @@ async function startWorkers(name: string, workers: number, shared: Shared): Prom
     name,
     cpus: clusterCores,
     command: node,
-    args: [porticoBin, 'serve', '--role', 'gateway', '--workers', String(workers), '--data-dir', dataDir],
+    args: [...porticoCommand(build), 'serve', '--role', 'gateway', '--workers', String(workers), '--data-dir', dataDir],
     env,
     // `gateway    http://127.0.0.1:PORT (N workers)`; without the suffix when N = 1.
     ready: { kind: 'line', pattern: /^gateway\s+http:\/\/[^:/\s]+:(?<port>\d+)/ },
@@ -236,7 +239,7 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
       return { process: undefined, url: `http://127.0.0.1:${shared.backendPort}${item}`, headers: {} };
     case 'direct-core1': {
       // Control: a second backend alone on the target core, to show what the placement itself adds to latency.
-      const running = await startProcess({ name, cpus: cores.target, command: node, args: ['--import', 'tsx', join(benchDir, 'backend.ts')], ready: { kind: 'announce' } });
+      const running = await startProcess({ name, cpus: cores.target, command: node, args: benchScript(build, 'backend.ts'), ready: { kind: 'announce' } });
       return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {} };
     }
     case 'nginx': {
@@ -396,10 +399,15 @@ function parseProfile(argv: string[]): Profile {
 async function main(): Promise<void> {
   const profile = parseProfile(process.argv.slice(2));
   cpuProfiles = process.argv.includes('--cpu-prof');
+  build = process.argv.includes('--source') ? 'source' : 'compiled';
   ensureTools();
+  if (build === 'compiled') {
+    process.stderr.write('bench: compiling to dist/ (tsconfig.bench.json)…\n');
+    compileForBench();
+  }
   const scratch = mkdtempSync(join(tmpdir(), 'portico-bench-run-'));
   const started = Date.now();
-  const backend = await startProcess({ name: 'backend', cpus: cores.load, command: node, args: ['--import', 'tsx', join(benchDir, 'backend.ts')], ready: { kind: 'announce' } });
+  const backend = await startProcess({ name: 'backend', cpus: cores.load, command: node, args: benchScript(build, 'backend.ts'), ready: { kind: 'announce' } });
   const shared: Shared & { backendPid: number } = { backendPort: backend.port, backendPid: backend.pid, scratch };
   const results: TargetResult[] = [];
   try {
@@ -419,6 +427,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     commit: commit(),
     profile: profile.name,
+    build,
     method: {
       wrk: `wrk -t1 -c${load.connections}, ${profile.warmSeconds}s warm-up, then ${profile.runs} × ${profile.runSeconds}s; median requests/s`,
       hey: `hey -z ${profile.heySeconds}s -c ${load.heyWorkers} -q ${load.heyRate} (${load.heyWorkers * load.heyRate} req/s fixed); p50/p99/p99.9 from every answer`,
