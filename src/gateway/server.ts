@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Counter, Histogram, register as metricsRegistry } from 'prom-client';
+import { register as metricsRegistry } from 'prom-client';
 import { PorticoError, errorEnvelope } from '../errors.ts';
 import type { ErrorCode, ErrorParams } from '../errors.ts';
 import { AssemblyError, RawBody } from '../policies/types.ts';
@@ -26,6 +26,7 @@ import { GatewayContext } from './context.ts';
 import type { PolicyRegistry } from './flow.ts';
 import { buildActivityEvent, createRedaction } from './activity.ts';
 import type { Redaction } from './activity.ts';
+import { recordRequest } from './metrics.ts';
 import { compileSnapshot, matchRoute, subscriptionFor } from './snapshot.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, Snapshot, SubscriptionInfo } from './snapshot.ts';
 
@@ -41,18 +42,6 @@ export interface GatewayOptions {
   /** Header and JSON field names redacted in captured payloads (besides credentials). */
   analyticsRedact?: string[];
 }
-
-const requestsTotal = new Counter({
-  name: 'portico_gateway_requests_total',
-  help: 'Requests answered by the gateway, by API and status',
-  labelNames: ['api', 'status'],
-});
-const requestSeconds = new Histogram({
-  name: 'portico_gateway_request_duration_seconds',
-  help: 'Time from request to response end, by API',
-  labelNames: ['api'],
-  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-});
 
 const txPrefix = randomBytes(4).toString('hex');
 let txCounter = 0;
@@ -150,7 +139,6 @@ export class Gateway {
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
   private server: Server | undefined;
-  private inFlight = 0;
   private readonly abort = new AbortController();
   private draining = false;
 
@@ -197,10 +185,7 @@ export class Gateway {
   /** The node:http request listener. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     const state: RequestState = { txId: nextTransactionId(), started: performance.now() };
-    this.inFlight++;
-    res.once('close', () => {
-      this.inFlight--;
-    });
+    // Nothing per request tracks what is in flight: close() waits on the server's connections.
     this.serve(req, res, state).catch((error: unknown) => this.fail(res, state, error));
   };
 
@@ -380,8 +365,7 @@ export class Gateway {
   private record(req: IncomingMessage, state: RequestState, status: number, payload: Buffer | string | undefined, headers: ResponseHeaders): void {
     const apiName = state.api?.name ?? '';
     const seconds = (performance.now() - state.started) / 1000;
-    requestsTotal.inc({ api: apiName, status });
-    requestSeconds.observe({ api: apiName }, seconds);
+    recordRequest(apiName, status, seconds);
     const sink = this.options.sink;
     if (sink === undefined || state.api === undefined) return;
     const event = buildActivityEvent({
@@ -501,10 +485,17 @@ export class Gateway {
     this.draining = true;
     const server = this.server;
     if (server) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      let ended = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve())).then(() => {
+        ended = true;
+      });
+      // Until every answer has been handled and written out (a connection still writing one is
+      // not idle), close the connections that fall idle; past the grace, cut the rest.
       const deadline = Date.now() + graceMs;
-      while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (!ended && Date.now() < deadline) {
+        server.closeIdleConnections();
+        await new Promise((r) => setTimeout(r, 20));
+      }
       this.abort.abort();
       server.closeAllConnections();
       await closed;

@@ -33,7 +33,8 @@ export function aggregateRollup(events: readonly NewActivityEvent[]): RollupRow[
   const rows = new Map<string, RollupRow>();
   for (const event of events) {
     const bucket = Math.floor(event.ts / hourMs) * hourMs;
-    const key = [bucket, ...rollupDimensions.map((d) => event[d])].join('\u0000');
+    // The key spelled out (rollupDimensions' order): built once per event, on every call's path.
+    const key = `${bucket}\u0000${event.org_name}\u0000${event.catalog_name}\u0000${event.api_name}\u0000${event.operation_id}\u0000${event.status}\u0000${event.app_name}\u0000${event.plan_name}\u0000${event.product_name}\u0000${event.consumer_org_name}`;
     let row = rows.get(key);
     if (!row) {
       const empty = Object.fromEntries(histogramKeys.map((k) => [k, 0])) as Histogram;

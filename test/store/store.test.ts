@@ -299,6 +299,12 @@ for (const backend of storeBackends) {
 }
 
 describe('activity events on SQLite through prepared statements', () => {
+  test('a row holds the columns in the order of the insert', async () => {
+    const { eventColumns, eventRow } = await import('../../src/store/analytics.ts');
+    const named = Object.fromEntries(eventColumns.map((column) => [column, `value of ${column}`])) as unknown as NewActivityEvent;
+    assert.deepEqual(eventRow(named), [...eventColumns].map((column) => `value of ${column}`));
+  });
+
   test('write the same events and rollups as the generic path', async () => {
     const { insertEventsSqlite } = await import('../../src/store/analytics.ts');
     const generic = await storeBackends[0].open();
