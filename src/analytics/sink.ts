@@ -3,14 +3,20 @@
  * in multi-row batches when the batch is full or the flush interval passes (Kong's queued
  * log plugins). `close()` flushes what is left, so a clean stop loses nothing; a crash loses
  * at most the events not yet written (one batch, or one interval's worth).
+ *
+ * Where they are written: a SQLite file from a writer thread (sqlite-writer.ts), one
+ * transaction per batch, off the event loop; PostgreSQL through the store's pool (asynchronous
+ * already); an in-memory SQLite database (tests) on the connection itself.
  */
 import type { Logger } from 'pino';
-import { insertEvents, insertEventsSqlite } from '../store/analytics.ts';
+import { eventInsertSql, insertEvents, insertEventsSqlite, sqliteBatch } from '../store/analytics.ts';
+import { rollupUpsertSql } from '../store/rollup.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
+import { SqliteWriterThread } from './sqlite-writer.ts';
 
-// SQLite writes are synchronous (better-sqlite3): one 500-row insert holds the event loop for
-// ~5 ms, which every request in flight waits out. Smaller statements with a turn of the event
+// Writes on the event loop itself are synchronous (better-sqlite3): one 500-row insert holds it
+// for ~4 ms, which every request in flight waits out. Smaller statements with a turn of the event
 // loop between them keep each stall well under a millisecond.
 const rowsPerWrite = 50;
 
@@ -36,7 +42,12 @@ export class AnalyticsSink {
   dropped = 0;
   written = 0;
 
-  constructor(private readonly options: AnalyticsSinkOptions) {}
+  private readonly thread: SqliteWriterThread | undefined;
+
+  constructor(private readonly options: AnalyticsSinkOptions) {
+    const { sqlite } = options.store;
+    this.thread = sqlite && !sqlite.memory ? new SqliteWriterThread({ file: sqlite.name, insertSql: eventInsertSql, upsertSql: rollupUpsertSql }) : undefined;
+  }
 
   /** Queues one event; never blocks, never throws. */
   record(event: NewActivityEvent): void {
@@ -66,13 +77,17 @@ export class AnalyticsSink {
 
   private async writeQueued(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, Math.min(this.options.batchSize, rowsPerWrite));
+      const { sqlite } = this.options.store;
+      const onLoop = sqlite !== undefined && this.thread === undefined;
+      const batch = this.queue.splice(0, onLoop ? Math.min(this.options.batchSize, rowsPerWrite) : this.options.batchSize);
       try {
-        const { sqlite } = this.options.store;
-        if (sqlite) insertEventsSqlite(sqlite, batch);
+        if (this.thread) {
+          const { rows, rollups } = sqliteBatch(batch);
+          await this.thread.write(rows, rollups);
+        } else if (sqlite) insertEventsSqlite(sqlite, batch);
         else await this.options.store.transaction((trx) => insertEvents(trx, batch));
         this.written += batch.length;
-        if (this.queue.length > 0) await yieldToRequests();
+        if (onLoop && this.queue.length > 0) await yieldToRequests();
       } catch (error) {
         // Keep the batch for the next attempt; the store may be restarting.
         this.queue.unshift(...batch);
@@ -86,6 +101,11 @@ export class AnalyticsSink {
     }
   }
 
+  /** Where batches are written: a writer thread (SQLite file), the event loop (in-memory SQLite), or the PostgreSQL pool. */
+  get writer(): 'thread' | 'loop' | 'pool' {
+    return this.thread ? 'thread' : this.options.store.sqlite ? 'loop' : 'pool';
+  }
+
   get pending(): number {
     return this.queue.length;
   }
@@ -94,5 +114,6 @@ export class AnalyticsSink {
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+    await this.thread?.close();
   }
 }

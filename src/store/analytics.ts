@@ -34,6 +34,17 @@ export function eventRow(e: NewActivityEvent): unknown[] {
   ];
 }
 
+/** The insert of one event, values in {@link eventColumns} order. */
+export const eventInsertSql = `insert into activity_events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`;
+
+/** A batch as the two prepared statements take it: event rows, and rollup rows to add. */
+export function sqliteBatch(events: readonly NewActivityEvent[]): { rows: unknown[][]; rollups: unknown[][] } {
+  return {
+    rows: events.map(eventRow),
+    rollups: aggregateRollup(events).map((row) => rollupColumns.map((column) => row[column])),
+  };
+}
+
 interface SqliteWriter {
   write(events: readonly NewActivityEvent[]): void;
 }
@@ -48,11 +59,12 @@ const sqliteWriters = new WeakMap<SqliteDatabase.Database, SqliteWriter>();
 export function insertEventsSqlite(sqlite: SqliteDatabase.Database, events: readonly NewActivityEvent[]): void {
   let writer = sqliteWriters.get(sqlite);
   if (!writer) {
-    const insert = sqlite.prepare(`insert into activity_events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`);
+    const insert = sqlite.prepare(eventInsertSql);
     const upsert = sqlite.prepare(rollupUpsertSql);
     const write = sqlite.transaction((batch: readonly NewActivityEvent[]) => {
-      for (const event of batch) insert.run(eventRow(event));
-      for (const row of aggregateRollup(batch)) upsert.run(rollupColumns.map((column) => row[column]));
+      const { rows, rollups } = sqliteBatch(batch);
+      for (const row of rows) insert.run(row);
+      for (const row of rollups) upsert.run(row);
     });
     writer = { write: (batch) => void write(batch) };
     sqliteWriters.set(sqlite, writer);

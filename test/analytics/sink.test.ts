@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import pino from 'pino';
+import { AnalyticsSink } from '../../src/analytics/sink.ts';
+import { listEvents } from '../../src/store/analytics.ts';
+import type { NewActivityEvent } from '../../src/store/schema.ts';
+import { openStore } from '../../src/store/store.ts';
+import { postgresTestStore, sqliteTestStore } from '../helpers/stores.ts';
+import type { TestStore } from '../helpers/stores.ts';
+
+function event(i: number): NewActivityEvent {
+  return {
+    ts: 1_700_000_000_000 + i,
+    tx_id: `tx-${i}`,
+    org_name: 'acme',
+    catalog_name: 'sandbox',
+    api_name: i % 2 ? 'odd' : 'even',
+    api_version: '1.0.0',
+    operation_id: 'get',
+    verb: 'GET',
+    path: '/acme/sandbox/x',
+    status: 200,
+    latency_ms: 1.5,
+    backend_ms: 1,
+    client_id: 'c',
+    app_id: 'a',
+    app_name: 'App',
+    consumer_org_name: 'devs',
+    product_name: 'p',
+    plan_name: 'default',
+    error_name: '',
+    content: 'activity',
+  };
+}
+
+const quiet = pino({ level: 'silent' });
+
+async function stored(t: TestStore): Promise<{ events: number; rolledUp: number }> {
+  const events = (await listEvents(t.store.db, {}, 10_000)).length;
+  const rollups = await t.store.db.selectFrom('activity_rollup').select('calls').execute();
+  return { events, rolledUp: rollups.reduce((sum, row) => sum + Number(row.calls), 0) };
+}
+
+describe('analytics sink', () => {
+  test('on a SQLite file, batches are committed by the writer thread, rollups included', async () => {
+    const t = await sqliteTestStore();
+    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 500, flushMs: 10_000 });
+    try {
+      assert.equal(sink.writer, 'thread');
+      for (let i = 0; i < 1234; i++) sink.record(event(i));
+      await sink.flush();
+      assert.deepEqual(await stored(t), { events: 1234, rolledUp: 1234 });
+      assert.equal(sink.written, 1234);
+    } finally {
+      await sink.close();
+      await t.dispose();
+    }
+  });
+
+  test('a batch the thread could not write is kept and written on the next flush', async () => {
+    const t = await sqliteTestStore();
+    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 500, flushMs: 60_000 });
+    try {
+      t.store.sqlite!.exec('alter table activity_events rename to activity_events_away');
+      for (let i = 0; i < 10; i++) sink.record(event(i));
+      await sink.flush();
+      assert.equal(sink.pending, 10);
+      assert.equal(sink.written, 0);
+      t.store.sqlite!.exec('alter table activity_events_away rename to activity_events');
+      await sink.flush();
+      assert.equal(sink.pending, 0);
+      assert.deepEqual(await stored(t), { events: 10, rolledUp: 10 });
+    } finally {
+      await sink.close();
+      await t.dispose();
+    }
+  });
+
+  test('close() writes what is queued and ends the thread; the file is whole for the next opener', async () => {
+    const t = await sqliteTestStore();
+    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 500, flushMs: 60_000 });
+    for (let i = 0; i < 42; i++) sink.record(event(i));
+    await sink.close();
+    sink.record(event(99));
+    await t.store.close();
+    const again = await openStore(t.url);
+    try {
+      assert.equal((await listEvents(again.db, {}, 100)).length, 42);
+    } finally {
+      await again.close();
+      await t.dispose().catch(() => undefined);
+    }
+  });
+
+  test('on PostgreSQL, batches go through the pool', async () => {
+    const t = await postgresTestStore();
+    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 100, flushMs: 10_000 });
+    try {
+      assert.equal(sink.writer, 'pool');
+      for (let i = 0; i < 250; i++) sink.record(event(i));
+      await sink.flush();
+      assert.deepEqual(await stored(t), { events: 250, rolledUp: 250 });
+    } finally {
+      await sink.close();
+      await t.dispose();
+    }
+  });
+});
