@@ -148,6 +148,10 @@ program
       throw new PorticoError('CONFIG_INVALID', { setting: '--workers', reason: 'must be a whole number from 1 to 256' });
     }
     if (cluster.isWorker) return runGatewayWorker(settings, logger);
+    if (import.meta.url.endsWith('.ts')) {
+      // Measured in bench/README.md: the compiled gateway uses ~35 % less CPU per request and ~60 MB less memory.
+      logger.info('running the TypeScript sources through tsx; for production, `npm run build` once and run `node dist/src/cli/main.js serve …`');
+    }
     if (workers > 1 && (role === 'all' || role === 'gateway')) {
       const handle = await startCluster(settings, logger, role, workers);
       if (handle.platform) await bootstrapProvider(handle.platform);
