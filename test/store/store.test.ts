@@ -299,6 +299,21 @@ for (const backend of storeBackends) {
 }
 
 describe('activity events on SQLite through prepared statements', () => {
+  test('queries by API read the scope index (the API-only index is gone)', async () => {
+    const t = await storeBackends[0].open();
+    try {
+      const sqlite = t.store.sqlite!;
+      const indexes = (sqlite.prepare(`select name from sqlite_master where type = 'index' and tbl_name = 'activity_events'`).all() as Array<{ name: string }>).map((r) => r.name).sort();
+      assert.deepEqual(indexes, ['activity_events_scope_api_ts', 'activity_events_scope_ts', 'activity_events_ts']);
+      const plan = sqlite
+        .prepare(`explain query plan select * from activity_events where org_name = ? and catalog_name = ? and api_name = ? and ts >= ? order by ts desc limit 25`)
+        .all('acme', 'sandbox', 'orders', 0) as Array<{ detail: string }>;
+      assert.match(plan.map((row) => row.detail).join('\n'), /activity_events_scope_api_ts/);
+    } finally {
+      await t.dispose();
+    }
+  });
+
   test('a row holds the columns in the order of the insert', async () => {
     const { eventColumns, eventRow } = await import('../../src/store/analytics.ts');
     const named = Object.fromEntries(eventColumns.map((column) => [column, `value of ${column}`])) as unknown as NewActivityEvent;
