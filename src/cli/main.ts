@@ -2,6 +2,9 @@
  * The `portico` command. `serve` and `demo` run the platform; every other command talks to a
  * management server over its REST API (like `apic` and decK), so the same CLI drives a laptop
  * or a cluster. Errors go to stderr, one line each; the exit code is 0 or 1.
+ *
+ * A command loads what it uses when it runs (the definition parsers, the WSDL reader, the store),
+ * so a gateway cluster's primary and its workers, which run this file too, hold none of it.
  */
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -9,14 +12,9 @@ import cluster from 'node:cluster';
 import { Command } from 'commander';
 import { loadSettings } from '../config/config.ts';
 import type { Settings } from '../config/config.ts';
-import { detectDocumentKind } from '../definitions/index.ts';
 import { DefinitionError, PorticoError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
-import { readDefinitionFolder } from '../management/folder.ts';
-import { mainWsdlOf, readWsdlFolder, readWsdlZip } from '../soap/wsdl-import.ts';
-import { startPlatform } from '../platform.ts';
-import type { Role } from '../platform.ts';
-import { findProviderUser } from '../store/orgs.ts';
+import type { Platform, Role } from '../platform.ts';
 import { callServer, credentialsFile, loadCredentials, saveCredentials, ServerError } from './client.ts';
 import { demo } from './demo-scenario.ts';
 import { runGatewayWorker, startCluster } from './serve.ts';
@@ -51,7 +49,8 @@ function readText(file: string): string {
 }
 
 /** Files beside `file` that a document may refer to (WSDL, XSD, API files for `$ref`s). */
-function siblings(file: string): Record<string, string> {
+async function siblings(file: string): Promise<Record<string, string>> {
+  const { readDefinitionFolder } = await import('../management/folder.ts');
   try {
     const folder = readDefinitionFolder(dirname(file));
     const all: Record<string, string> = {};
@@ -65,7 +64,8 @@ function siblings(file: string): Record<string, string> {
 }
 
 /** What `import` sends: an API document, or a WSDL (alone or from a zip) with its sibling files as attachments. */
-function importSource(file: string): { text: string; file: string; attachments: Record<string, string> } {
+async function importSource(file: string): Promise<{ text: string; file: string; attachments: Record<string, string> }> {
+  const { mainWsdlOf, readWsdlFolder, readWsdlZip } = await import('../soap/wsdl-import.ts');
   if (/\.zip$/i.test(file)) {
     let bytes: Buffer;
     try {
@@ -79,9 +79,10 @@ function importSource(file: string): { text: string; file: string; attachments: 
     return { text, file: main, attachments };
   }
   const text = readText(file);
+  const { detectDocumentKind } = await import('../definitions/index.ts');
   const kind = detectDocumentKind(text, file);
   if (kind === 'product') throw new PorticoError('CLI_FILE', { file, reason: 'is a product document; import takes an API document or a WSDL' });
-  return { text, file: basename(file), attachments: kind === 'wsdl' ? readWsdlFolder(dirname(file)) : siblings(file) };
+  return { text, file: basename(file), attachments: kind === 'wsdl' ? readWsdlFolder(dirname(file)) : await siblings(file) };
 }
 
 async function api(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -159,6 +160,7 @@ program
       stopOn(() => handle.close());
       return;
     }
+    const { startPlatform } = await import('../platform.ts');
     const platform = await startPlatform(settings, logger, role);
     if (role === 'all' || role === 'management') await bootstrapProvider(platform);
     for (const [part, url] of Object.entries(platform.urls)) out(`${part.padEnd(10)} ${url}`);
@@ -200,10 +202,12 @@ program
  * `portico`, with its `sandbox` catalog) and, when `PORTICO_ADMIN_USER` and
  * `PORTICO_ADMIN_PASSWORD` are set and no such user exists, the first provider user.
  */
-async function bootstrapProvider(platform: Awaited<ReturnType<typeof startPlatform>>): Promise<void> {
+async function bootstrapProvider(platform: Platform): Promise<void> {
   const { orgId } = await platform.services.ensureOrg(process.env.PORTICO_ORG ?? 'portico');
   const admin = process.env.PORTICO_ADMIN_USER;
-  if (admin && process.env.PORTICO_ADMIN_PASSWORD && !(await findProviderUser(platform.store.db, admin))) {
+  if (!admin || !process.env.PORTICO_ADMIN_PASSWORD) return;
+  const { findProviderUser } = await import('../store/orgs.ts');
+  if (!(await findProviderUser(platform.store.db, admin))) {
     await platform.services.addProviderUser(orgId, { username: admin, email: '', password: process.env.PORTICO_ADMIN_PASSWORD });
     out(`created provider user ${admin}`);
   }
@@ -238,7 +242,7 @@ program
   .option('--replace', 'replace an API with the same name and version')
   .option('--target-of <api>', 'add the WSDL service to an existing API (name:version) as a targets entry instead')
   .action(async (file: string, options: { replace?: boolean; targetOf?: string }) => {
-    const source = importSource(file);
+    const source = await importSource(file);
     if (options.targetOf !== undefined) {
       const [name, version] = options.targetOf.split(':');
       if (!name || !version) throw new PorticoError('CONFIG_INVALID', { setting: '--target-of', reason: 'expected name:version' });
@@ -257,7 +261,7 @@ program
   .option('--catalog <name>', 'catalog', 'sandbox')
   .option('--stage', 'stage instead of publishing')
   .action(async (file: string, options: { catalog: string; stage?: boolean }) => {
-    const result = await putProduct(options.catalog, { document: readText(file), file: basename(file), attachments: siblings(file), state: options.stage ? 'staged' : 'published' });
+    const result = await putProduct(options.catalog, { document: readText(file), file: basename(file), attachments: await siblings(file), state: options.stage ? 'staged' : 'published' });
     out(`${verdict(result)} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}`);
   });
 
@@ -268,6 +272,7 @@ program
   .option('--activate', 'bring the folder’s APIs online')
   .option('--stage', 'stage products instead of publishing them')
   .action(async (dir: string, options: { catalog: string; activate?: boolean; stage?: boolean }) => {
+    const { readDefinitionFolder } = await import('../management/folder.ts');
     const folder = readDefinitionFolder(dir);
     for (const doc of folder.apis) {
       const result = await putApi({ document: doc.text, file: basename(doc.file), attachments: doc.attachments, replace: true, state: options.activate ? 'online' : undefined });

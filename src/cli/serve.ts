@@ -8,7 +8,6 @@ import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/config.ts';
-import { startPlatform } from '../platform.ts';
 import type { Platform, Role } from '../platform.ts';
 import { servePrimaryCounters } from '../ratelimit/cluster.ts';
 import { openStore } from '../store/store.ts';
@@ -21,6 +20,7 @@ export interface ServeHandle {
 
 /** Runs in a cluster worker: the gateway role only; tells the primary where it listens. */
 export async function runGatewayWorker(settings: Readonly<Settings>, logger: Logger): Promise<void> {
+  const { startPlatform } = await import('../platform.ts');
   const platform = await startPlatform(settings, logger, 'gateway');
   process.send?.({ type: 'portico:listening', url: platform.urls.gateway });
   const stop = () => {
@@ -38,7 +38,8 @@ export async function startCluster(settings: Readonly<Settings>, logger: Logger,
   const store = await openStore(settings.databaseUrl);
   await store.close();
   const stopCounters = settings.redisUrl ? undefined : servePrimaryCounters();
-  const others = role === 'all' ? await startPlatform(settings, logger, ['management', 'portal']) : undefined;
+  // The primary of a gateway-only node loads none of the platform: it holds the counters.
+  const others = role === 'all' ? await (await import('../platform.ts')).startPlatform(settings, logger, ['management', 'portal']) : undefined;
   const urls: ServeHandle['urls'] = { ...others?.urls };
   let stopping = false;
   const live = new Set<Worker>();
