@@ -72,8 +72,10 @@ export class SqliteWriterThread {
   private start(): Worker {
     const worker = new Worker(threadCode, {
       eval: true,
-      // A batch is well under a megabyte: a small heap keeps the thread's share of memory small.
-      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 48 },
+      // A small young generation keeps the thread's share of memory small; the old generation is
+      // left unbounded, since a batch with payloads captured can hold tens of megabytes of text
+      // (500 events × two bodies up to PORTICO_ANALYTICS_MAX_PAYLOAD each).
+      resourceLimits: { maxYoungGenerationSizeMb: 4 },
       workerData: {
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
         file: this.options.file,

@@ -57,6 +57,21 @@ describe('analytics sink', () => {
     }
   });
 
+  test('a batch with payloads captured (tens of megabytes) is written whole', async () => {
+    const t = await sqliteTestStore();
+    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 500, flushMs: 60_000 });
+    try {
+      const body = 'x'.repeat(65_536);
+      for (let i = 0; i < 500; i++) sink.record({ ...event(i), content: 'payload', request_body: body, response_body: body });
+      await sink.flush();
+      assert.equal(sink.pending, 0);
+      assert.deepEqual(await stored(t), { events: 500, rolledUp: 500 });
+    } finally {
+      await sink.close();
+      await t.dispose();
+    }
+  });
+
   test('a batch the thread could not write is kept and written on the next flush', async () => {
     const t = await sqliteTestStore();
     const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 500, flushMs: 60_000 });
