@@ -2,7 +2,7 @@
 // It stands in for maps.googleapis.com, which the original logistics API called without a key.
 import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestUrl, sendJson, startSampleServer } from './http-server.ts';
+import { readOnlyResource, sendJson, startSampleServer } from './http-server.ts';
 import type { RunningSample, SampleServerOptions } from './http-server.ts';
 
 /** Path of the geocoding endpoint, as Google's. */
@@ -83,16 +83,8 @@ export function geocodeResponse(address: string | null): { status: number; body:
 
 /** Request handler of the geocoder. */
 export function geocoderHandler(req: IncomingMessage, res: ServerResponse): void {
-  const url = requestUrl(req);
-  if (url.pathname !== GEOCODE_PATH) {
-    sendJson(res, 404, { error: `no resource at ${url.pathname}` });
-    return;
-  }
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    sendJson(res, 405, { error: `method ${req.method} not allowed` }, { allow: 'GET, HEAD' });
-    return;
-  }
-  req.resume();
+  const url = readOnlyResource(req, res, [GEOCODE_PATH]);
+  if (!url) return;
   // URLSearchParams skips the empty pair in `?&address=`, the form the original invoke used.
   const { status, body } = geocodeResponse(url.searchParams.get('address'));
   sendJson(res, status, body);

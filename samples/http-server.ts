@@ -82,6 +82,25 @@ export function requestUrl(req: IncomingMessage): URL {
   return new URL(req.url ?? '/', 'http://sample.invalid');
 }
 
+
+/**
+ * The guard of a read-only JSON resource: the request's URL when its path is one of `paths` and
+ * its method GET or HEAD (any body is discarded so the connection stays usable); otherwise a
+ * 404 or 405 JSON answer has been sent and the result is undefined.
+ */
+export function readOnlyResource(req: IncomingMessage, res: ServerResponse, paths: readonly string[]): URL | undefined {
+  const url = requestUrl(req);
+  if (!paths.includes(url.pathname)) {
+    sendJson(res, 404, { error: `no resource at ${url.pathname}` });
+    return undefined;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    sendJson(res, 405, { error: `method ${req.method} not allowed` }, { allow: 'GET, HEAD' });
+    return undefined;
+  }
+  req.resume();
+  return url;
+}
 /** The base URL a client used to reach us, from a well-formed Host header, else the bound address. */
 export function publicBaseUrl(req: IncomingMessage, boundUrl: string): string {
   const host = req.headers.host;

@@ -1,7 +1,7 @@
 // Shipping vendor service for vendors xyz and cek, the backend of the logistics API's shipping.calc.
 // Reproduces the original stub (ibm-apiconnect/pot-onprem-core docker/stubsvcs/routes/shipping.js).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestUrl, sendJson, startSampleServer } from './http-server.ts';
+import { readOnlyResource, sendJson, startSampleServer } from './http-server.ts';
 import type { RunningSample, SampleServerOptions } from './http-server.ts';
 
 /** Path of the rate calculator. */
@@ -90,18 +90,8 @@ function calculate(url: URL, res: ServerResponse): void {
 
 /** Request handler of the shipping service. */
 export function shippingHandler(req: IncomingMessage, res: ServerResponse): void {
-  const url = requestUrl(req);
-  const known = url.pathname === SHIPPING_PATH || url.pathname === SHIPPING_SCHEMA_PATH;
-  if (!known) {
-    sendJson(res, 404, { error: `no resource at ${url.pathname}` });
-    return;
-  }
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    sendJson(res, 405, { error: `method ${req.method} not allowed` }, { allow: 'GET, HEAD' });
-    return;
-  }
-  // A GET body is not expected; discard it so the connection stays usable.
-  req.resume();
+  const url = readOnlyResource(req, res, [SHIPPING_PATH, SHIPPING_SCHEMA_PATH]);
+  if (!url) return;
   if (url.pathname === SHIPPING_SCHEMA_PATH) sendJson(res, 200, SHIPPING_RESPONSE_SCHEMA);
   else calculate(url, res);
 }
