@@ -85,4 +85,14 @@ describe('geocoder', () => {
       assert.match(body.error_message ?? '', /address/);
     });
   }
+
+  test('POST gets 405 with Allow and an unknown path 404', async () => {
+    const post = await fetch(`${service.url}/maps/api/geocode/json?address=90210`, { method: 'POST', body: '{}' });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    await post.arrayBuffer();
+    const missing = await fetch(`${service.url}/maps/api/geocode/xml`);
+    assert.equal(missing.status, 404);
+    await missing.arrayBuffer();
+  });
 });
