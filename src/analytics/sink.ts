@@ -42,11 +42,31 @@ export class AnalyticsSink {
   dropped = 0;
   written = 0;
 
+  /** Where batches are written: a writer thread (SQLite file), the event loop (in-memory SQLite), or the PostgreSQL pool. */
+  readonly writer: 'thread' | 'loop' | 'pool';
   private readonly thread: SqliteWriterThread | undefined;
+  private readonly write: (batch: NewActivityEvent[]) => Promise<void> | void;
+  private readonly eventsPerWrite: number;
 
   constructor(private readonly options: AnalyticsSinkOptions) {
-    const { sqlite } = options.store;
-    this.thread = sqlite && !sqlite.memory ? new SqliteWriterThread({ file: sqlite.name, insertSql: eventInsertSql, upsertSql: rollupUpsertSql }) : undefined;
+    const { store } = options;
+    const { sqlite } = store;
+    if (sqlite && !sqlite.memory) {
+      const thread = new SqliteWriterThread({ file: sqlite.name, insertSql: eventInsertSql, upsertSql: rollupUpsertSql });
+      this.writer = 'thread';
+      this.thread = thread;
+      this.write = (batch) => {
+        const { rows, rollups } = sqliteBatch(batch);
+        return thread.write(rows, rollups);
+      };
+    } else if (sqlite) {
+      this.writer = 'loop';
+      this.write = (batch) => insertEventsSqlite(sqlite, batch);
+    } else {
+      this.writer = 'pool';
+      this.write = (batch) => store.transaction((trx) => insertEvents(trx, batch));
+    }
+    this.eventsPerWrite = this.writer === 'loop' ? Math.min(options.batchSize, rowsPerWrite) : options.batchSize;
   }
 
   /** Queues one event; never blocks, never throws. */
@@ -77,17 +97,11 @@ export class AnalyticsSink {
 
   private async writeQueued(): Promise<void> {
     while (this.queue.length > 0) {
-      const { sqlite } = this.options.store;
-      const onLoop = sqlite !== undefined && this.thread === undefined;
-      const batch = this.queue.splice(0, onLoop ? Math.min(this.options.batchSize, rowsPerWrite) : this.options.batchSize);
+      const batch = this.queue.splice(0, this.eventsPerWrite);
       try {
-        if (this.thread) {
-          const { rows, rollups } = sqliteBatch(batch);
-          await this.thread.write(rows, rollups);
-        } else if (sqlite) insertEventsSqlite(sqlite, batch);
-        else await this.options.store.transaction((trx) => insertEvents(trx, batch));
+        await this.write(batch);
         this.written += batch.length;
-        if (onLoop && this.queue.length > 0) await yieldToRequests();
+        if (this.writer === 'loop' && this.queue.length > 0) await yieldToRequests();
       } catch (error) {
         // Keep the batch for the next attempt; the store may be restarting.
         this.queue.unshift(...batch);
@@ -99,11 +113,6 @@ export class AnalyticsSink {
         return;
       }
     }
-  }
-
-  /** Where batches are written: a writer thread (SQLite file), the event loop (in-memory SQLite), or the PostgreSQL pool. */
-  get writer(): 'thread' | 'loop' | 'pool' {
-    return this.thread ? 'thread' : this.options.store.sqlite ? 'loop' : 'pool';
   }
 
   get pending(): number {

@@ -41,41 +41,43 @@ async function stored(t: TestStore): Promise<{ events: number; rolledUp: number 
   return { events, rolledUp: rollups.reduce((sum, row) => sum + Number(row.calls), 0) };
 }
 
+/** Runs `check` with a sink on a fresh store (SQLite file unless `open` says otherwise), then closes both. */
+async function withSink(
+  batchSize: number,
+  check: (sink: AnalyticsSink, t: TestStore) => Promise<void>,
+  open: () => Promise<TestStore> = sqliteTestStore,
+): Promise<void> {
+  const t = await open();
+  const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize, flushMs: 60_000 });
+  try {
+    await check(sink, t);
+  } finally {
+    await sink.close();
+    await t.dispose();
+  }
+}
+
 describe('analytics sink', () => {
-  test('on a SQLite file, batches are committed by the writer thread, rollups included', async () => {
-    const t = await sqliteTestStore();
-    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 500, flushMs: 10_000 });
-    try {
+  test('on a SQLite file, batches are committed by the writer thread, rollups included', () =>
+    withSink(500, async (sink, t) => {
       assert.equal(sink.writer, 'thread');
       for (let i = 0; i < 1234; i++) sink.record(event(i));
       await sink.flush();
       assert.deepEqual(await stored(t), { events: 1234, rolledUp: 1234 });
       assert.equal(sink.written, 1234);
-    } finally {
-      await sink.close();
-      await t.dispose();
-    }
-  });
+    }));
 
-  test('a batch with payloads captured (tens of megabytes) is written whole', async () => {
-    const t = await sqliteTestStore();
-    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 500, flushMs: 60_000 });
-    try {
+  test('a batch with payloads captured (tens of megabytes) is written whole', () =>
+    withSink(500, async (sink, t) => {
       const body = 'x'.repeat(65_536);
       for (let i = 0; i < 500; i++) sink.record({ ...event(i), content: 'payload', request_body: body, response_body: body });
       await sink.flush();
       assert.equal(sink.pending, 0);
       assert.deepEqual(await stored(t), { events: 500, rolledUp: 500 });
-    } finally {
-      await sink.close();
-      await t.dispose();
-    }
-  });
+    }));
 
-  test('a batch the thread could not write is kept and written on the next flush', async () => {
-    const t = await sqliteTestStore();
-    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 500, flushMs: 60_000 });
-    try {
+  test('a batch the thread could not write is kept and written on the next flush', () =>
+    withSink(500, async (sink, t) => {
       t.store.sqlite!.exec('alter table activity_events rename to activity_events_away');
       for (let i = 0; i < 10; i++) sink.record(event(i));
       await sink.flush();
@@ -85,11 +87,7 @@ describe('analytics sink', () => {
       await sink.flush();
       assert.equal(sink.pending, 0);
       assert.deepEqual(await stored(t), { events: 10, rolledUp: 10 });
-    } finally {
-      await sink.close();
-      await t.dispose();
-    }
-  });
+    }));
 
   test('close() writes what is queued and ends the thread; the file is whole for the next opener', async () => {
     const t = await sqliteTestStore();
@@ -107,17 +105,15 @@ describe('analytics sink', () => {
     }
   });
 
-  test('on PostgreSQL, batches go through the pool', async () => {
-    const t = await postgresTestStore();
-    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 100, flushMs: 10_000 });
-    try {
-      assert.equal(sink.writer, 'pool');
-      for (let i = 0; i < 250; i++) sink.record(event(i));
-      await sink.flush();
-      assert.deepEqual(await stored(t), { events: 250, rolledUp: 250 });
-    } finally {
-      await sink.close();
-      await t.dispose();
-    }
-  });
+  test('on PostgreSQL, batches go through the pool', () =>
+    withSink(
+      100,
+      async (sink, t) => {
+        assert.equal(sink.writer, 'pool');
+        for (let i = 0; i < 250; i++) sink.record(event(i));
+        await sink.flush();
+        assert.deepEqual(await stored(t), { events: 250, rolledUp: 250 });
+      },
+      postgresTestStore,
+    ));
 });
