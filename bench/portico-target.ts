@@ -20,20 +20,19 @@ import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { loadSettings } from '../src/config/config.ts';
 import { startPlatform } from '../src/platform.ts';
 import type { Platform } from '../src/platform.ts';
 import { announce, envPort, exitOnSignal } from './lib/announce.ts';
+import { benchScript } from './lib/build.ts';
 import { benchCatalog, benchOrg, benchProductText, readMode } from './portico-setup.ts';
 import type { SetupResult } from './portico-setup.ts';
 
 function runSetup(dataDir: string): SetupResult {
   // The setup runs as this file does: compiled beside it, or from TypeScript through tsx.
-  const compiled = import.meta.url.endsWith('.js');
-  const script = fileURLToPath(new URL(compiled ? './portico-setup.js' : './portico-setup.ts', import.meta.url));
-  const result = spawnSync(process.execPath, compiled ? [script] : ['--import', 'tsx', script], { env: { ...process.env, BENCH_DATA_DIR: dataDir }, encoding: 'utf8', timeout: 600_000 });
+  const build = import.meta.url.endsWith('.js') ? 'compiled' : 'source';
+  const result = spawnSync(process.execPath, benchScript(build, 'portico-setup.ts'), { env: { ...process.env, BENCH_DATA_DIR: dataDir }, encoding: 'utf8', timeout: 600_000 });
   if (result.status !== 0) throw new Error(`bench setup failed (${result.status ?? result.signal}): ${result.stderr.slice(-2000)}`);
   return JSON.parse(result.stdout.trim().split('\n').pop()!) as SetupResult;
 }

@@ -9,7 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+// This file runs from bench/lib/ (tsx) or, compiled, from dist/bench/lib/: the repository is two
+// or three folders up.
+const root = fileURLToPath(new URL(import.meta.url.endsWith('.js') ? '../../../' : '../../', import.meta.url));
 const benchDir = join(root, 'bench');
 
 export type BuildKind = 'compiled' | 'source';

@@ -5,16 +5,16 @@
  * prom-client's labelled `inc`/`observe` build and hash a label set on every call (2 % of a
  * gateway's CPU per request); here a request adds to a per-API tally found by one Map lookup,
  * and the tallies are registered with prom-client's registry as two metrics whose `get()`
- * returns the series in prom-client's own shape, so `/metrics` (and the cluster's aggregated
- * metrics) print them like any other.
+ * returns the series in prom-client's own shape, so `/metrics` prints them like any other.
+ * Each process counts its own requests (a `--workers N` worker answers /metrics for itself).
  */
 import { register } from 'prom-client';
 
 /** Histogram bucket upper bounds, seconds. */
-export const durationBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+const durationBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 
 /** One API's counts since the process started. */
-export interface ApiTally {
+interface ApiTally {
   readonly byStatus: Map<number, number>;
   /** Per bucket (not cumulative); the last slot counts what is above every bound. */
   readonly buckets: Float64Array;
