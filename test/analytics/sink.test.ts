@@ -105,6 +105,21 @@ describe('analytics sink', () => {
     }
   });
 
+  test('on an in-memory SQLite store, batches are written on the event loop', () =>
+    withSink(
+      100,
+      async (sink, t) => {
+        assert.equal(sink.writer, 'loop');
+        for (let i = 0; i < 120; i++) sink.record(event(i));
+        await sink.flush();
+        assert.deepEqual(await stored(t), { events: 120, rolledUp: 120 });
+      },
+      async () => {
+        const store = await openStore('sqlite::memory:');
+        return { store, url: 'sqlite::memory:', dispose: () => store.close() };
+      },
+    ));
+
   test('on PostgreSQL, batches go through the pool', () =>
     withSink(
       100,
