@@ -117,7 +117,7 @@ export interface FlowContext {
   readonly log: Logger;
   /** The operation matched by the router. */
   readonly operation: { id: string | undefined; path: string; verb: string };
-  /** Aborted when the client goes away or the gateway shuts down. */
+  /** Aborted when the gateway stops and the shutdown grace has passed (a client that goes away does not abort it). */
   readonly signal: AbortSignal;
   /** Time spent waiting on backends, in ms (for analytics). */
   backendMs: number;
