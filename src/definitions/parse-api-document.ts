@@ -109,8 +109,11 @@ function missingPathParameters(document: Record<string, unknown>, operations: re
   return problems;
 }
 
-/** Security the gateway cannot enforce is refused here, never served open (see security-support.ts). */
-function securityProblems(document: Record<string, unknown>, operations: readonly RawOperation[]): DefinitionProblem[] {
+/**
+ * Security the gateway cannot enforce, refused at import and again at publish (for a document
+ * stored before the rule), never served open (see security-support.ts).
+ */
+export function securityProblems(document: Record<string, unknown>, operations = rawOperations(document)): DefinitionProblem[] {
   const schemes = declaredSchemes(document);
   const problems: DefinitionProblem[] = [];
   for (const { list, at } of securityLists(document, operations)) {
