@@ -113,14 +113,19 @@ function missingPathParameters(document: Record<string, unknown>, operations: re
  * Security the gateway cannot enforce, refused at import and again at publish (for a document
  * stored before the rule), never served open (see security-support.ts).
  */
-export function securityProblems(document: Record<string, unknown>, operations = rawOperations(document)): DefinitionProblem[] {
+export function securityProblems(
+  document: Record<string, unknown>,
+  operations = rawOperations(document),
+): DefinitionProblem[] {
   const schemes = declaredSchemes(document);
   const problems: DefinitionProblem[] = [];
   for (const { list, at } of securityLists(document, operations)) {
     const plan = securityPlan(list, schemes);
     if (!Array.isArray(plan)) continue;
     // A list or requirement of the wrong shape is the structure schema's to report.
-    for (const refusal of plan.filter((r) => r.rule !== 'type')) problems.push({ path: jsonPath(refusal.at, at), rule: refusal.rule, reason: refusal.reason });
+    for (const refusal of plan.filter((r) => r.rule !== 'type')) {
+      problems.push({ path: jsonPath(refusal.at, at), rule: refusal.rule, reason: refusal.reason });
+    }
   }
   const apiWide = apiSecurityRefusal(document);
   if (apiWide) problems.push({ path: jsonPath(apiWide.at), rule: apiWide.rule, reason: apiWide.reason });

@@ -45,7 +45,8 @@ const notYet = 'is not supported yet: the gateway enforces client ids and client
 
 /** The security schemes a document declares, `$ref`s followed, as written. */
 export function declaredSchemes(document: Record<string, unknown>): Record<string, unknown> {
-  const written = document.swagger !== undefined ? document.securityDefinitions : isRecord(document.components) ? document.components.securitySchemes : undefined;
+  const components = isRecord(document.components) ? document.components.securitySchemes : undefined;
+  const written = document.swagger !== undefined ? document.securityDefinitions : components;
   if (!isRecord(written)) return {};
   const schemes: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(written)) schemes[name] = resolveLocal(document, value);
@@ -59,9 +60,11 @@ export function schemeSupport(name: string, scheme: unknown): SupportedScheme | 
   if (type === 'basic' || (type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')) {
     return `security scheme ${name}: basic authentication ${notYet}`;
   }
-  if (type === 'oauth2' || type === 'openIdConnect' || type === 'mutualTLS') return `security scheme ${name}: ${type} ${notYet}`;
+  if (type === 'oauth2' || type === 'openIdConnect' || type === 'mutualTLS') {
+    return `security scheme ${name}: ${type} ${notYet}`;
+  }
   if (type === 'http') return `security scheme ${name}: http ${String(scheme.scheme)} authentication ${notYet}`;
-  if (type !== 'apiKey') return `security scheme ${name}: type ${String(type)} is not a security scheme type the gateway knows`;
+  if (type !== 'apiKey') return `security scheme ${name}: type ${String(type)} is not a type the gateway knows`;
   if (scheme.in !== 'header' && scheme.in !== 'query') {
     return `security scheme ${name}: an apiKey in ${String(scheme.in)} ${notYet} in a header or the query`;
   }
@@ -81,8 +84,9 @@ function apiKeyRole(scheme: Record<string, unknown>): SupportedScheme['role'] | 
   if (clientSecretNames.has(name)) return 'client-secret';
   return {
     reason:
-      `apiKey ${String(scheme.name)} carries neither a client id nor a client secret: name it X-IBM-Client-Id, client_id or ` +
-      'client-id (X-IBM-Client-Secret, client_secret or client-secret for the secret), or say which with x-key-type',
+      `apiKey ${String(scheme.name)} carries neither a client id nor a client secret: name it ` +
+      'X-IBM-Client-Id, client_id or client-id (X-IBM-Client-Secret, client_secret or client-secret ' +
+      'for the secret), or say which with x-key-type',
   };
 }
 
@@ -105,7 +109,12 @@ export function securityPlan(list: unknown, schemes: Record<string, unknown>): S
   return refusals.length > 0 ? refusals : plan;
 }
 
-function requirementSchemes(requirement: unknown, schemes: Record<string, unknown>, index: number, refusals: SecurityRefusal[]): SupportedScheme[] | undefined {
+function requirementSchemes(
+  requirement: unknown,
+  schemes: Record<string, unknown>,
+  index: number,
+  refusals: SecurityRefusal[],
+): SupportedScheme[] | undefined {
   if (!isRecord(requirement)) {
     refusals.push({ at: [index], rule: 'type', reason: 'a security requirement is an object of scheme names' });
     return undefined;
@@ -121,7 +130,8 @@ function requirementSchemes(requirement: unknown, schemes: Record<string, unknow
     const support = schemeSupport(name, schemes[name]);
     if (typeof support === 'string') refusals.push({ at, rule: 'unsupported-security', reason: support });
     else if (!Array.isArray(scopes) || scopes.length > 0) {
-      refusals.push({ at, rule: 'unsupported-security', reason: `security scheme ${name}: an apiKey requirement has no scopes or roles ([])` });
+      const reason = `security scheme ${name}: an apiKey requirement has no scopes or roles ([])`;
+      refusals.push({ at, rule: 'unsupported-security', reason });
     } else found.push(support);
   }
   if (refusals.length > before) return undefined;
@@ -139,9 +149,9 @@ function requirementSchemes(requirement: unknown, schemes: Record<string, unknow
 function combinationProblem(schemes: SupportedScheme[]): string | undefined {
   const ids = schemes.filter((s) => s.role === 'client-id').map((s) => s.scheme);
   const secrets = schemes.filter((s) => s.role === 'client-secret').map((s) => s.scheme);
-  if (ids.length > 1) return `one requirement names two client ids (${ids.join(', ')}); list them as alternatives instead`;
+  if (ids.length > 1) return `one requirement names two client ids (${ids.join(', ')}); make them alternatives`;
   if (secrets.length > 1) return `one requirement names two client secrets (${secrets.join(', ')})`;
-  if (secrets.length === 1 && ids.length === 0) return `client secret ${secrets[0]} needs a client id in the same requirement`;
+  if (secrets.length === 1 && ids.length === 0) return `client secret ${secrets[0]} needs a client id beside it`;
   return undefined;
 }
 
@@ -166,11 +176,15 @@ export function apiSecurityRefusal(document: Record<string, unknown>): SecurityR
 }
 
 /** Every place security is written in the document: the document's list, then each operation's. */
-export function securityLists(document: Record<string, unknown>, operations: readonly RawOperation[]): Array<{ list: unknown; at: string }> {
+export function securityLists(
+  document: Record<string, unknown>,
+  operations: readonly RawOperation[],
+): Array<{ list: unknown; at: string }> {
   const lists: Array<{ list: unknown; at: string }> = [];
   if ('security' in document) lists.push({ list: document.security, at: '$.security' });
   for (const operation of operations) {
-    if ('security' in operation.operation) lists.push({ list: operation.operation.security, at: `${operation.at}.security` });
+    const written = operation.operation;
+    if ('security' in written) lists.push({ list: written.security, at: `${operation.at}.security` });
   }
   return lists;
 }

@@ -92,7 +92,12 @@ function redactFields(value: unknown, fields: ReadonlySet<string>): unknown {
   return out;
 }
 
-function payloadText(body: Buffer | string | undefined, limit: number, redaction: Redaction, secrets: readonly string[]): string | null {
+function payloadText(
+  body: Buffer | string | undefined,
+  limit: number,
+  redaction: Redaction,
+  secrets: readonly string[],
+): string | null {
   if (body === undefined) return null;
   // Scrubbed before it is cut, so no part of a credential survives at the cut.
   let text = scrub(typeof body === 'string' ? body : body.toString('utf8'), secrets);

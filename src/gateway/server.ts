@@ -236,8 +236,17 @@ export class Gateway {
    * The security phase, right after routing: an unauthenticated caller must not learn the
    * parameter rules from 400s. Everything comes from the snapshot.
    */
-  private identify(snapshot: Snapshot, api: CompiledApi, operation: CompiledOperation, request: SecurityRequest, state: RequestState): void {
-    const directory: CallerDirectory = { credentials: snapshot.credentials, subscriptionFor: (appId) => subscriptionFor(api, appId) };
+  private identify(
+    snapshot: Snapshot,
+    api: CompiledApi,
+    operation: CompiledOperation,
+    request: SecurityRequest,
+    state: RequestState,
+  ): void {
+    const directory: CallerDirectory = {
+      credentials: snapshot.credentials,
+      subscriptionFor: (appId) => subscriptionFor(api, appId),
+    };
     try {
       const caller = authenticate(operation.security, request, directory);
       state.clientId = caller.clientId;

@@ -308,8 +308,9 @@ function refusedOperation(
   operation: OperationDef,
   reason: string,
 ): void {
-  const where = { api: `${definition.name}:${definition.version}`, catalog: catalog.name, operation: `${operation.verb.toUpperCase()} ${operation.path}` };
-  options.logger.error({ ...where, reason }, 'operation refused: its security cannot be enforced (import would refuse it)');
+  const api = `${definition.name}:${definition.version}`;
+  const where = { api, catalog: catalog.name, operation: `${operation.verb.toUpperCase()} ${operation.path}` };
+  options.logger.error({ ...where, reason }, 'operation refused: its security cannot be enforced');
 }
 
 /** A plan's `assembly-rate-limits` / `assembly-burst-limits` as rules, read from the product document. */

@@ -354,7 +354,9 @@ export class Services {
     if (!productTransitions[product.state].includes(state)) {
       throw new PorticoError('MGMT_CONFLICT', { reason: `product ${name}:${version} is ${product.state} and cannot become ${state}` });
     }
-    if (state === 'published') await this.checkSecurity((await products.listProductApis(this.db, product.id)).map((api) => api.id));
+    if (state === 'published') {
+      await this.checkSecurity((await products.listProductApis(this.db, product.id)).map((api) => api.id));
+    }
     await this.change('product-state', async (trx) => {
       await products.setProductState(trx, product.id, state);
       if (state === 'retired' || state === 'archived') {

@@ -18,7 +18,8 @@ export function clientSecretScheme(scheme: SupportedScheme): SchemeEnforcer {
     check: function clientSecret(request, proof) {
       const presented = readCredential(request, scheme.in, lowerName, scheme.name);
       if (presented === undefined || presented === '') return 'missing';
-      if (!secretMatches(presented, proof.credential?.secretHash ?? noHash) || proof.credential === undefined) return 'rejected';
+      const matches = secretMatches(presented, proof.credential?.secretHash ?? noHash);
+      if (!matches || proof.credential === undefined) return 'rejected';
       proof.secretVerified = true;
       return undefined;
     },

@@ -5,7 +5,12 @@
  * Per request, {@link authenticate} runs right after routing, before parameters are read, and
  * returns the caller or throws a coded PorticoError.
  */
-import { apiSecurityRefusal, declaredSchemes, effectiveSecurity, securityPlan } from '../../definitions/security-support.ts';
+import {
+  apiSecurityRefusal,
+  declaredSchemes,
+  effectiveSecurity,
+  securityPlan,
+} from '../../definitions/security-support.ts';
 import type { SupportedScheme } from '../../definitions/security-support.ts';
 import { PorticoError } from '../../errors.ts';
 import { clientIdScheme } from './client-id.ts';
@@ -25,7 +30,10 @@ const enforcers: Record<SupportedScheme['role'], (scheme: SupportedScheme) => Sc
 };
 
 /** Compiles the security in force for one operation of an API document (as stored, maybe never validated). */
-export function compileOperationSecurity(document: Record<string, unknown>, operation: Record<string, unknown>): OperationSecurity {
+export function compileOperationSecurity(
+  document: Record<string, unknown>,
+  operation: Record<string, unknown>,
+): OperationSecurity {
   const apiWide = apiSecurityRefusal(document);
   if (apiWide) return { refused: true, reason: apiWide.reason };
   const plan = securityPlan(effectiveSecurity(document, operation), declaredSchemes(document));
@@ -43,7 +51,11 @@ const anonymous: Caller = Object.freeze({});
  * @throws PorticoError `GW_UNAUTHORIZED`, `GW_NOT_SUBSCRIBED` (secret verified) or `GW_SECURITY_UNSUPPORTED`;
  *   `params.clientId` holds the client id presented, for the activity log.
  */
-export function authenticate(security: OperationSecurity, request: SecurityRequest, directory: CallerDirectory): Caller {
+export function authenticate(
+  security: OperationSecurity,
+  request: SecurityRequest,
+  directory: CallerDirectory,
+): Caller {
   if (security.refused) throw new PorticoError('GW_SECURITY_UNSUPPORTED', { reason: security.reason });
   let presented: string | undefined;
   let unsubscribed: PorticoError | undefined;
@@ -64,13 +76,20 @@ export function authenticate(security: OperationSecurity, request: SecurityReque
 type Outcome = Caller | 'failed' | 'not-subscribed' | 'pending';
 
 /** One alternative: every scheme must hold (all run, so a failure early costs what one late does). */
-function prove(alternative: readonly SchemeEnforcer[], request: SecurityRequest, proof: Proof, directory: CallerDirectory): Outcome {
+function prove(
+  alternative: readonly SchemeEnforcer[],
+  request: SecurityRequest,
+  proof: Proof,
+  directory: CallerDirectory,
+): Outcome {
   let failed = false;
   for (const scheme of alternative) if (scheme.check(request, proof, directory) !== undefined) failed = true;
   const credential = proof.credential;
   if (failed || credential === undefined) return 'failed';
   const subscription = directory.subscriptionFor(credential.app.id);
-  if (subscription !== undefined && subscription.state === 'active') return { clientId: proof.clientId, credential, subscription };
+  if (subscription !== undefined && subscription.state === 'active') {
+    return { clientId: proof.clientId, credential, subscription };
+  }
   // Only a caller who proved ownership of the client id learns why it is refused.
   if (!proof.secretVerified) return 'failed';
   return subscription === undefined ? 'not-subscribed' : 'pending';

@@ -51,7 +51,12 @@ export interface Caller {
 }
 
 /** Reads a header or query credential: the first value when it is repeated. */
-export function readCredential(request: SecurityRequest, where: 'header' | 'query', lowerName: string, name: string): string | undefined {
+export function readCredential(
+  request: SecurityRequest,
+  where: 'header' | 'query',
+  lowerName: string,
+  name: string,
+): string | undefined {
   if (where === 'header') {
     const value = request.headers[lowerName];
     return Array.isArray(value) ? value[0] : value;
