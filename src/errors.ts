@@ -28,6 +28,10 @@ export const errorCatalogue = {
   GW_BAD_REQUEST_BODY: { status: 400, message: 'The request body could not be parsed: {reason}' },
   GW_UNAUTHORIZED: { status: 401, message: 'Invalid client id or secret.' },
   GW_NOT_SUBSCRIBED: { status: 401, message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})' },
+  GW_SECURITY_UNSUPPORTED: {
+    status: 500,
+    message: 'This operation is refused: its security cannot be enforced by the gateway ({reason})',
+  },
   GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
   GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },

@@ -15,6 +15,7 @@ import type {
 import { rawOperations, resolveLocal } from './api-operations.ts';
 import type { RawOperation } from './api-operations.ts';
 import { isRecord } from './json-path.ts';
+import { schemeSupport } from './security-support.ts';
 
 type OpenApiVersion = ApiDefinition['openapi'];
 type Document = Record<string, unknown>;
@@ -179,23 +180,18 @@ function securitySchemes(document: Document, openapi: OpenApiVersion): Record<st
   const schemes: Record<string, SecurityScheme> = {};
   for (const [name, value] of Object.entries(written)) {
     const scheme = resolveLocal(document, value);
-    if (isRecord(scheme)) schemes[name] = toSecurityScheme(scheme);
+    if (isRecord(scheme)) schemes[name] = toSecurityScheme(name, scheme);
   }
   return schemes;
 }
 
-const clientIdNames = new Set(['x-ibm-client-id', 'client_id', 'client-id']);
-const clientSecretNames = new Set(['x-ibm-client-secret', 'client_secret', 'client-secret']);
-
-function toSecurityScheme(scheme: Document): SecurityScheme {
+function toSecurityScheme(name: string, scheme: Document): SecurityScheme {
   const result: SecurityScheme = { type: scheme.type as SecurityScheme['type'] };
   if (scheme.type !== 'apiKey') return result;
-  const name = String(scheme.name);
-  result.name = name;
+  result.name = String(scheme.name);
   result.in = scheme.in as SecurityScheme['in'];
-  // IBM "Creating an API key security definition": the key's name says whether it carries the client id or secret.
-  if (clientIdNames.has(name.toLowerCase())) result.role = 'client-id';
-  else if (clientSecretNames.has(name.toLowerCase())) result.role = 'client-secret';
+  const support = schemeSupport(name, scheme);
+  if (typeof support !== 'string') result.role = support.role;
   return result;
 }
 

@@ -10,10 +10,11 @@ import type { ApiDefinition } from './types.ts';
 import { rawOperations, resolveLocal } from './api-operations.ts';
 import type { RawOperation } from './api-operations.ts';
 import { refProblems } from './check-refs.ts';
-import { appendPath, isRecord } from './json-path.ts';
+import { appendPath, isRecord, jsonPath } from './json-path.ts';
 import { normaliseApi } from './normalise-api.ts';
 import { ibmConfigurationSchema, openApi30Schema, openApi31Schema, swagger2Schema } from './openapi-schemas.ts';
 import { parseText } from './parse-text.ts';
+import { apiSecurityRefusal, declaredSchemes, securityLists, securityPlan } from './security-support.ts';
 import { describe, schemaProblems } from './schema-validator.ts';
 import { assemblyProblems } from './validate-assembly.ts';
 
@@ -60,7 +61,7 @@ function apiProblems(document: Record<string, unknown>, openapi: OpenApiVersion)
     ...refProblems(document),
     ...duplicateOperationIds(operations),
     ...missingPathParameters(document, operations),
-    ...unknownSecuritySchemes(document, operations, openapi),
+    ...securityProblems(document, operations),
   ];
   const ibm = document['x-ibm-configuration'];
   if (ibm !== undefined) {
@@ -108,21 +109,25 @@ function missingPathParameters(document: Record<string, unknown>, operations: re
   return problems;
 }
 
-function unknownSecuritySchemes(document: Record<string, unknown>, operations: readonly RawOperation[], openapi: OpenApiVersion): DefinitionProblem[] {
-  const declared = openapi === '2.0' ? document.securityDefinitions : isRecord(document.components) ? document.components.securitySchemes : undefined;
-  const names = new Set(isRecord(declared) ? Object.keys(declared) : []);
-  const where = openapi === '2.0' ? 'securityDefinitions' : 'components.securitySchemes';
-  const lists: Array<[unknown, string]> = [[document.security, '$.security'], ...operations.map((op): [unknown, string] => [op.operation.security, appendPath(op.at, 'security')])];
+/**
+ * Security the gateway cannot enforce, refused at import and again at publish (for a document
+ * stored before the rule), never served open (see security-support.ts).
+ */
+export function securityProblems(
+  document: Record<string, unknown>,
+  operations = rawOperations(document),
+): DefinitionProblem[] {
+  const schemes = declaredSchemes(document);
   const problems: DefinitionProblem[] = [];
-  for (const [list, path] of lists) {
-    if (!Array.isArray(list)) continue;
-    list.forEach((requirement, index) => {
-      if (!isRecord(requirement)) return;
-      for (const name of Object.keys(requirement)) {
-        if (names.has(name)) continue;
-        problems.push({ path: appendPath(appendPath(path, index), name), rule: 'unknown-security-scheme', reason: `security scheme ${name} is not declared in ${where}` });
-      }
-    });
+  for (const { list, at } of securityLists(document, operations)) {
+    const plan = securityPlan(list, schemes);
+    if (!Array.isArray(plan)) continue;
+    // A list or requirement of the wrong shape is the structure schema's to report.
+    for (const refusal of plan.filter((r) => r.rule !== 'type')) {
+      problems.push({ path: jsonPath(refusal.at, at), rule: refusal.rule, reason: refusal.reason });
+    }
   }
+  const apiWide = apiSecurityRefusal(document);
+  if (apiWide) problems.push({ path: jsonPath(apiWide.at), rule: apiWide.rule, reason: apiWide.reason });
   return problems;
 }

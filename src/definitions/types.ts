@@ -33,11 +33,14 @@ export interface OperationDef {
 }
 
 export interface SecurityScheme {
-  type: 'apiKey' | 'basic' | 'oauth2' | 'http' | 'openIdConnect';
+  type: 'apiKey' | 'basic' | 'oauth2' | 'http' | 'openIdConnect' | 'mutualTLS';
   /** For apiKey: the header or query name, e.g. `X-IBM-Client-Id`. */
   name?: string;
   in?: 'header' | 'query' | 'cookie';
-  /** For apiKey: whether this key carries the client id or the client secret (from the name). */
+  /**
+   * For apiKey: whether this key carries the client id or the client secret (`x-key-type`, else
+   * the name); absent when the gateway cannot enforce the key (see security-support.ts).
+   */
   role?: 'client-id' | 'client-secret';
 }
 

@@ -1,8 +1,9 @@
 /**
  * One activity event per call, shaped by the API's `activity-log` setting (IBM "activity-log":
  * content none | activity | header | payload; `success-content` for answers below 400,
- * `error-content` for the rest). Payloads are cut to a size bound, and credential headers
- * are always redacted.
+ * `error-content` for the rest). Payloads are cut to a size bound, and credentials are always
+ * redacted: by name (`Authorization`, `Cookie`, … and every header the API's security schemes
+ * name), and by value wherever else they land (a backend echoing them, a `Referer`).
  */
 import type { IncomingMessage } from 'node:http';
 import type { NewActivityEvent } from '../store/schema.ts';
@@ -44,13 +45,42 @@ export interface ActivityInput {
   redaction?: Redaction;
 }
 
-function headerText(headers: Record<string, unknown>, redaction: Redaction): string {
+function headerText(headers: Record<string, unknown>, redaction: Redaction, api: CompiledApi): string {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    out[name] = redaction.headers.has(name.toLowerCase()) ? '[redacted]' : Array.isArray(value) ? value.join(', ') : String(value);
+    const lower = name.toLowerCase();
+    const hidden = redaction.headers.has(lower) || api.credentialNames.headers.has(lower);
+    out[name] = hidden ? '[redacted]' : Array.isArray(value) ? value.join(', ') : String(value);
   }
   return JSON.stringify(out);
+}
+
+// Shorter values are not searched for in the rest of the event: they would blank out common text.
+const minSecretLength = 8;
+
+/** The credential values this request carried: in the headers and query parameters redacted by name. */
+function presentedCredentials(req: IncomingMessage, api: CompiledApi): string[] {
+  const values: string[] = [];
+  const add = (value: unknown) => {
+    if (typeof value === 'string' && value.length >= minSecretLength) values.push(value);
+    else if (Array.isArray(value)) value.forEach(add);
+  };
+  for (const name of credentialHeaders) add(req.headers[name]);
+  for (const name of api.credentialNames.headers) add(req.headers[name]);
+  const q = req.url?.indexOf('?') ?? -1;
+  if (q >= 0 && api.credentialNames.query.size > 0) {
+    const query = new URLSearchParams(req.url!.slice(q + 1));
+    for (const name of api.credentialNames.query) add(query.getAll(name));
+  }
+  return values;
+}
+
+/** Replaces every occurrence of a presented credential in captured text. */
+function scrub(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  return out;
 }
 
 /** Replaces the values of named fields anywhere in a JSON value. */
@@ -62,9 +92,15 @@ function redactFields(value: unknown, fields: ReadonlySet<string>): unknown {
   return out;
 }
 
-function payloadText(body: Buffer | string | undefined, limit: number, redaction: Redaction): string | null {
+function payloadText(
+  body: Buffer | string | undefined,
+  limit: number,
+  redaction: Redaction,
+  secrets: readonly string[],
+): string | null {
   if (body === undefined) return null;
-  let text = typeof body === 'string' ? body : body.toString('utf8');
+  // Scrubbed before it is cut, so no part of a credential survives at the cut.
+  let text = scrub(typeof body === 'string' ? body : body.toString('utf8'), secrets);
   if (redaction.fields.size > 0 && /^\s*[[{]/.test(text)) {
     try {
       text = JSON.stringify(redactFields(JSON.parse(text), redaction.fields));
@@ -86,6 +122,7 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
   const withHeaders = content === 'header' || content === 'payload';
   const withPayload = content === 'payload';
   const redaction = input.redaction ?? defaultRedaction;
+  const secrets = withHeaders ? presentedCredentials(input.req, input.api) : [];
   return {
     ts: Date.now(),
     tx_id: input.txId,
@@ -107,9 +144,9 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
     plan_name: input.subscription?.planName ?? '',
     error_name: input.errorName ?? '',
     content,
-    request_headers: withHeaders ? headerText(input.req.headers, redaction) : null,
-    request_body: withPayload ? payloadText(input.requestBody, input.maxPayloadBytes, redaction) : null,
-    response_headers: withHeaders ? headerText(input.responseHeaders(), redaction) : null,
-    response_body: withPayload ? payloadText(input.responseBody, input.maxPayloadBytes, redaction) : null,
+    request_headers: withHeaders ? scrub(headerText(input.req.headers, redaction, input.api), secrets) : null,
+    request_body: withPayload ? payloadText(input.requestBody, input.maxPayloadBytes, redaction, secrets) : null,
+    response_headers: withHeaders ? scrub(headerText(input.responseHeaders(), redaction, input.api), secrets) : null,
+    response_body: withPayload ? payloadText(input.responseBody, input.maxPayloadBytes, redaction, secrets) : null,
   };
 }

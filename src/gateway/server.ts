@@ -1,8 +1,8 @@
 /**
  * The gateway: consumer traffic on `/{org}/{catalog}/{basePath}{path}` (DESIGN §3).
  *
- * Per request, in order: route → parameters → client id/secret → subscription → plan rate
- * limit → assembly → response → activity event. Everything is read from the current
+ * Per request, in order: route → security (client id/secret, subscription) → parameters → plan
+ * rate limit → assembly → response → activity event. Everything is read from the current
  * snapshot; the database is never touched on this path. A new snapshot is compiled off the
  * path and swapped in whole, so requests in flight finish on the one they started with.
  */
@@ -19,7 +19,6 @@ import { closeDispatchers } from '../policies/invoke.ts';
 import { hopByHopFields } from '../policies/http-fields.ts';
 import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { CounterStore, LimitDecision } from '../ratelimit/types.ts';
-import { secretMatches } from '../store/secrets.ts';
 import type { SnapshotData } from '../store/snapshot-data.ts';
 import type { AnalyticsSink } from '../analytics/sink.ts';
 import { GatewayContext } from './context.ts';
@@ -27,6 +26,8 @@ import type { PolicyRegistry } from './flow.ts';
 import { buildActivityEvent, createRedaction } from './activity.ts';
 import type { Redaction } from './activity.ts';
 import { recordRequest } from './metrics.ts';
+import { authenticate } from './security/index.ts';
+import type { CallerDirectory, SecurityRequest } from './security/index.ts';
 import { compileSnapshot, matchRoute, subscriptionFor } from './snapshot.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, Snapshot, SubscriptionInfo } from './snapshot.ts';
 
@@ -218,8 +219,8 @@ export class Gateway {
     state.operation = operation;
 
     const query = search.length > 1 ? new URLSearchParams(search.slice(1)) : undefined;
+    this.identify(snapshot, api, operation, { headers: req.headers, query }, state);
     const parameters = readParameters(operation, req, query, match.pathParams);
-    this.checkCredentials(snapshot, api, operation, req, query, state);
     if (state.subscription && state.subscription.rules.length > 0) await this.enforcePlanLimits(state.subscription, state);
 
     const body = bodylessMethods.has(verb) && !hasBody(req) ? undefined : await readBody(req, this.options.maxRequestBytes);
@@ -231,30 +232,31 @@ export class Gateway {
     this.respond(req, res, state, context.message);
   }
 
-  private checkCredentials(
+  /**
+   * The security phase, right after routing: an unauthenticated caller must not learn the
+   * parameter rules from 400s. Everything comes from the snapshot.
+   */
+  private identify(
     snapshot: Snapshot,
     api: CompiledApi,
     operation: CompiledOperation,
-    req: IncomingMessage,
-    query: URLSearchParams | undefined,
+    request: SecurityRequest,
     state: RequestState,
   ): void {
-    const security = operation.security;
-    if (security === undefined) return;
-    const clientId = readCredential(security.clientId, req, query);
-    if (clientId === undefined || clientId === '') throw consumerError('GW_UNAUTHORIZED');
-    state.clientId = clientId;
-    const credential = snapshot.credentials.get(clientId);
-    if (credential === undefined) throw consumerError('GW_UNAUTHORIZED');
-    if (security.clientSecret) {
-      const secret = readCredential(security.clientSecret, req, query);
-      if (secret === undefined || !secretMatches(secret, credential.secretHash)) throw consumerError('GW_UNAUTHORIZED');
+    const directory: CallerDirectory = {
+      credentials: snapshot.credentials,
+      subscriptionFor: (appId) => subscriptionFor(api, appId),
+    };
+    try {
+      const caller = authenticate(operation.security, request, directory);
+      state.clientId = caller.clientId;
+      state.credential = caller.credential;
+      state.subscription = caller.subscription;
+    } catch (error) {
+      if (!(error instanceof PorticoError)) throw error;
+      state.clientId = error.params.clientId as string | undefined;
+      throw new ConsumerError(error.status, error.message, [], error.code);
     }
-    state.credential = credential;
-    const subscription = subscriptionFor(api, credential.app.id);
-    if (subscription === undefined) throw consumerError('GW_NOT_SUBSCRIBED', { clientId, reason: 'no subscription' });
-    if (subscription.state !== 'active') throw consumerError('GW_NOT_SUBSCRIBED', { clientId, reason: 'the subscription is pending approval' });
-    state.subscription = subscription;
   }
 
   private async enforcePlanLimits(subscription: SubscriptionInfo, state: RequestState): Promise<void> {
@@ -539,14 +541,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
     req.once('error', reject);
   });
-}
-
-function readCredential(where: { in: 'header' | 'query'; name: string }, req: IncomingMessage, query: URLSearchParams | undefined): string | undefined {
-  if (where.in === 'header') {
-    const value = req.headers[where.name.toLowerCase()];
-    return Array.isArray(value) ? value[0] : value;
-  }
-  return query?.get(where.name) ?? undefined;
 }
 
 /** Reads and converts the operation's parameters; a missing or invalid one is a 400. */

@@ -17,19 +17,17 @@ import type { LimitRule } from '../ratelimit/types.ts';
 import type { SnapshotData } from '../store/snapshot-data.ts';
 import { compileParameter } from './parameters.ts';
 import type { CompiledParameter } from './parameters.ts';
-
-export interface CompiledSecurity {
-  clientId: { in: 'header' | 'query'; name: string };
-  clientSecret?: { in: 'header' | 'query'; name: string };
-}
+import { rawOperations } from '../definitions/api-operations.ts';
+import { compileOperationSecurity, credentialNames } from './security/index.ts';
+import type { OperationSecurity } from './security/index.ts';
 
 export interface CompiledOperation {
   id: string | undefined;
   verb: string;
   path: string;
   parameters: CompiledParameter[];
-  /** Client id (and secret) requirement; undefined = no application security. */
-  security: CompiledSecurity | undefined;
+  /** The operation's security requirements, compiled (or refused: never open by omission). */
+  security: OperationSecurity;
   bodyRequired: boolean;
 }
 
@@ -116,6 +114,8 @@ export interface CompiledApi {
   productSubscriptions: Array<Map<string, SubscriptionInfo>>;
   /** `api.*` context variables, built once. */
   contextApi: Record<string, unknown>;
+  /** Header (lower-case) and query names the API's security schemes name: never logged in clear. */
+  credentialNames: { headers: ReadonlySet<string>; query: ReadonlySet<string> };
 }
 
 export interface CatalogRoutes {
@@ -205,23 +205,6 @@ function templateMatcher(path: string): { pattern: RegExp; names: string[] } {
   return { pattern: new RegExp(`^${source}/?$`), names };
 }
 
-function compileSecurity(definition: ApiDefinition, operation: OperationDef): CompiledSecurity | undefined {
-  // OpenAPI: the requirement list is an OR of alternatives; API Connect apps use the first
-  // alternative that names a client id.
-  for (const requirement of operation.security) {
-    let clientId: CompiledSecurity['clientId'] | undefined;
-    let clientSecret: CompiledSecurity['clientSecret'] | undefined;
-    for (const name of Object.keys(requirement)) {
-      const scheme = definition.securitySchemes[name];
-      if (!scheme || scheme.type !== 'apiKey' || !scheme.name || (scheme.in !== 'header' && scheme.in !== 'query')) continue;
-      if (scheme.role === 'client-secret') clientSecret = { in: scheme.in, name: scheme.name };
-      else clientId = { in: scheme.in, name: scheme.name };
-    }
-    if (clientId) return clientSecret ? { clientId, clientSecret } : { clientId };
-  }
-  return undefined;
-}
-
 function resolvedProperties(definition: ApiDefinition, catalogName: string): Record<string, string> {
   const properties: Record<string, string> = {};
   for (const [name, property] of Object.entries(definition.properties)) properties[name] = property.value;
@@ -257,13 +240,16 @@ function compileApi(
 
   const staticRoutes = new Map<string, Map<string, CompiledOperation>>();
   const templates = new Map<string, TemplateRoute>();
+  const written = new Map(rawOperations(document).map((raw) => [`${raw.verb} ${raw.path}`, raw.operation]));
   for (const operation of definition.operations) {
+    const security = compileOperationSecurity(document, written.get(`${operation.verb} ${operation.path}`) ?? {});
+    if (security.refused) refusedOperation(options, catalog, definition, operation, security.reason);
     const compiled: CompiledOperation = {
       id: operation.id,
       verb: operation.verb.toUpperCase(),
       path: operation.path,
       parameters: operation.parameters.filter((p) => p.in !== 'body').map((p: ParameterDef) => compileParameter(p)),
-      security: compileSecurity(definition, operation),
+      security,
       bodyRequired: operation.requestBodyRequired === true,
     };
     if (operation.path.includes('{')) {
@@ -310,7 +296,21 @@ function compileApi(
       org: { id: catalog.orgId, name: catalog.orgName },
       catalog: { id: catalog.id, name: catalog.name, path: `/${catalog.orgName}/${catalog.name}` },
     },
+    credentialNames: credentialNames(document),
   };
+}
+
+/** An operation whose security cannot be enforced is served as a refusal; the provider learns why from the log. */
+function refusedOperation(
+  options: SnapshotOptions,
+  catalog: SnapshotData['catalogs'][number],
+  definition: ApiDefinition,
+  operation: OperationDef,
+  reason: string,
+): void {
+  const api = `${definition.name}:${definition.version}`;
+  const where = { api, catalog: catalog.name, operation: `${operation.verb.toUpperCase()} ${operation.path}` };
+  options.logger.error({ ...where, reason }, 'operation refused: its security cannot be enforced');
 }
 
 /** A plan's `assembly-rate-limits` / `assembly-burst-limits` as rules, read from the product document. */

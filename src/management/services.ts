@@ -4,9 +4,9 @@
  * The management REST API, the console, the portal and the CLI all call these.
  */
 import { EventEmitter } from 'node:events';
-import { detectDocumentKind, parseApiDocument, parseProductDocument } from '../definitions/index.ts';
+import { detectDocumentKind, parseApiDocument, parseProductDocument, securityProblems } from '../definitions/index.ts';
 import type { ApiDefinition, ProductDefinition } from '../definitions/types.ts';
-import { PorticoError } from '../errors.ts';
+import { DefinitionError, PorticoError } from '../errors.ts';
 import { addWsdlTarget } from '../soap/add-target.ts';
 import { apiSourceFromWsdl } from '../soap/wsdl-import.ts';
 import * as apisRepo from '../store/apis.ts';
@@ -255,7 +255,10 @@ export class Services {
     }
     const existing = await products.findProduct(this.db, catalog.id, definition.name, definition.version);
     const state = input.state ?? existing?.state ?? 'staged';
-    if (state === 'published') await this.checkBasePaths(catalog.id, apiLinks.map((l) => l.apiId), existing?.id);
+    if (state === 'published') {
+      await this.checkBasePaths(catalog.id, apiLinks.map((l) => l.apiId), existing?.id);
+      await this.checkSecurity(apiLinks.map((l) => l.apiId));
+    }
     if (existing && existing.state !== state && !productTransitions[existing.state].includes(state)) {
       throw new PorticoError('MGMT_CONFLICT', { reason: `product ${definition.name}:${definition.version} is ${existing.state} and cannot become ${state}` });
     }
@@ -315,6 +318,16 @@ export class Services {
     }
   }
 
+  /** An API stored before the fail-closed rule is refused at publish as it would be at import. */
+  private async checkSecurity(apiIds: string[]): Promise<void> {
+    for (const id of apiIds) {
+      const api = await apisRepo.findApiById(this.db, id);
+      if (!api) continue;
+      const problems = securityProblems(JSON.parse(api.document) as Record<string, unknown>);
+      if (problems.length > 0) throw new DefinitionError(`${api.name}:${api.version}`, problems);
+    }
+  }
+
   private async sameApiLinks(productId: string, links: Array<{ apiId: string; key: string }>): Promise<boolean> {
     const current = await products.listProductApis(this.db, productId);
     const key = (id: string, k: string) => `${id}|${k}`;
@@ -340,6 +353,9 @@ export class Services {
     if (product.state === state) return product;
     if (!productTransitions[product.state].includes(state)) {
       throw new PorticoError('MGMT_CONFLICT', { reason: `product ${name}:${version} is ${product.state} and cannot become ${state}` });
+    }
+    if (state === 'published') {
+      await this.checkSecurity((await products.listProductApis(this.db, product.id)).map((api) => api.id));
     }
     await this.change('product-state', async (trx) => {
       await products.setProductState(trx, product.id, state);

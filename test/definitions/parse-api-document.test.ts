@@ -143,9 +143,10 @@ describe('parseApiDocument: OpenAPI 3.0', () => {
   it('reads components.securitySchemes and operation security', () => {
     assert.deepEqual(api.securitySchemes, {
       clientId: { type: 'apiKey', name: 'X-IBM-Client-Id', in: 'header', role: 'client-id' },
+      clientSecret: { type: 'apiKey', name: 'X-IBM-Client-Secret', in: 'header', role: 'client-secret' },
       bearer: { type: 'http' },
     });
-    assert.deepEqual(api.operations[1].security, [{ bearer: [] }]);
+    assert.deepEqual(api.operations[1].security, [{ clientId: [], clientSecret: [] }]);
   });
 
   it('reads cors disabled', () => {

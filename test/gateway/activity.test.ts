@@ -6,6 +6,8 @@ import type { ActivityEvent } from '../../src/store/schema.ts';
 import { openStore } from '../../src/store/store.ts';
 import { startTestDemo } from '../helpers/demo.ts';
 import type { TestDemo } from '../helpers/demo.ts';
+import { secApi, startSecurityPlatform } from '../helpers/security-api.ts';
+import type { SecurityPlatform } from '../helpers/security-api.ts';
 
 async function eventFor(t: TestDemo, txId: string): Promise<ActivityEvent> {
   const deadline = Date.now() + 10_000;
@@ -98,3 +100,66 @@ describe('activity log redaction', () => {
     });
   });
 });
+
+// Issue 12 finding 10: a secret under a name other than X-IBM-Client-Secret was logged in clear
+// and served back by the analytics API.
+describe('activity log redaction of the credentials an API names', () => {
+  let p: SecurityPlatform;
+  before(async () => {
+    p = await startSecurityPlatform();
+  });
+  after(async () => {
+    await p.close();
+  });
+
+  test('every header and query credential the security names, Authorization and Cookie never reach the analytics API', async () => {
+    const echo = { 'set-variable': { actions: [{ set: 'message.body', value: 'id=$(request.headers.x-app-id) secret=$(request.headers.client-secret)' }] } };
+    const idScheme = { type: 'apiKey', in: 'header', name: 'X-App-Id', 'x-key-type': 'client_id' };
+    const secretScheme = { type: 'apiKey', in: 'header', name: 'client-secret' };
+    const querySecret = { type: 'apiKey', in: 'query', name: 'client_secret' };
+    await p.publish(
+      secApi({
+        schemes: { id: idScheme, secret: secretScheme, querySecret },
+        security: [{ id: [], secret: [] }, { id: [], querySecret: [] }],
+        ibm: { assembly: { execute: [echo] }, 'activity-log': { enabled: true, 'success-content': 'payload', 'error-content': 'payload' } },
+      }),
+    );
+    const app = await p.newApp('default');
+    const url = `${p.base}/thing?n=1`;
+    const credentials = {
+      'X-App-Id': app.clientId,
+      'client-secret': app.clientSecret,
+      Authorization: 'Basic dXNlcjpwYXNzd29yZA==',
+      Cookie: 'session=cookie-value-1234',
+      'Proxy-Authorization': 'Basic cHJveHk6cGFzcw==',
+    };
+    const byHeader = await fetch(url, { headers: credentials });
+    assert.equal(await byHeader.text(), `id=${app.clientId} secret=${app.clientSecret}`);
+    const inQuery = `${url}&client_secret=${app.clientSecret}`;
+    const byQuery = await fetch(inQuery, { headers: { 'X-App-Id': app.clientId, Referer: inQuery } });
+    assert.equal(byQuery.status, 200);
+
+    const txIds = [byHeader, byQuery].map((response) => response.headers.get('x-global-transaction-id'));
+    const events = await analyticsEvents(p, txIds);
+    const text = JSON.stringify(events);
+    for (const value of [app.clientSecret, 'dXNlcjpwYXNzd29yZA==', 'cookie-value-1234', 'cHJveHk6cGFzcw==']) {
+      assert.equal(text.includes(value), false, `${value} is in the activity log: ${text}`);
+    }
+    const headers = JSON.parse(events[0].request_headers) as Record<string, string>;
+    for (const name of ['x-app-id', 'client-secret', 'authorization', 'cookie', 'proxy-authorization']) assert.equal(headers[name], '[redacted]', name);
+    assert.equal(events[0].response_body, 'id=[redacted] secret=[redacted]');
+    assert.equal(events[0].client_id, app.clientId);
+  });
+});
+
+/** The events of these transactions, as the analytics API serves them. */
+async function analyticsEvents(p: SecurityPlatform, txIds: Array<string | null>): Promise<Array<Record<string, string>>> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const { body } = await p.t.call('GET', '/api/catalogs/sandbox/analytics/events?api=sec&limit=100');
+    const events = (body as Array<Record<string, string>>).filter((event) => txIds.includes(event.tx_id));
+    if (events.length === txIds.length) return txIds.map((id) => events.find((event) => event.tx_id === id)!);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no activity events for ${txIds.join(', ')}`);
+}

@@ -1,0 +1,190 @@
+/**
+ * What of an API's security the gateway can enforce, judged from the document as written.
+ * Import (a definition error) and the gateway's snapshot (an operation refused, never served
+ * open) ask this one module, so the two cannot disagree. OpenAPI's semantics exactly
+ * (OpenAPI 3.1 §4.8.30, Swagger 2.0 "Security Requirement Object"): a requirement list is an
+ * OR of requirement objects, the schemes inside one are AND, `{}` means anonymous access is
+ * allowed, and an operation's `security` (even `[]`) replaces the document's.
+ */
+import { resolveLocal } from './api-operations.ts';
+import type { RawOperation } from './api-operations.ts';
+import { isRecord } from './json-path.ts';
+import type { PathSegment } from './json-path.ts';
+
+/** An apiKey the gateway enforces: where it is read and what it proves. */
+export interface SupportedScheme {
+  /** The scheme's name in `securityDefinitions` / `components.securitySchemes`. */
+  scheme: string;
+  role: 'client-id' | 'client-secret';
+  in: 'header' | 'query';
+  /** The header or query parameter name as written, e.g. `X-IBM-Client-Id`. */
+  name: string;
+}
+
+/** One operation's security: `open` when anonymous callers are allowed (`[]`, or a `{}` alternative). */
+export interface SecurityPlan {
+  open: boolean;
+  /** The non-empty alternatives, each the schemes that must all hold (client id before secret). */
+  alternatives: SupportedScheme[][];
+}
+
+/** Why a requirement (or the API) cannot be enforced; `at` is relative to the list examined. */
+export interface SecurityRefusal {
+  at: PathSegment[];
+  rule: 'unsupported-security' | 'security-requirement' | 'unknown-security-scheme' | 'type';
+  reason: string;
+}
+
+// IBM "Creating an API key security definition": the key's name, or API Connect v10's
+// `x-key-type`, says whether it carries the client id or the client secret.
+const clientIdNames = new Set(['x-ibm-client-id', 'client_id', 'client-id']);
+const clientSecretNames = new Set(['x-ibm-client-secret', 'client_secret', 'client-secret']);
+const keyTypes: Record<string, SupportedScheme['role']> = { client_id: 'client-id', client_secret: 'client-secret' };
+
+const notYet = 'is not supported yet: the gateway enforces client ids and client secrets (apiKey) only';
+
+/** The security schemes a document declares, `$ref`s followed, as written. */
+export function declaredSchemes(document: Record<string, unknown>): Record<string, unknown> {
+  const components = isRecord(document.components) ? document.components.securitySchemes : undefined;
+  const written = document.swagger !== undefined ? document.securityDefinitions : components;
+  if (!isRecord(written)) return {};
+  const schemes: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(written)) schemes[name] = resolveLocal(document, value);
+  return schemes;
+}
+
+/** The role an apiKey scheme plays, or why the gateway cannot enforce the scheme. */
+export function schemeSupport(name: string, scheme: unknown): SupportedScheme | string {
+  if (!isRecord(scheme)) return `security scheme ${name} is not an object`;
+  const type = scheme.type;
+  if (type === 'basic' || (type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')) {
+    return `security scheme ${name}: basic authentication ${notYet}`;
+  }
+  if (type === 'oauth2' || type === 'openIdConnect' || type === 'mutualTLS') {
+    return `security scheme ${name}: ${type} ${notYet}`;
+  }
+  if (type === 'http') return `security scheme ${name}: http ${String(scheme.scheme)} authentication ${notYet}`;
+  if (type !== 'apiKey') return `security scheme ${name}: type ${String(type)} is not a type the gateway knows`;
+  if (scheme.in !== 'header' && scheme.in !== 'query') {
+    return `security scheme ${name}: an apiKey in ${String(scheme.in)} ${notYet} in a header or the query`;
+  }
+  if (typeof scheme.name !== 'string' || scheme.name === '') return `security scheme ${name}: an apiKey needs a name`;
+  const role = apiKeyRole(scheme);
+  if (typeof role !== 'string') return `security scheme ${name}: ${role.reason}`;
+  return { scheme: name, role, in: scheme.in, name: scheme.name };
+}
+
+function apiKeyRole(scheme: Record<string, unknown>): SupportedScheme['role'] | { reason: string } {
+  const keyType = scheme['x-key-type'];
+  if (keyType !== undefined) {
+    return keyTypes[String(keyType)] ?? { reason: `x-key-type ${String(keyType)} is not client_id or client_secret` };
+  }
+  const name = String(scheme.name).toLowerCase();
+  if (clientIdNames.has(name)) return 'client-id';
+  if (clientSecretNames.has(name)) return 'client-secret';
+  return {
+    reason:
+      `apiKey ${String(scheme.name)} carries neither a client id nor a client secret: name it ` +
+      'X-IBM-Client-Id, client_id or client-id (X-IBM-Client-Secret, client_secret or client-secret ' +
+      'for the secret), or say which with x-key-type',
+  };
+}
+
+/**
+ * The plan for one requirement list (`undefined` = none written: open), or every reason it
+ * cannot be enforced. Any scheme the gateway cannot enforce refuses the whole list, even next
+ * to an alternative it could: the provider meant both.
+ */
+export function securityPlan(list: unknown, schemes: Record<string, unknown>): SecurityPlan | SecurityRefusal[] {
+  if (list === undefined) return { open: true, alternatives: [] };
+  if (!Array.isArray(list)) return [{ at: [], rule: 'type', reason: 'security is a list of requirement objects' }];
+  const refusals: SecurityRefusal[] = [];
+  const plan: SecurityPlan = { open: list.length === 0, alternatives: [] };
+  list.forEach((requirement: unknown, index) => {
+    const alternative = requirementSchemes(requirement, schemes, index, refusals);
+    if (alternative === undefined) return;
+    if (alternative.length === 0) plan.open = true;
+    else plan.alternatives.push(alternative);
+  });
+  return refusals.length > 0 ? refusals : plan;
+}
+
+function requirementSchemes(
+  requirement: unknown,
+  schemes: Record<string, unknown>,
+  index: number,
+  refusals: SecurityRefusal[],
+): SupportedScheme[] | undefined {
+  if (!isRecord(requirement)) {
+    refusals.push({ at: [index], rule: 'type', reason: 'a security requirement is an object of scheme names' });
+    return undefined;
+  }
+  const found: SupportedScheme[] = [];
+  const before = refusals.length;
+  for (const [name, scopes] of Object.entries(requirement)) {
+    const at = [index, name];
+    if (!(name in schemes)) {
+      refusals.push({ at, rule: 'unknown-security-scheme', reason: `security scheme ${name} is not declared` });
+      continue;
+    }
+    const support = schemeSupport(name, schemes[name]);
+    if (typeof support === 'string') refusals.push({ at, rule: 'unsupported-security', reason: support });
+    else if (!Array.isArray(scopes) || scopes.length > 0) {
+      const reason = `security scheme ${name}: an apiKey requirement has no scopes or roles ([])`;
+      refusals.push({ at, rule: 'unsupported-security', reason });
+    } else found.push(support);
+  }
+  if (refusals.length > before) return undefined;
+  const problem = combinationProblem(found);
+  if (problem !== undefined) {
+    refusals.push({ at: [index], rule: 'security-requirement', reason: problem });
+    return undefined;
+  }
+  // The client id first: the secret is checked against the credential the id names.
+  return found.sort((a, b) => (a.role === b.role ? 0 : a.role === 'client-id' ? -1 : 1));
+}
+
+// IBM "Applying security definitions to an API": at most one client id and one client secret,
+// and a client secret only together with a client id.
+function combinationProblem(schemes: SupportedScheme[]): string | undefined {
+  const ids = schemes.filter((s) => s.role === 'client-id').map((s) => s.scheme);
+  const secrets = schemes.filter((s) => s.role === 'client-secret').map((s) => s.scheme);
+  if (ids.length > 1) return `one requirement names two client ids (${ids.join(', ')}); make them alternatives`;
+  if (secrets.length > 1) return `one requirement names two client secrets (${secrets.join(', ')})`;
+  if (secrets.length === 1 && ids.length === 0) return `client secret ${secrets[0]} needs a client id beside it`;
+  return undefined;
+}
+
+/** The requirement list in force for an operation: its own `security` when written, else the document's. */
+export function effectiveSecurity(document: Record<string, unknown>, operation: Record<string, unknown>): unknown {
+  return 'security' in operation ? operation.security : document.security;
+}
+
+/**
+ * API-wide options the gateway cannot enforce: `application-authentication.certificate: true`
+ * asks API Connect for a client certificate (mutual TLS), which Portico does not check.
+ */
+export function apiSecurityRefusal(document: Record<string, unknown>): SecurityRefusal | undefined {
+  const ibm = document['x-ibm-configuration'];
+  const appAuth = isRecord(ibm) ? ibm['application-authentication'] : undefined;
+  if (!isRecord(appAuth) || appAuth.certificate !== true) return undefined;
+  return {
+    at: ['x-ibm-configuration', 'application-authentication', 'certificate'],
+    rule: 'unsupported-security',
+    reason: `application-authentication with a client certificate ${notYet}`,
+  };
+}
+
+/** Every place security is written in the document: the document's list, then each operation's. */
+export function securityLists(
+  document: Record<string, unknown>,
+  operations: readonly RawOperation[],
+): Array<{ list: unknown; at: string }> {
+  const lists: Array<{ list: unknown; at: string }> = [];
+  if ('security' in document) lists.push({ list: document.security, at: '$.security' });
+  for (const operation of operations) {
+    const written = operation.operation;
+    if ('security' in written) lists.push({ list: written.security, at: `${operation.at}.security` });
+  }
+  return lists;
+}
