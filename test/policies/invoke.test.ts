@@ -192,7 +192,11 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
   async function refusedBeforeTheBackend(step: ReturnType<typeof compile>, ctx: ReturnType<typeof makeContext>): Promise<AssemblyError> {
     const before = paths.length;
     let caught: unknown;
-    await step(ctx).catch((error: unknown) => (caught = error));
+    try {
+      await step(ctx);
+    } catch (error) {
+      caught = error;
+    }
     assert.ok(caught instanceof AssemblyError, `expected a refusal, the backend saw ${paths.slice(before).join(', ')}`);
     assert.deepEqual(paths.slice(before), [], 'the backend was not called');
     return caught;
