@@ -168,6 +168,7 @@ function insertQueryValue(value: string): string {
 
 // Values the gateway builds itself from the request URL: percent-encoded already.
 const encodedPaths = new Set(['request.path', 'api.operation.path']);
+const gatewayPaths = new Set([...encodedPaths, 'request.search']);
 
 function inserterFor(position: Position, name: string | undefined): Dynamic['insert'] {
   if (position === 'url') return insertBaseUrl;
@@ -188,10 +189,15 @@ function stringify(value: unknown): string {
 function parseParts(expanded: string): UrlPart[] {
   const parts: UrlPart[] = [];
   let last = 0;
+  let pathStarted = false;
   for (const match of expanded.matchAll(tokenPattern)) {
     const index = match.index ?? 0;
     if (index > last) parts.push({ kind: 'literal', text: expanded.slice(last, index) });
-    const position = positionAt(expanded, index);
+    let position = positionAt(expanded, index);
+    // `http://host:port$(request.path)`: the gateway's own path and query start with `/` or `?`,
+    // so they end the host wherever they stand, and everything after them is past it.
+    if (position === 'authority' && (pathStarted || gatewayPaths.has(match[1]))) position = 'path';
+    if (gatewayPaths.has(match[1])) pathStarted = true;
     if (match[1] !== undefined) {
       parts.push({ kind: 'variable', name: match[1], position, label: match[0], insert: inserterFor(position, match[1]) });
     } else {

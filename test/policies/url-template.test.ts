@@ -70,6 +70,25 @@ const rows: Row[] = [
   { name: 'request.path with %2e%2e', template: 'http://backend/base$(request.path)', request: { path: '/%2e%2e/x' }, refused: 'GW_UNSAFE_TARGET_VALUE' },
   { name: 'request.path with raw ..', template: 'http://backend/base$(request.path)', request: { path: '/a/../../x' }, refused: 'GW_UNSAFE_TARGET_VALUE' },
   {
+    name: 'request.path right after a host and port (the accessories inventory API)',
+    template: 'http://backend:9084$(request.path)$(request.search)',
+    request: { path: '/api/items', search: '?page=2' },
+    href: 'http://backend:9084/api/items?page=2',
+  },
+  {
+    name: 'request.path right after a host, with ..',
+    template: 'http://backend:9084$(request.path)',
+    request: { path: '/api/%2e%2e/admin' },
+    refused: 'GW_UNSAFE_TARGET_VALUE',
+  },
+  {
+    name: "API Connect's default assembly with an origin-only target-url property",
+    template: '$(target-url)$(api.operation.path)$(request.search)',
+    properties: { 'target-url': 'http://backend:9084' },
+    request: { path: '/orders', search: '?a=1' },
+    href: 'http://backend:9084/orders?a=1',
+  },
+  {
     name: 'request.search is a query wherever it lands',
     template: 'http://backend/base$(request.path)$(request.search)',
     request: { path: '/x', search: '?a=1&b=%2F' },
