@@ -183,7 +183,8 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     url = compileUrlTemplate(config['target-url'], api.properties);
     if (url.constant) constantTarget = splitUrl(url.template);
   } catch {
-    throw new PolicyCompileError(`${path}.target-url`, 'format', `target-url "${config['target-url']}" is not a valid URL`);
+    const reason = `target-url "${config['target-url']}" is not a valid URL`;
+    throw new PolicyCompileError(`${path}.target-url`, 'format', reason);
   }
   const title = config.title ?? kind;
   const verb = (config.verb ?? 'keep').toUpperCase();

@@ -198,11 +198,9 @@ function parseParts(expanded: string): UrlPart[] {
     // so they end the host wherever they stand, and everything after them is past it.
     if (position === 'authority' && (pathStarted || gatewayPaths.has(match[1]))) position = 'path';
     if (gatewayPaths.has(match[1])) pathStarted = true;
-    if (match[1] !== undefined) {
-      parts.push({ kind: 'variable', name: match[1], position, label: match[0], insert: inserterFor(position, match[1]) });
-    } else {
-      parts.push({ kind: 'parameter', name: match[2], position, label: match[0], insert: inserterFor(position, undefined) });
-    }
+    const kind = match[1] !== undefined ? 'variable' : 'parameter';
+    const name = match[1] ?? match[2];
+    parts.push({ kind, name, position, label: match[0], insert: inserterFor(position, match[1]) });
     last = index + match[0].length;
   }
   if (last < expanded.length) parts.push({ kind: 'literal', text: expanded.slice(last) });

@@ -17,7 +17,9 @@ interface Answer {
 }
 
 function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+  });
 }
 
 function invoke(title: string, target: string): Record<string, unknown> {
@@ -145,11 +147,12 @@ describe('backend URLs stay under the target; dynamic routing works (issue-12, f
     assert.match(answer.body.moreInformation ?? '', /^The request path is not valid: it contains a dot segment/);
   });
 
-  test('a query parameter holding ../../secret/admin, put in the path by $(request.parameters.v), is refused with 400', async () => {
+  test('a query parameter holding ../../secret/admin, in the path by $(request.parameters.v): 400', async () => {
     const { answer, backendSaw } = await call('/param?v=..%2F..%2Fsecret%2Fadmin');
     assert.deepEqual(backendSaw, []);
     assert.equal(answer.status, 400);
-    assert.match(answer.body.moreInformation ?? '', /\$\(request\.parameters\.v\) cannot be used in the backend URL: it contains a dot segment/);
+    const reason = /\$\(request\.parameters\.v\) cannot be used in the backend URL: it contains a dot segment/;
+    assert.match(answer.body.moreInformation ?? '', reason);
   });
 
   test('backslashes in the request path ($(request.path)) are refused with 400, raw or encoded', async () => {
@@ -187,7 +190,7 @@ describe('backend URLs stay under the target; dynamic routing works (issue-12, f
     assert.deepEqual(backendSaw, ['/dynamic/set']);
   });
 
-  test("dynamic routing: a GatewayScript's context.set('target-url', …), then invoke $(target-url)/orders/…", async () => {
+  test("dynamic routing: a GatewayScript's context.set('target-url', …), then $(target-url)/orders/…", async () => {
     const { answer, backendSaw } = await call('/scripted?id=42');
     assert.equal(answer.status, 200);
     assert.deepEqual(backendSaw, ['/dynamic/script/orders/42']);
@@ -204,6 +207,7 @@ describe('backend URLs stay under the target; dynamic routing works (issue-12, f
     const { answer, backendSaw } = await call('/ftp');
     assert.deepEqual(backendSaw, []);
     assert.equal(answer.status, 502);
-    assert.match(answer.body.moreInformation ?? '', /^The backend URL is not valid: \$\(target-url\) holds a ftp: URL; only http and https are allowed/);
+    const reason = /^The backend URL is not valid: \$\(target-url\) holds a ftp: URL; only http and https are allowed/;
+    assert.match(answer.body.moreInformation ?? '', reason);
   });
 });

@@ -185,11 +185,13 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   function flow(execute: unknown[]) {
-    const input = { name: 'api', version: '1.0.0', document: {}, properties: {}, catalog: { name: 'sandbox', orgName: 'org' }, settings: baseSettings };
+    const catalog = { name: 'sandbox', orgName: 'org' };
+    const input = { name: 'api', version: '1.0.0', document: {}, properties: {}, catalog, settings: baseSettings };
     return compileAssembly({ execute }, input, createPolicyRegistry());
   }
 
-  async function refusedBeforeTheBackend(step: ReturnType<typeof compile>, ctx: ReturnType<typeof makeContext>): Promise<AssemblyError> {
+  type Context = ReturnType<typeof makeContext>;
+  async function refusedBeforeTheBackend(step: ReturnType<typeof compile>, ctx: Context): Promise<AssemblyError> {
     const before = paths.length;
     let caught: unknown;
     try {
@@ -212,7 +214,8 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
 
   it('refuses %2E%2E in a path parameter: new URL() resolves it as ..', async () => {
     const step = compile({ 'target-url': `${base}/echo/{seg}/end`, verb: 'GET' });
-    const error = await refusedBeforeTheBackend(step, makeContext({ parameters: { seg: '%2E%2E/%2E%2E/secret/admin' } }));
+    const ctx = makeContext({ parameters: { seg: '%2E%2E/%2E%2E/secret/admin' } });
+    const error = await refusedBeforeTheBackend(step, ctx);
     assert.equal(error.status, 400);
   });
 
@@ -230,7 +233,8 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
   });
 
   it('keeps a query or fragment value a value: the path does not change', async () => {
-    await compile({ 'target-url': `${base}/q?to={v}#{v}`, verb: 'GET' })(makeContext({ parameters: { v: '../../secret&admin=1' } }));
+    const ctx = makeContext({ parameters: { v: '../../secret&admin=1' } });
+    await compile({ 'target-url': `${base}/q?to={v}#{v}`, verb: 'GET' })(ctx);
     assert.equal(paths.at(-1), '/q?to=..%2F..%2Fsecret%26admin%3D1');
   });
 
@@ -255,7 +259,8 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
 
   it('appends forwarded query parameters to a dynamic target that has a query', async () => {
     const ctx = makeContext({ search: '?page=2&secret=x', vars: { 'target-url': `${base}/list?sort=asc` } });
-    await compile({ 'target-url': '$(target-url)', verb: 'GET', 'parameter-control': { type: 'allowlist', values: ['page'] } })(ctx);
+    const parameterControl = { type: 'allowlist', values: ['page'] };
+    await compile({ 'target-url': '$(target-url)', verb: 'GET', 'parameter-control': parameterControl })(ctx);
     assert.equal(paths.at(-1), '/list?sort=asc&page=2');
   });
 
