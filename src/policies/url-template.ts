@@ -73,12 +73,20 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 // More layers than any client legitimately sends; deeper is refused rather than trusted.
 const maxDecodingLayers = 4;
 
+function fromHex(hex: string): string {
+  return String.fromCharCode(Number.parseInt(hex, 16));
+}
+
 /** One layer of percent-decoding; undefined when the bytes are not UTF-8 (e.g. overlong `%c0%ae`). */
 function decodeLayer(text: string): string | undefined {
+  const plain = text.includes('%u') ? text.replace(percentU, (_whole, hex: string) => fromHex(hex)) : text;
   try {
-    return text
-      .replace(percentU, (_whole, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
-      .replace(percentRun, (run) => utf8.decode(Buffer.from(run.replaceAll('%', ''), 'hex')));
+    return decodeURIComponent(plain);
+  } catch {
+    // A `%` that starts no escape (`100%`) or bytes that are not UTF-8: decode escape by escape.
+  }
+  try {
+    return plain.replace(percentRun, (run) => utf8.decode(Buffer.from(run.replaceAll('%', ''), 'hex')));
   } catch {
     return undefined;
   }
