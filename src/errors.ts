@@ -26,6 +26,8 @@ export const errorCatalogue = {
   },
   GW_INVALID_PARAMETER: { status: 400, message: 'The API parameter {name} ({in}) is invalid: {reason}' },
   GW_BAD_REQUEST_BODY: { status: 400, message: 'The request body could not be parsed: {reason}' },
+  GW_INVALID_PATH: { status: 400, message: 'The request path is not valid: {reason}' },
+  GW_UNSAFE_TARGET_VALUE: { status: 400, message: 'The value of {name} cannot be used in the backend URL: {reason}' },
   GW_UNAUTHORIZED: { status: 401, message: 'Invalid client id or secret.' },
   GW_NOT_SUBSCRIBED: { status: 401, message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})' },
   GW_SECURITY_UNSUPPORTED: {
@@ -35,6 +37,7 @@ export const errorCatalogue = {
   GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
   GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },
+  GW_INVALID_TARGET_URL: { status: 502, message: 'The backend URL is not valid: {reason}' },
   GW_UNAVAILABLE: { status: 503, message: 'The gateway is not ready: {reason}' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error (transaction {txId})' },
 

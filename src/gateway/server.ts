@@ -17,6 +17,7 @@ import { AssemblyError, RawBody } from '../policies/types.ts';
 import type { MessageVar, PolicySettings, RequestVar } from '../policies/types.ts';
 import { closeDispatchers } from '../policies/invoke.ts';
 import { hopByHopFields } from '../policies/http-fields.ts';
+import { pathValueProblem } from '../policies/url-template.ts';
 import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { CounterStore, LimitDecision } from '../ratelimit/types.ts';
 import type { SnapshotData } from '../store/snapshot-data.ts';
@@ -195,6 +196,9 @@ export class Gateway {
     const q = url.indexOf('?');
     const pathname = q < 0 ? url : url.slice(0, q);
     const search = q < 0 ? '' : url.slice(q);
+    // Before routing: servers behind the gateway read `\` as `/` and resolve `%2e%2e`.
+    const unsafePath = pathValueProblem(pathname);
+    if (unsafePath !== undefined) throw consumerError('GW_INVALID_PATH', { reason: unsafePath });
     const second = pathname.indexOf('/', 1);
     // API URLs have at least three segments, so one-segment paths are free for the node's status.
     if (second < 0) return this.answerStatus(pathname, req, res, state);

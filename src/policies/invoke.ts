@@ -14,10 +14,12 @@
  */
 import { Agent, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
+import { PorticoError } from '../errors.ts';
 import { soapFaultText } from '../soap/soap-fault.ts';
 import { hopByHopFields } from './http-fields.ts';
 import { declaredPolicy } from './policy-config.ts';
 import { compileUrlTemplate } from './url-template.ts';
+import type { CompiledUrl } from './url-template.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from './types.ts';
 
@@ -175,14 +177,14 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
   if (typeof config['target-url'] !== 'string' || config['target-url'].length === 0) {
     throw new PolicyCompileError(`${path}.target-url`, 'required', 'target-url is required');
   }
-  const url = compileUrlTemplate(config['target-url'], api.properties);
+  let url: CompiledUrl;
   let constantTarget: SplitUrl | undefined;
-  if (url.constant) {
-    try {
-      constantTarget = splitUrl(url.template);
-    } catch {
-      throw new PolicyCompileError(`${path}.target-url`, 'format', `target-url "${url.template}" is not a valid URL`);
-    }
+  try {
+    url = compileUrlTemplate(config['target-url'], api.properties);
+    if (url.constant) constantTarget = splitUrl(url.template);
+  } catch {
+    const reason = `target-url "${config['target-url']}" is not a valid URL`;
+    throw new PolicyCompileError(`${path}.target-url`, 'format', reason);
   }
   const title = config.title ?? kind;
   const verb = (config.verb ?? 'keep').toUpperCase();
@@ -203,25 +205,33 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
   const fail = (errorName: string, message: string, status: number, cause?: unknown): AssemblyError =>
     new AssemblyError(errorName, message, { status, policy: title, cause });
 
-  return async function invoke(ctx: FlowContext): Promise<void> {
+  /** The backend URL for this request, checked by the template (url-template.ts). */
+  function targetOf(ctx: FlowContext): SplitUrl {
     const extraQuery = forwardedQuery?.(ctx);
-    let parsed: SplitUrl;
-    if (constantTarget !== undefined && !extraQuery) {
-      parsed = constantTarget;
-    } else {
-      let target: string;
-      try {
-        target = url.render(ctx);
-      } catch (error) {
-        throw fail('ConnectionError', `invalid target URL: ${(error as Error).message}`, 502, error);
-      }
-      if (extraQuery) target += (target.includes('?') ? '&' : '?') + extraQuery;
-      try {
-        parsed = splitUrl(target);
-      } catch {
-        throw fail('ConnectionError', `the target URL "${target}" is not valid`, 502);
-      }
+    if (constantTarget !== undefined && !extraQuery) return constantTarget;
+    let target: URL;
+    try {
+      target = url.resolve(ctx);
+    } catch (error) {
+      throw targetError(error);
     }
+    if (extraQuery) target.search = target.search.length > 1 ? `${target.search}&${extraQuery}` : extraQuery;
+    return { origin: target.origin, path: target.pathname + target.search, protocol: target.protocol };
+  }
+
+  // A value the request supplied that would leave the target is the consumer's error (400, not
+  // retried, not in the default catch); a base URL the flow itself set that is unusable is the
+  // API's (502, as for any unreachable backend).
+  function targetError(error: unknown): AssemblyError {
+    if (error instanceof PorticoError && error.code === 'GW_UNSAFE_TARGET_VALUE') {
+      return new AssemblyError('BadRequestError', error.message, { status: error.status, policy: title, cause: error });
+    }
+    if (error instanceof PorticoError) return fail('ConnectionError', error.message, error.status, error);
+    return fail('ConnectionError', `invalid target URL: ${(error as Error).message}`, 502, error);
+  }
+
+  return async function invoke(ctx: FlowContext): Promise<void> {
+    const parsed = targetOf(ctx);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw fail('ConnectionError', `unsupported protocol ${parsed.protocol}`, 502);
 
     const message = ctx.message;

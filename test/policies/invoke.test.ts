@@ -169,3 +169,108 @@ describe('invoke over TLS profiles', () => {
     assert.throws(() => compile({ 'target-url': url, 'tls-profile': 'nope' }), (e: unknown) => e instanceof PolicyCompileError && e.rule === 'unknown-tls-profile');
   });
 });
+
+describe('invoke target URLs (issue-12, finding 6)', () => {
+  let server: Server;
+  let base: string;
+  const paths: string[] = [];
+  before(async () => {
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      paths.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ path: req.url }));
+    });
+    base = `http://127.0.0.1:${await listen(server)}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  function flow(execute: unknown[]) {
+    const catalog = { name: 'sandbox', orgName: 'org' };
+    const input = { name: 'api', version: '1.0.0', document: {}, properties: {}, catalog, settings: baseSettings };
+    return compileAssembly({ execute }, input, createPolicyRegistry());
+  }
+
+  type Context = ReturnType<typeof makeContext>;
+  async function refusedBeforeTheBackend(step: ReturnType<typeof compile>, ctx: Context): Promise<AssemblyError> {
+    const before = paths.length;
+    let caught: unknown;
+    try {
+      await step(ctx);
+    } catch (error) {
+      caught = error;
+    }
+    assert.ok(caught instanceof AssemblyError, `expected a refusal, the backend saw ${paths.slice(before).join(', ')}`);
+    assert.deepEqual(paths.slice(before), [], 'the backend was not called');
+    return caught;
+  }
+
+  it('refuses a path parameter holding ../ (decoded from ..%2f) with 400 BadRequestError', async () => {
+    const step = compile({ 'target-url': `${base}/echo/{seg}/end`, verb: 'GET' });
+    const error = await refusedBeforeTheBackend(step, makeContext({ parameters: { seg: '../../secret/admin' } }));
+    assert.equal(error.errorName, 'BadRequestError');
+    assert.equal(error.status, 400);
+    assert.match(error.message, /\{seg\} cannot be used in the backend URL: it contains a dot segment/);
+  });
+
+  it('refuses %2E%2E in a path parameter: new URL() resolves it as ..', async () => {
+    const step = compile({ 'target-url': `${base}/echo/{seg}/end`, verb: 'GET' });
+    const ctx = makeContext({ parameters: { seg: '%2E%2E/%2E%2E/secret/admin' } });
+    const error = await refusedBeforeTheBackend(step, ctx);
+    assert.equal(error.status, 400);
+  });
+
+  it('refuses $(request.parameters.v) holding ../../secret/admin', async () => {
+    const step = compile({ 'target-url': `${base}/echo/$(request.parameters.v)/end`, verb: 'GET' });
+    const error = await refusedBeforeTheBackend(step, makeContext({ parameters: { v: '../../secret/admin' } }));
+    assert.equal(error.status, 400);
+  });
+
+  it('refuses $(request.path) holding backslashes', async () => {
+    const step = compile({ 'target-url': `${base}/echo$(request.path)`, verb: 'GET' });
+    const error = await refusedBeforeTheBackend(step, makeContext({ path: '/..\\..\\secret\\admin' }));
+    assert.equal(error.status, 400);
+    assert.match(error.message, /backslash/);
+  });
+
+  it('keeps a query or fragment value a value: the path does not change', async () => {
+    const ctx = makeContext({ parameters: { v: '../../secret&admin=1' } });
+    await compile({ 'target-url': `${base}/q?to={v}#{v}`, verb: 'GET' })(ctx);
+    assert.equal(paths.at(-1), '/q?to=..%2F..%2Fsecret%26admin%3D1');
+  });
+
+  it('routes to a target-url set by set-variable (dynamic routing)', async () => {
+    const ctx = makeContext();
+    await flow([
+      { 'set-variable': { version: '2.0.0', actions: [{ set: 'target-url', value: `${base}/dynamic/orders` }] } },
+      { invoke: { version: '2.0.0', title: 'route', 'target-url': '$(target-url)', verb: 'GET' } },
+    ])(ctx);
+    assert.equal(paths.at(-1), '/dynamic/orders');
+    assert.deepEqual(ctx.get('message.body'), { path: '/dynamic/orders' });
+  });
+
+  it("routes to a target-url set by a GatewayScript's context.set, with a path after it", async () => {
+    const ctx = makeContext({ parameters: { id: '42' } });
+    await flow([
+      { gatewayscript: { version: '2.0.0', source: `context.set('target-url', '${base}/scripted');` } },
+      { invoke: { version: '2.0.0', title: 'route', 'target-url': '$(target-url)/orders/{id}', verb: 'GET' } },
+    ])(ctx);
+    assert.equal(paths.at(-1), '/scripted/orders/42');
+  });
+
+  it('appends forwarded query parameters to a dynamic target that has a query', async () => {
+    const ctx = makeContext({ search: '?page=2&secret=x', vars: { 'target-url': `${base}/list?sort=asc` } });
+    const parameterControl = { type: 'allowlist', values: ['page'] };
+    await compile({ 'target-url': '$(target-url)', verb: 'GET', 'parameter-control': parameterControl })(ctx);
+    assert.equal(paths.at(-1), '/list?sort=asc&page=2');
+  });
+
+  it('refuses a dynamic target that is not http(s) with 502 ConnectionError', async () => {
+    for (const target of ['ftp://127.0.0.1/x', 'file:///etc/passwd', '127.0.0.1:80/x', '']) {
+      const step = compile({ 'target-url': '$(target-url)', verb: 'GET' });
+      const error = await refusedBeforeTheBackend(step, makeContext({ vars: { 'target-url': target } }));
+      assert.equal(error.errorName, 'ConnectionError', target);
+      assert.equal(error.status, 502, target);
+      assert.match(error.message, /^The backend URL is not valid: \$\(target-url\)/, target);
+    }
+  });
+});
