@@ -30,6 +30,7 @@ export const errorCatalogue = {
   GW_NOT_SUBSCRIBED: { status: 401, message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})' },
   GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
+  GW_INVALID_VARIABLE: { status: 500, message: 'The context variable {name} cannot be {action}: {reason}' },
   GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },
   GW_UNAVAILABLE: { status: 503, message: 'The gateway is not ready: {reason}' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error (transaction {txId})' },
