@@ -97,6 +97,10 @@ function isTree(value: unknown): value is Tree {
   return typeof value === 'object' && value !== null && !Buffer.isBuffer(value) && !(value instanceof RawBody);
 }
 
+function isRecord(value: unknown): value is Tree {
+  return isTree(value) && !Array.isArray(value);
+}
+
 /** An object the context creates: no prototype, so no key can reach one. */
 function newTree(): Tree {
   return Object.create(null) as Tree;
@@ -194,8 +198,17 @@ export class GatewayContext implements FlowContext {
     this.vars.api = init.api;
   }
 
+  /**
+   * `message` as the gateway answers it. A script may clear it or overwrite its parts with
+   * anything; what it broke reads as empty (no headers, 200 OK) rather than failing the answer.
+   */
   get message(): MessageVar {
-    return this.vars.message as MessageVar;
+    let message = this.vars.message;
+    if (!isRecord(message)) this.vars.message = message = emptyMessage();
+    const shaped = message as MessageVar;
+    if (!isRecord(shaped.headers)) shaped.headers = headerBag({});
+    if (!isRecord(shaped.status)) shaped.status = { code: 200, reason: 'OK' };
+    return shaped;
   }
 
   get(name: string): unknown {
