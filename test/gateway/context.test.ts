@@ -4,7 +4,8 @@ import { describe, test } from 'node:test';
 import pino from 'pino';
 import { GatewayContext, VariableError, emptyMessage, headerBag, maxVariableNameLength, pathCacheUsage } from '../../src/gateway/context.ts';
 import { AssemblyError } from '../../src/policies/types.ts';
-import { compile, makeContext } from '../policies/helpers.ts';
+import { inlineRefs } from '../../src/policies/policy-config.ts';
+import { apiInput, compile, makeContext } from '../policies/helpers.ts';
 
 function refused(action: () => void): AssemblyError {
   try {
@@ -125,5 +126,13 @@ describe('flow context variables', () => {
     assert.throws(() => compile(map('out.__proto__.polluted')), /would reach a prototype/);
     assert.throws(() => compile(map('out.constructor.prototype.x')), /would reach a prototype/);
     assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
+  });
+
+  test('issue-12: a schema copy keeps a "__proto__" key as a field instead of setting its prototype', () => {
+    const schema = JSON.parse('{"type": "object", "__proto__": {"polluted": 1}}') as Record<string, unknown>;
+    const copy = inlineRefs(schema, apiInput() as never, '$.schema');
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+    assert.deepEqual(Object.keys(copy), ['type', '__proto__']);
+    assert.equal((copy as Record<string, unknown>).polluted, undefined);
   });
 });
