@@ -36,6 +36,7 @@ export const errorCatalogue = {
   },
   GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
+  GW_INVALID_VARIABLE: { status: 500, message: 'The context variable {name} cannot be {action}: {reason}' },
   GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },
   GW_INVALID_TARGET_URL: { status: 502, message: 'The backend URL is not valid: {reason}' },
   GW_UNAVAILABLE: { status: 503, message: 'The gateway is not ready: {reason}' },

@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, SubscriptionInfo } from './snapshot.ts';
+import { setOwn } from '../policies/variable-names.ts';
 
 const credentialHeaders = ['x-ibm-client-secret', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
 
@@ -88,7 +89,8 @@ function redactFields(value: unknown, fields: ReadonlySet<string>): unknown {
   if (Array.isArray(value)) return value.map((item) => redactFields(item, fields));
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[key] = fields.has(key.toLowerCase()) ? '[redacted]' : redactFields(item, fields);
+  // A body's `"__proto__"` field stays a field of the copy (assigning it would set the copy's prototype).
+  for (const [key, item] of Object.entries(value)) setOwn(out, key, fields.has(key.toLowerCase()) ? '[redacted]' : redactFields(item, fields));
   return out;
 }
 

@@ -22,7 +22,7 @@ import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { CounterStore, LimitDecision } from '../ratelimit/types.ts';
 import type { SnapshotData } from '../store/snapshot-data.ts';
 import type { AnalyticsSink } from '../analytics/sink.ts';
-import { GatewayContext } from './context.ts';
+import { GatewayContext, headerBag } from './context.ts';
 import type { PolicyRegistry } from './flow.ts';
 import { buildActivityEvent, createRedaction } from './activity.ts';
 import type { Redaction } from './activity.ts';
@@ -295,7 +295,7 @@ export class Gateway {
       body: requestBody,
       'content-type': contentType,
     };
-    const message: MessageVar = { headers: { ...headers }, body: requestBody, status: { code: 200, reason: 'OK' } };
+    const message: MessageVar = { headers: headerBag(headers), body: requestBody, status: { code: 200, reason: 'OK' } };
     state.requestCopy = message.headers;
     const context = new GatewayContext({
       request,

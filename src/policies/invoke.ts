@@ -235,9 +235,11 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw fail('ConnectionError', `unsupported protocol ${parsed.protocol}`, 502);
 
     const message = ctx.message;
-    const headers: Record<string, string> = {};
+    // Own fields only, into an object without a prototype: an inherited or `__proto__` key
+    // must not become a header of the backend call.
+    const headers = Object.create(null) as Record<string, string>;
     const incoming = message.headers;
-    for (const name in incoming) {
+    for (const name of Object.keys(incoming)) {
       const lower = name.toLowerCase();
       if (hopByHop.has(lower) || consumerCredentials.has(lower) || !allowHeader(lower)) continue;
       headers[lower] = incoming[name];
@@ -274,9 +276,9 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     }
     ctx.backendMs += performance.now() - started;
 
-    const responseHeaders: Record<string, string> = {};
+    const responseHeaders = Object.create(null) as Record<string, string>;
     const answered = response.headers;
-    for (const name in answered) {
+    for (const name of Object.keys(answered)) {
       const value = answered[name];
       if (value === undefined || hopByHop.has(name)) continue;
       responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;

@@ -6,6 +6,7 @@
 import { policySchemas } from '../definitions/policy-schemas.ts';
 import { PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, JSONSchema } from './types.ts';
+import { setOwn } from './variable-names.ts';
 
 /** The fields every policy block may carry (IBM "Policies": title, description, version). */
 export const policyMetaProperties: Record<string, JSONSchema> = {
@@ -115,7 +116,7 @@ export function inlineRefs(schema: JSONSchema, api: CompiledApiInfo, path: strin
     const object = node as JSONSchema;
     if (typeof object.$ref === 'string') return inlineRefs(resolveRef(object.$ref, api, path), api, path, depth + 1);
     const copy: JSONSchema = {};
-    for (const [key, value] of Object.entries(object)) copy[key] = visit(value);
+    for (const [key, value] of Object.entries(object)) setOwn(copy, key, visit(value));
     return copy;
   };
   return visit(schema) as JSONSchema;

@@ -7,6 +7,7 @@ import { declaredPolicy } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalArray, readBlock, titleOf } from './policy-config.ts';
+import { prototypeSegment, splitPath } from './variable-names.ts';
 
 export type VariableType = 'string' | 'number' | 'boolean' | 'object' | 'any';
 
@@ -125,6 +126,10 @@ function compileAction(entry: unknown, path: string, api: CompiledApiInfo, title
   const verb = verbs[0];
   const name = action[verb];
   if (typeof name !== 'string' || name === '') throw new PolicyCompileError(`${path}.${verb}`, 'type', 'the variable name must be a non-empty string');
+  const reached = prototypeSegment(splitPath(name));
+  if (reached !== undefined) {
+    throw new PolicyCompileError(`${path}.${verb}`, 'variable-name', `the segment "${reached}" of ${name} would reach a prototype`);
+  }
   if (verb === 'clear') return (ctx) => ctx.clear(name);
   const type = (action.type ?? 'any') as VariableType;
   if (!types.includes(type)) throw new PolicyCompileError(`${path}.type`, 'enum', `type must be one of ${types.join(', ')}`);
@@ -152,7 +157,8 @@ function compileAction(entry: unknown, path: string, api: CompiledApiInfo, title
     if (current === undefined || current === null || current === '') ctx.set(name, isHeader ? stringOf(value) : value);
     // Repeated header values combine into one comma-separated field (RFC 9110 §5.3).
     else if (isHeader) ctx.set(name, `${stringOf(current)}, ${stringOf(value)}`);
-    else if (Array.isArray(current)) current.push(value);
+    // A new list, not a push: the one read may be shared with other requests (frozen).
+    else if (Array.isArray(current)) ctx.set(name, [...(current as unknown[]), value]);
     else ctx.set(name, [current, value]);
   };
 }

@@ -10,6 +10,7 @@ import { compileExpression } from '../conditions.ts';
 import { convertTo, itemsOf, nodeAt } from './schema-types.ts';
 import type { TypedNode } from './schema-types.ts';
 import type { JSONSchema } from '../types.ts';
+import { prototypeSegment, splitPath as splitVariablePath } from '../variable-names.ts';
 
 /** What an action reads from: the decoded inputs, or the current `foreach` item. */
 export interface MapScope {
@@ -33,12 +34,14 @@ export interface ActionLevel {
   element: TypedNode | undefined;
 }
 
-/** Splits `a.b[0]['c.d']` into segments (done once per path, at publish time). */
-export function splitPath(path: string): string[] {
-  const segments: string[] = [];
-  for (const match of path.matchAll(/([^.[\]]+)|\[\s*(?:'([^']*)'|"([^"]*)"|(\d+))\s*\]/g)) {
-    segments.push(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '');
-  }
+/**
+ * Splits `a.b[0]['c.d']` into segments (done once per path, at publish time); a segment that
+ * names a prototype link (`__proto__`, `prototype`, `constructor`) fails the publish.
+ */
+export function splitPath(path: string, at: string): string[] {
+  const segments = splitVariablePath(path);
+  const reached = prototypeSegment(segments);
+  if (reached !== undefined) throw new PolicyCompileError(at, 'map-path', `the segment "${reached}" of ${path} would reach a prototype`);
   return segments;
 }
 
@@ -60,7 +63,7 @@ export function walk(node: unknown, segments: string[], start = 0): unknown {
 function writePath(holder: Record<string, unknown>, segments: string[], value: unknown): void {
   let node = holder;
   for (let i = 0; i < segments.length - 1; i++) {
-    const next = node[segments[i]];
+    const next = Object.hasOwn(node, segments[i]) ? node[segments[i]] : undefined;
     if (typeof next !== 'object' || next === null) node[segments[i]] = {};
     node = node[segments[i]] as Record<string, unknown>;
   }
@@ -70,7 +73,7 @@ function writePath(holder: Record<string, unknown>, segments: string[], value: u
 type Source = (scope: MapScope) => unknown;
 
 function compileSource(path: string, at: string, level: ActionLevel): Source {
-  const segments = splitPath(path);
+  const segments = splitPath(path, at);
   if (segments.length === 0) throw new PolicyCompileError(at, 'map-path', 'a source path must not be empty');
   if (level.inputs === undefined) return (scope) => walk(scope.item, segments);
   const input = segments[0];
@@ -111,7 +114,7 @@ function compileTarget(action: Record<string, unknown>, at: string, level: Actio
   }
   const path = action[key];
   if (typeof path !== 'string' || path === '') throw new PolicyCompileError(`${at}.${key}`, 'type', `\`${key}\` must be a non-empty path`);
-  const segments = splitPath(path);
+  const segments = splitPath(path, `${at}.${key}`);
   if (level.outputs === undefined) return { segments, node: nodeAt(level.element?.schema, segments, level.api, `${at}.${key}`) };
   const output = segments[0];
   if (!level.outputs.has(output)) {

@@ -12,6 +12,7 @@ import { codecFor } from './codec.ts';
 import type { MapCodec } from './codec.ts';
 import { compileActions, runActions } from './actions.ts';
 import type { MapScope } from './actions.ts';
+import { prototypeSegment, splitPath } from '../variable-names.ts';
 
 export interface MapVariable {
   variable: string;
@@ -60,11 +61,12 @@ export const mapPolicy: PolicyType<MapConfig> = {
       }
     }
     return function mapStep(ctx: FlowContext) {
-      const values: Record<string, unknown> = {};
+      // Port names come from the definition: holders without a prototype take any of them.
+      const values = Object.create(null) as Record<string, unknown>;
       // A missing input variable leaves its input undefined: actions reading it fall back to `default`.
       for (const input of inputs) values[input.name] = input.codec.decode(ctx.get(input.variable), ctx);
       const scope: MapScope = { ctx, inputs: values, item: undefined };
-      const built: Record<string, unknown> = {};
+      const built = Object.create(null) as Record<string, unknown>;
       const pending = runActions(actions, scope, built);
       if (pending !== undefined) return pending.then(() => writeOutputs(ctx, built));
       writeOutputs(ctx, built);
@@ -83,6 +85,10 @@ function compilePorts(entries: Record<string, unknown>, at: string, api: Compile
     // IBM "map": an input's name must not be its context variable's name (it would shadow it).
     if (kind === 'input' && (name === port.variable || name === port.variable.split('.')[0])) {
       throw new PolicyCompileError(`${path}`, 'input-name-is-variable', `input "${name}" must not be named like its context variable "${port.variable}"`);
+    }
+    const reached = prototypeSegment(splitPath(port.variable));
+    if (reached !== undefined) {
+      throw new PolicyCompileError(`${path}.variable`, 'variable-name', `the segment "${reached}" of ${port.variable} would reach a prototype`);
     }
     const content = port.content === undefined ? undefined : String(port.content);
     const codec = codecFor(content);

@@ -27,6 +27,7 @@ import type { XmlSchemaNode } from '../../soap/xml-schema-node.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
 import type { FlowContext } from '../types.ts';
 import type { MapCodec, MapPort } from './codec.ts';
+import { setOwn } from '../variable-names.ts';
 
 const XSI_NAMESPACE = 'http://www.w3.org/2001/XMLSchema-instance';
 
@@ -64,11 +65,13 @@ function typed(text: string, node: XmlSchemaNode | undefined): unknown {
   }
 }
 
+// Element and attribute names come from the message: `<__proto__>` is kept as an own field
+// (as JSON.parse keeps `"__proto__"`), never assigned, which would replace the tree's prototype.
 function addValue(tree: Record<string, unknown>, key: string, value: unknown, asList: boolean): void {
   const existing = tree[key];
-  if (!Object.hasOwn(tree, key)) tree[key] = asList ? [value] : value;
+  if (!Object.hasOwn(tree, key)) setOwn(tree, key, asList ? [value] : value);
   else if (Array.isArray(existing)) existing.push(value);
-  else tree[key] = [existing, value];
+  else setOwn(tree, key, [existing, value]);
 }
 
 /** One element as the map's actions read it. */
@@ -79,7 +82,7 @@ export function readElement(xml: XmlElement, node: XmlSchemaNode | undefined): u
     if (attribute.namespace === XSI_NAMESPACE) continue;
     // A declared attribute reads under its property name; any other as `@name`.
     const key = node?.attributes.get(attribute.local);
-    tree[key ?? `@${attribute.local}`] = typed(attribute.value, key === undefined ? undefined : node?.properties.get(key));
+    setOwn(tree, key ?? `@${attribute.local}`, typed(attribute.value, key === undefined ? undefined : node?.properties.get(key)));
   }
   const children = childElements(xml);
   for (const child of children) {

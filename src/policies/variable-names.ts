@@ -1,0 +1,40 @@
+/**
+ * Names of context variables and map paths: dot or bracket notation (IBM "Using context
+ * variables in GatewayScript and XSLT policies with the DataPower API Gateway":
+ * `request.headers['Content-Type']`), and the rule that keeps them away from prototypes
+ * (DESIGN §6): a segment `__proto__`, `prototype` or `constructor`, in any case, is never
+ * walked, written or cleared, whoever wrote the name (a definition, a script, a request).
+ */
+
+const prototypeKeys: ReadonlySet<string> = new Set(['__proto__', 'prototype', 'constructor']);
+
+const segmentPattern = /([^.[\]]+)|\[\s*(?:'([^']*)'|"([^"]*)"|(\d+))\s*\]/g;
+
+/** Splits `request.headers['Content-Type'].x` into `request`, `headers`, `Content-Type`, `x`. */
+export function splitPath(name: string): string[] {
+  const segments: string[] = [];
+  for (const match of name.matchAll(segmentPattern)) segments.push(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '');
+  return segments;
+}
+
+/**
+ * Whether a segment names a prototype link. Compared without case because header bags fold
+ * names to lower case, so `__PROTO__` would become `__proto__` on the way in.
+ */
+export function isPrototypeKey(segment: string): boolean {
+  return prototypeKeys.has(segment.toLowerCase());
+}
+
+/** The first segment of `segments` that names a prototype link, if any. */
+export function prototypeSegment(segments: readonly string[]): string | undefined {
+  return segments.find(isPrototypeKey);
+}
+
+/**
+ * Sets `key` on `target` as an own data property, as `JSON.parse` would: an assignment
+ * `target['__proto__'] = value` would replace the object's prototype instead.
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
