@@ -19,7 +19,7 @@
  * value writes nothing unless `includeEmptyXMLElements` is true (then an empty element).
  */
 import { PorticoError } from '../../errors.ts';
-import { element as newElement, childElements, parseXml, serializeXml, textOf, XmlError } from '../../soap/xml.ts';
+import { ConversionBudget, element as newElement, childElements, parseXml, serializeXml, textOf, XmlError } from '../../soap/xml.ts';
 import type { XmlAttribute, XmlElement } from '../../soap/xml.ts';
 import { faultOf, faultText } from '../../soap/soap-fault.ts';
 import { compileXmlSchema, SchemaRefError } from '../../soap/xml-schema-node.ts';
@@ -64,33 +64,49 @@ function typed(text: string, node: XmlSchemaNode | undefined): unknown {
   }
 }
 
-function addValue(tree: Record<string, unknown>, key: string, value: unknown, asList: boolean): void {
-  const existing = tree[key];
-  if (!Object.hasOwn(tree, key)) tree[key] = asList ? [value] : value;
-  else if (Array.isArray(existing)) existing.push(value);
-  else tree[key] = [existing, value];
+/** Sets an own property even for `__proto__` (an element may be called that). */
+function setOwn(tree: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(tree, key, { value, enumerable: true, writable: true, configurable: true });
+  else tree[key] = value;
 }
 
-/** One element as the map's actions read it. */
-export function readElement(xml: XmlElement, node: XmlSchemaNode | undefined): unknown {
+function addValue(tree: Record<string, unknown>, key: string, value: unknown, asList: boolean): void {
+  const existing = tree[key];
+  if (!Object.hasOwn(tree, key)) setOwn(tree, key, asList ? [value] : value);
+  else if (Array.isArray(existing)) existing.push(value);
+  else setOwn(tree, key, [existing, value]);
+}
+
+function leaf(text: string, node: XmlSchemaNode | undefined, budget: ConversionBudget): unknown {
+  budget.spend(text.length + '"",'.length);
+  return typed(text, node);
+}
+
+/**
+ * One element as the map's actions read it. Prefixes and namespaces are dropped, so the tree is
+ * about as long as the XML; the budget checks that.
+ */
+export function readElement(xml: XmlElement, node: XmlSchemaNode | undefined, budget = new ConversionBudget(0)): unknown {
   if (xml.attributes.some((attribute) => attribute.namespace === XSI_NAMESPACE && attribute.local === 'nil' && attribute.value.trim() === 'true')) return null;
   const tree: Record<string, unknown> = {};
   for (const attribute of xml.attributes) {
     if (attribute.namespace === XSI_NAMESPACE) continue;
     // A declared attribute reads under its property name; any other as `@name`.
-    const key = node?.attributes.get(attribute.local);
-    tree[key ?? `@${attribute.local}`] = typed(attribute.value, key === undefined ? undefined : node?.properties.get(key));
+    const key = node?.attributes.get(attribute.local) ?? `@${attribute.local}`;
+    budget.spend(key.length + '"":'.length);
+    setOwn(tree, key, leaf(attribute.value, node?.attributes.has(attribute.local) ? node.properties.get(key) : undefined, budget));
   }
   const children = childElements(xml);
   for (const child of children) {
     const key = node?.elements.get(child.local) ?? child.local;
     const childNode = node?.properties.get(key);
     const isList = childNode?.type === 'array';
-    addValue(tree, key, readElement(child, isList ? childNode?.items : childNode), isList);
+    budget.spend(key.length + '"":{}'.length);
+    addValue(tree, key, readElement(child, isList ? childNode?.items : childNode, budget), isList);
   }
   const text = textOf(xml);
-  if (children.length === 0 && Object.keys(tree).length === 0) return typed(text, node);
-  if (text.trim() !== '') tree.$ = children.length === 0 ? typed(text, node) : text.trim();
+  if (children.length === 0 && Object.keys(tree).length === 0) return leaf(text, node, budget);
+  if (text.trim() !== '') tree.$ = children.length === 0 ? leaf(text, node, budget) : leaf(text.trim(), undefined, budget);
   return tree;
 }
 
@@ -192,6 +208,13 @@ function raiseFailedCall(value: unknown, ctx: FlowContext, bound: Bound): void {
   throw new AssemblyError('ConnectionError', envelope.moreInformation, { status, policy: bound.title });
 }
 
+/** An unreadable XML input: the consumer's fault (400) or the backend's (502). */
+function readFailure(error: XmlError, bound: Bound): AssemblyError {
+  return bound.fromRequest
+    ? new AssemblyError('BadRequestError', new PorticoError('GW_BAD_REQUEST_BODY', { reason: `${error.message} (policy ${bound.title})` }).message, { status: 400, policy: bound.title, cause: error })
+    : new AssemblyError('TransformError', new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: bound.title, reason: error.message }).message, { status: 502, policy: bound.title, cause: error });
+}
+
 function bind(bound: Bound): MapCodec {
   return {
     contentType: 'application/xml',
@@ -207,15 +230,20 @@ function bind(bound: Bound): MapCodec {
         root = parseXml(text, { maxBytes: bound.maxBytes });
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
-        throw bound.fromRequest
-          ? new AssemblyError('BadRequestError', new PorticoError('GW_BAD_REQUEST_BODY', { reason: `${error.message} (policy ${bound.title})` }).message, { status: 400, policy: bound.title, cause: error })
-          : new AssemblyError('TransformError', new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: bound.title, reason: error.message }).message, { status: 502, policy: bound.title, cause: error });
+        throw readFailure(error, bound);
       }
       // A Fault in a reply answered with HTTP 2xx (invoke raises SOAPError itself for 4xx/5xx).
       const fault = faultOf(root);
       if (fault !== undefined) throw new AssemblyError('SOAPError', faultText(fault), { status: 500, policy: bound.title });
       const key = bound.node?.elements.get(root.local) ?? root.local;
-      return { [key]: readElement(root, bound.node?.properties.get(key)) };
+      const tree: Record<string, unknown> = {};
+      try {
+        setOwn(tree, key, readElement(root, bound.node?.properties.get(key), new ConversionBudget(Buffer.byteLength(text))));
+      } catch (error) {
+        if (error instanceof XmlError) throw readFailure(error, bound);
+        throw error;
+      }
+      return tree;
     },
     encode(tree) {
       if (tree === undefined || typeof tree === 'string' || Buffer.isBuffer(tree)) return tree;
