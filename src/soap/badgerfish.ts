@@ -42,7 +42,7 @@ function namespacesJson(base: Json | undefined, declarations: Record<string, str
   return { json: out, length };
 }
 
-/** Sets an own property even for `__proto__` (an element may be called that). */
+/** Sets an own property even for `__proto__` (the tokeniser refuses that name today; the tree must not depend on it). */
 function setOwn(out: Json, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   else out[key] = value;
@@ -86,7 +86,10 @@ function convert(xml: XmlElement, inherited: NamespacesJson, conversion: Convers
   const out: Json = {};
   budget.spend('{}'.length);
   const hasText = children.length === 0 ? text !== '' : text.trim() !== '';
-  if (hasText) out.$ = textValue(children.length === 0 ? text : text.trim(), budget);
+  if (hasText) {
+    budget.spend('"$":,'.length);
+    out.$ = textValue(children.length === 0 ? text : text.trim(), budget);
+  }
   for (const child of children) addChild(out, child.name, convert(child, namespaces, conversion), budget);
   for (const attribute of xml.attributes) {
     budget.spend(attribute.name.length + '"@":,'.length);

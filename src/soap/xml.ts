@@ -84,6 +84,11 @@ export class ConversionBudget {
     this.limit = Math.max(CONVERSION_OUTPUT_FLOOR, CONVERSION_OUTPUT_FACTOR * inputBytes);
   }
 
+  /** Characters counted so far. */
+  get used(): number {
+    return this.spent;
+  }
+
   /** Counts `characters` of output. @throws XmlError `too-expansive` past the limit. */
   spend(characters: number): void {
     this.spent += characters;
@@ -148,6 +153,9 @@ function tokenizer(maxDepth: number): XMLParser {
     ignorePiTags: true,
     cdataPropName: cdataKey,
     maxNestedTags: maxDepth,
+    // The tokens are only read through own keys, so `toString` & co. keep their names (the
+    // default renames them `__toString`); `__proto__`, `constructor` and `prototype` stay refused.
+    onDangerousProperty: (name: string) => name,
   });
 }
 

@@ -64,7 +64,7 @@ function typed(text: string, node: XmlSchemaNode | undefined): unknown {
   }
 }
 
-/** Sets an own property even for `__proto__` (an element may be called that). */
+/** Sets an own property even for `__proto__` (the tokeniser refuses that name today; the tree must not depend on it). */
 function setOwn(tree: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(tree, key, { value, enumerable: true, writable: true, configurable: true });
   else tree[key] = value;
