@@ -16,6 +16,7 @@ import {
   serializeXml,
   XmlError,
 } from '../../src/soap/xml.ts';
+import { declarations, nestedAmplifier, rootAmplifier } from './amplifiers.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -24,21 +25,6 @@ const gc = runInNewContext('gc') as () => void;
 function heapMb(): number {
   gc();
   return process.memoryUsage().heapUsed / 1e6;
-}
-
-const declarations = (from: number, count: number) => Array.from({ length: count }, (_, i) => ` xmlns:n${from + i}="urn:${from + i}"`).join('');
-
-/** The attack of the finding: one root declaring `prefixes` prefixes over `children` empty elements. */
-export function rootAmplifier(prefixes: number, children: number): string {
-  return `<r${declarations(0, prefixes)}>${'<a/>'.repeat(children)}</r>`;
-}
-
-/** The same namespaces spread over nested wrappers of 100 declarations each, so no element passes the attribute limit. */
-export function nestedAmplifier(prefixes: number, children: number): string {
-  const levels = Math.ceil(prefixes / 100);
-  const open = Array.from({ length: levels }, (_, level) => `<w${level}${declarations(level * 100, Math.min(100, prefixes - level * 100))}>`).join('');
-  const close = Array.from({ length: levels }, (_, level) => `</w${levels - 1 - level}>`).join('');
-  return `${open}${'<a/>'.repeat(children)}${close}`;
 }
 
 /** The fastest of three runs: the machine is shared, so one slow run says little. */
