@@ -11,9 +11,9 @@ export function rootAmplifier(prefixes: number, children: number): string {
 }
 
 /** The same namespaces spread over nested wrappers of 100 declarations each, so no element passes the attribute limit. */
-export function nestedAmplifier(prefixes: number, children: number): string {
+export function nestedAmplifier(prefixes: number, children: number, child = '<a/>'): string {
   const levels = Math.ceil(prefixes / 100);
   const open = Array.from({ length: levels }, (_, level) => `<w${level}${declarations(level * 100, Math.min(100, prefixes - level * 100))}>`).join('');
   const close = Array.from({ length: levels }, (_, level) => `</w${levels - 1 - level}>`).join('');
-  return `${open}${'<a/>'.repeat(children)}${close}`;
+  return `${open}${child.repeat(children)}${close}`;
 }
