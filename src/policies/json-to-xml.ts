@@ -65,12 +65,14 @@ export const jsonToXmlPolicy: PolicyType<JsonToXmlConfig> = {
       let xml: string;
       try {
         // Two budgets of the same size: one stops the tree growing, the other counts the exact text.
-        xml = serializeXml(badgerfishToXml(json, options, new ConversionBudget(inputBytes)), { budget: new ConversionBudget(inputBytes) });
+        const tree = badgerfishToXml(json, options, new ConversionBudget(inputBytes));
+        xml = serializeXml(tree, { budget: new ConversionBudget(inputBytes) });
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
         // The consumer's own JSON is a bad request; anything else the flow (or its backend) produced stays a 500.
         if (fromRequest) throw xmlFailure(error, title, true);
-        throw new AssemblyError('TransformError', `json-to-xml ${title}: ${error.message}`, { status: 500, policy: title, cause: error });
+        const message = `json-to-xml ${title}: ${error.message}`;
+        throw new AssemblyError('TransformError', message, { status: 500, policy: title, cause: error });
       }
       ctx.set(`${output}.body`, xml);
       ctx.set(`${output}.headers.content-type`, 'application/xml');

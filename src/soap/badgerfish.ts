@@ -12,7 +12,8 @@
  * without attributes is its plain string, and `@xmlns` appears only where a namespace is
  * declared, not repeated on every descendant.
  */
-import { childElements, ConversionBudget, element as newElement, isXmlName, NamespaceScope, textOf, XML_NAMESPACE, XmlError } from './xml.ts';
+import { childElements, ConversionBudget, element as newElement, isXmlName, NamespaceScope, textOf } from './xml.ts';
+import { XML_NAMESPACE, XmlError } from './xml.ts';
 import type { XmlAttribute, XmlElement } from './xml.ts';
 
 export type Convention = 'badgerFish' | 'relaxedBadgerFish';
@@ -30,7 +31,7 @@ interface NamespacesJson {
 
 const noNamespaces: NamespacesJson = { json: undefined, length: 0 };
 
-function namespacesJson(base: Json | undefined, declarations: Record<string, string>, budget: ConversionBudget): NamespacesJson {
+function namespacesJson(base: Json | undefined, declarations: Record<string, string>, budget: ConversionBudget) {
   const out: Json = { ...base };
   for (const [prefix, uri] of Object.entries(declarations)) {
     if (prefix === 'xml' && uri === XML_NAMESPACE) continue;
@@ -42,10 +43,10 @@ function namespacesJson(base: Json | undefined, declarations: Record<string, str
   return { json: out, length };
 }
 
-/** Sets an own property even for `__proto__` (the tokeniser refuses that name today; the tree must not depend on it). */
+/** Sets an own property even for `__proto__` (the tokeniser refuses that name; the tree does not rely on it). */
 function setOwn(out: Json, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  else out[key] = value;
+  if (key !== '__proto__') out[key] = value;
+  else Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** Adds a child's value under its name: a second one with the same name makes a list (rule 4). */
@@ -105,7 +106,11 @@ function convert(xml: XmlElement, inherited: NamespacesJson, conversion: Convers
  * @param budget bounds the JSON's length (by default to {@link ConversionBudget}'s floor).
  * @throws XmlError `too-expansive` when the JSON would be longer than the budget allows.
  */
-export function xmlToBadgerfish(root: XmlElement, convention: Convention = 'badgerFish', budget = new ConversionBudget(0)): Json {
+export function xmlToBadgerfish(
+  root: XmlElement,
+  convention: Convention = 'badgerFish',
+  budget = new ConversionBudget(0),
+): Json {
   const out: Json = {};
   budget.spend(root.name.length + '{"":}'.length);
   setOwn(out, root.name, convert(root, noNamespaces, { relaxed: convention === 'relaxedBadgerFish', budget }));
@@ -132,7 +137,7 @@ function checkName(name: string): string {
   return name;
 }
 
-function resolveName(name: string, scope: NamespaceScope, what: string): { prefix: string; local: string; namespace: string } {
+function resolveName(name: string, scope: NamespaceScope, what: string) {
   const colon = name.indexOf(':');
   const prefix = colon < 0 ? '' : name.slice(0, colon);
   const namespace = scope.get(prefix);
@@ -169,7 +174,8 @@ function attributeOf(key: string, value: unknown, build: Build): XmlAttribute {
   const placed = resolveName(name, build.scope, 'attribute');
   const text = scalarText(value);
   build.budget.spend(name.length + text.length + ' =""'.length);
-  return { name, prefix: placed.prefix, local: placed.local, namespace: placed.prefix === '' ? '' : placed.namespace, value: text };
+  const namespace = placed.prefix === '' ? '' : placed.namespace;
+  return { name, prefix: placed.prefix, local: placed.local, namespace, value: text };
 }
 
 function fill(element: XmlElement, record: Json, build: Build, depth: number): void {
@@ -194,7 +200,11 @@ function textNode(value: unknown, build: Build): string {
 function convertJson(name: string, value: unknown, build: Build, depth: number): XmlElement[] {
   if (depth > 1000) throw new XmlError('too-deep', 'the JSON nests too deeply to convert');
   if (Array.isArray(value)) {
-    return value.flatMap((item) => (Array.isArray(item) ? [wrapList(build.options.unnamedElementName, item, build, depth + 1)] : convertJson(name, item, build, depth + 1)));
+    return value.flatMap((item) =>
+      Array.isArray(item)
+        ? [wrapList(build.options.unnamedElementName, item, build, depth + 1)]
+        : convertJson(name, item, build, depth + 1),
+    );
   }
   const record = typeof value === 'object' && value !== null ? (value as Json) : undefined;
   const declarations = declarationsOf(record, build.scope);
@@ -221,7 +231,11 @@ function wrapList(name: string, items: unknown[], build: Build, depth: number): 
  * @param budget bounds the XML's length (a JSON key repeated on every item of a list is written once per item).
  * @throws XmlError when a name cannot be an XML name, a prefix is not declared, or the XML would exceed the budget.
  */
-export function badgerfishToXml(value: unknown, options: JsonToXmlOptions, budget = new ConversionBudget(0)): XmlElement {
+export function badgerfishToXml(
+  value: unknown,
+  options: JsonToXmlOptions,
+  budget = new ConversionBudget(0),
+): XmlElement {
   const build: Build = { options, scope: new NamespaceScope(), budget };
   const record = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
   const keys = record === undefined ? [] : Object.keys(record);

@@ -50,7 +50,15 @@ export interface XmlElement {
 export type XmlNode = XmlElement | string;
 
 /** Why a document was refused; `code` is stable, `message` says what and where. */
-export type XmlErrorCode = 'doctype' | 'too-large' | 'too-deep' | 'too-many-attributes' | 'too-expansive' | 'malformed' | 'entity' | 'namespace';
+export type XmlErrorCode =
+  | 'doctype'
+  | 'too-large'
+  | 'too-deep'
+  | 'too-many-attributes'
+  | 'too-expansive'
+  | 'malformed'
+  | 'entity'
+  | 'namespace';
 
 /** A refused or malformed XML document. */
 export class XmlError extends Error {
@@ -96,7 +104,8 @@ export class ConversionBudget {
       throw new XmlError(
         'too-expansive',
         `converting this ${this.inputBytes}-byte document would write more than ${this.limit} characters ` +
-          `(${CONVERSION_OUTPUT_FACTOR} per input byte, at least ${CONVERSION_OUTPUT_FLOOR}): refused as an amplification`,
+          `(${CONVERSION_OUTPUT_FACTOR} per input byte, at least ${CONVERSION_OUTPUT_FLOOR}): ` +
+          'refused as an amplification',
       );
     }
   }
@@ -249,7 +258,8 @@ interface Walk {
 function declarationsOf(raw: Record<string, string>, name: string, walk: Walk): Record<string, string> {
   const keys = Object.keys(raw);
   if (keys.length > walk.maxAttributes) {
-    throw new XmlError('too-many-attributes', `element <${name}> has ${keys.length} attributes and namespace declarations, more than the limit of ${walk.maxAttributes}`);
+    const found = `element <${name}> has ${keys.length} attributes and namespace declarations`;
+    throw new XmlError('too-many-attributes', `${found}, more than the limit of ${walk.maxAttributes}`);
   }
   const declarations: Record<string, string> = {};
   for (const key of keys) {
@@ -309,7 +319,8 @@ export function parseXml(input: string | Buffer, limits: XmlLimits = {}): XmlEle
   }
   const roots = tokens.filter((token) => !Object.keys(token).some((key) => key.startsWith('?') || key === textKey || key === cdataKey));
   if (roots.length !== 1) throw new XmlError('malformed', `an XML document needs exactly one root element, found ${roots.length}`);
-  return elementOf(roots[0], 1, { scope: new NamespaceScope(), maxDepth, maxAttributes: limits.maxAttributes ?? DEFAULT_MAX_ATTRIBUTES });
+  const maxAttributes = limits.maxAttributes ?? DEFAULT_MAX_ATTRIBUTES;
+  return elementOf(roots[0], 1, { scope: new NamespaceScope(), maxDepth, maxAttributes });
 }
 
 /** The child elements of an element. */
@@ -362,7 +373,10 @@ export function element(name: string, options: { namespace?: string; attributes?
  * Serialises an element tree (no XML declaration unless asked); names are checked, text escaped.
  * With a `budget`, the characters written count against it (escaping included).
  */
-export function serializeXml(root: XmlElement, options: { declaration?: boolean; budget?: ConversionBudget } = {}): string {
+export function serializeXml(
+  root: XmlElement,
+  options: { declaration?: boolean; budget?: ConversionBudget } = {},
+): string {
   const parts: string[] = options.declaration ? ['<?xml version="1.0" encoding="UTF-8"?>'] : [];
   write(root, parts, 1, options.budget);
   return parts.join('');
@@ -378,7 +392,9 @@ export function isXmlName(name: string): boolean {
 
 function openTag(node: XmlElement): string {
   let tag = `<${node.name}`;
-  for (const [prefix, uri] of Object.entries(node.declarations)) tag += ` ${prefix === '' ? 'xmlns' : `xmlns:${prefix}`}="${escapeAttribute(uri)}"`;
+  for (const [prefix, uri] of Object.entries(node.declarations)) {
+    tag += ` ${prefix === '' ? 'xmlns' : `xmlns:${prefix}`}="${escapeAttribute(uri)}"`;
+  }
   for (const attribute of node.attributes) {
     if (!isXmlName(attribute.name)) throw new XmlError('malformed', `"${attribute.name}" is not a valid XML attribute name`);
     tag += ` ${attribute.name}="${escapeAttribute(attribute.value)}"`;

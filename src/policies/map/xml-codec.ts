@@ -19,7 +19,8 @@
  * value writes nothing unless `includeEmptyXMLElements` is true (then an empty element).
  */
 import { PorticoError } from '../../errors.ts';
-import { ConversionBudget, element as newElement, childElements, parseXml, serializeXml, textOf, XmlError } from '../../soap/xml.ts';
+import { ConversionBudget, childElements, parseXml, serializeXml, textOf, XmlError } from '../../soap/xml.ts';
+import { element as newElement } from '../../soap/xml.ts';
 import type { XmlAttribute, XmlElement } from '../../soap/xml.ts';
 import { faultOf, faultText } from '../../soap/soap-fault.ts';
 import { compileXmlSchema, SchemaRefError } from '../../soap/xml-schema-node.ts';
@@ -64,10 +65,10 @@ function typed(text: string, node: XmlSchemaNode | undefined): unknown {
   }
 }
 
-/** Sets an own property even for `__proto__` (the tokeniser refuses that name today; the tree must not depend on it). */
+/** Sets an own property even for `__proto__` (the tokeniser refuses that name; the tree does not rely on it). */
 function setOwn(tree: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(tree, key, { value, enumerable: true, writable: true, configurable: true });
-  else tree[key] = value;
+  if (key !== '__proto__') tree[key] = value;
+  else Object.defineProperty(tree, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function addValue(tree: Record<string, unknown>, key: string, value: unknown, asList: boolean): void {
@@ -86,7 +87,11 @@ function leaf(text: string, node: XmlSchemaNode | undefined, budget: ConversionB
  * One element as the map's actions read it. Prefixes and namespaces are dropped, so the tree is
  * about as long as the XML; the budget checks that.
  */
-export function readElement(xml: XmlElement, node: XmlSchemaNode | undefined, budget = new ConversionBudget(0)): unknown {
+export function readElement(
+  xml: XmlElement,
+  node: XmlSchemaNode | undefined,
+  budget = new ConversionBudget(0),
+): unknown {
   if (xml.attributes.some((attribute) => attribute.namespace === XSI_NAMESPACE && attribute.local === 'nil' && attribute.value.trim() === 'true')) return null;
   const tree: Record<string, unknown> = {};
   for (const attribute of xml.attributes) {
@@ -94,7 +99,8 @@ export function readElement(xml: XmlElement, node: XmlSchemaNode | undefined, bu
     // A declared attribute reads under its property name; any other as `@name`.
     const key = node?.attributes.get(attribute.local) ?? `@${attribute.local}`;
     budget.spend(key.length + '"":'.length);
-    setOwn(tree, key, leaf(attribute.value, node?.attributes.has(attribute.local) ? node.properties.get(key) : undefined, budget));
+    const declared = node?.attributes.has(attribute.local) ? node.properties.get(key) : undefined;
+    setOwn(tree, key, leaf(attribute.value, declared, budget));
   }
   const children = childElements(xml);
   for (const child of children) {
@@ -106,7 +112,8 @@ export function readElement(xml: XmlElement, node: XmlSchemaNode | undefined, bu
   }
   const text = textOf(xml);
   if (children.length === 0 && Object.keys(tree).length === 0) return leaf(text, node, budget);
-  if (text.trim() !== '') tree.$ = children.length === 0 ? leaf(text, node, budget) : leaf(text.trim(), undefined, budget);
+  if (text.trim() === '') return tree;
+  tree.$ = children.length === 0 ? leaf(text, node, budget) : leaf(text.trim(), undefined, budget);
   return tree;
 }
 
@@ -210,9 +217,14 @@ function raiseFailedCall(value: unknown, ctx: FlowContext, bound: Bound): void {
 
 /** An unreadable XML input: the consumer's fault (400) or the backend's (502). */
 function readFailure(error: XmlError, bound: Bound): AssemblyError {
-  return bound.fromRequest
-    ? new AssemblyError('BadRequestError', new PorticoError('GW_BAD_REQUEST_BODY', { reason: `${error.message} (policy ${bound.title})` }).message, { status: 400, policy: bound.title, cause: error })
-    : new AssemblyError('TransformError', new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: bound.title, reason: error.message }).message, { status: 502, policy: bound.title, cause: error });
+  const { title } = bound;
+  if (bound.fromRequest) {
+    const reason = `${error.message} (policy ${title})`;
+    const message = new PorticoError('GW_BAD_REQUEST_BODY', { reason }).message;
+    return new AssemblyError('BadRequestError', message, { status: 400, policy: title, cause: error });
+  }
+  const message = new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: title, reason: error.message }).message;
+  return new AssemblyError('TransformError', message, { status: 502, policy: title, cause: error });
 }
 
 function bind(bound: Bound): MapCodec {
@@ -238,7 +250,8 @@ function bind(bound: Bound): MapCodec {
       const key = bound.node?.elements.get(root.local) ?? root.local;
       const tree: Record<string, unknown> = {};
       try {
-        setOwn(tree, key, readElement(root, bound.node?.properties.get(key), new ConversionBudget(Buffer.byteLength(text))));
+        const budget = new ConversionBudget(Buffer.byteLength(text));
+        setOwn(tree, key, readElement(root, bound.node?.properties.get(key), budget));
       } catch (error) {
         if (error instanceof XmlError) throw readFailure(error, bound);
         throw error;
