@@ -10,10 +10,11 @@ export function rootAmplifier(prefixes: number, children: number): string {
   return `<r${declarations(0, prefixes)}>${'<a/>'.repeat(children)}</r>`;
 }
 
-/** The same namespaces spread over nested wrappers of 100 declarations each, so no element passes the attribute limit. */
+/** The same namespaces over nested wrappers of 100 declarations each: no element passes the attribute limit. */
 export function nestedAmplifier(prefixes: number, children: number, child = '<a/>'): string {
   const levels = Math.ceil(prefixes / 100);
-  const open = Array.from({ length: levels }, (_, level) => `<w${level}${declarations(level * 100, Math.min(100, prefixes - level * 100))}>`).join('');
+  const wrapper = (level: number) => `<w${level}${declarations(level * 100, Math.min(100, prefixes - level * 100))}>`;
+  const open = Array.from({ length: levels }, (_, level) => wrapper(level)).join('');
   const close = Array.from({ length: levels }, (_, level) => `</w${levels - 1 - level}>`).join('');
   return `${open}${child.repeat(children)}${close}`;
 }

@@ -13,6 +13,7 @@ import { nestedAmplifier, rootAmplifier } from './amplifiers.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
+const tooManyAttributes = /element <r> has 300 attributes and namespace declarations, more than the limit of 128/;
 
 function heapMb(): number {
   gc();
@@ -61,7 +62,8 @@ describe('XML namespace amplification through the gateway (issue-12 finding 5)',
     const toJson = "      - xml-to-json: { version: 2.0.0, title: 'to json' }";
     const invoke = `      - invoke: { version: 2.0.0, title: call, target-url: '${url}/$(request.parameters.case)' }`;
     const request = await platform.publish({ text: apiText('xmlrequest', 'post', toJson), file: 'xmlrequest.yaml' });
-    const reply = await platform.publish({ text: apiText('xmlreply', 'get', `${invoke}\n${toJson}`), file: 'xmlreply.yaml' });
+    const replyText = apiText('xmlreply', 'get', `${invoke}\n${toJson}`);
+    const reply = await platform.publish({ text: replyText, file: 'xmlreply.yaml' });
     const other = await platform.publish({ text: apiText('xmlother', 'get', invoke), file: 'xmlother.yaml' });
     requestBase = request.base;
     replyBase = reply.base;
@@ -76,8 +78,10 @@ describe('XML namespace amplification through the gateway (issue-12 finding 5)',
 
   async function post(xml: string): Promise<{ status: number; body: Record<string, string>; ms: number }> {
     const started = performance.now();
-    const response = await fetch(`${requestBase}/convert`, { method: 'POST', headers: { ...headers, 'content-type': 'application/xml' }, body: xml });
-    return { status: response.status, body: (await response.json()) as Record<string, string>, ms: performance.now() - started };
+    const init = { method: 'POST', headers: { ...headers, 'content-type': 'application/xml' }, body: xml };
+    const response = await fetch(`${requestBase}/convert`, init);
+    const body = (await response.json()) as Record<string, string>;
+    return { status: response.status, body, ms: performance.now() - started };
   }
 
   /** The other API's latency, the fastest of three calls (the test machine is shared). */
@@ -103,14 +107,16 @@ describe('XML namespace amplification through the gateway (issue-12 finding 5)',
     const { status, body, ms } = await post(replies['/root']);
     assert.equal(status, 400);
     assert.equal(body.httpCode, '400');
-    assert.match(body.moreInformation, /element <r> has 300 attributes and namespace declarations, more than the limit of 128/);
+    assert.match(body.moreInformation, tooManyAttributes);
     assert.ok(ms < 1000, `${ms.toFixed(0)} ms`);
   });
 
   it('answers 400 naming the amplification when the 300 prefixes are spread over three elements', async () => {
     const { status, body } = await post(replies['/nested']);
     assert.equal(status, 400);
-    assert.match(body.moreInformation, /The request body could not be parsed: converting this \d+-byte document would write more than \d+ characters \(16 per input byte, at least 1048576\): refused as an amplification \(policy to json\)/);
+    assert.match(body.moreInformation, /^The request body could not be parsed: converting this \d+-byte document/);
+    assert.match(body.moreInformation, /\(16 per input byte, at least 1048576\): refused as an amplification/);
+    assert.match(body.moreInformation, /\(policy to json\)$/);
   });
 
   it('answers 502 to the amplification from a backend reply', async () => {
@@ -122,7 +128,7 @@ describe('XML namespace amplification through the gateway (issue-12 finding 5)',
     }
   });
 
-  it('stays alive with its heap bounded through five 623 KB attacks each way, and still answers another API', async () => {
+  it('stays alive, heap bounded, through five 623 KB attacks each way, and still answers another API', async () => {
     const before = heapMb();
     for (let i = 0; i < 5; i++) {
       assert.equal((await post(replies['/large'])).status, 400);
