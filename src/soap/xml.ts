@@ -227,12 +227,6 @@ export class NamespaceScope {
       else this.bindings.set(prefix, uri);
     }
   }
-
-  /** The prefix bound to `uri`, if any. */
-  prefixOf(uri: string): string | undefined {
-    for (const [prefix, bound] of this.bindings) if (bound === uri) return prefix;
-    return undefined;
-  }
 }
 
 function splitQName(name: string): { prefix: string; local: string } {
