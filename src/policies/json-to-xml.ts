@@ -8,11 +8,11 @@
  */
 import { declaredPolicy } from './policy-config.ts';
 import { badgerfishToXml } from '../soap/badgerfish.ts';
-import { serializeXml, XmlError } from '../soap/xml.ts';
+import { ConversionBudget, serializeXml, XmlError } from '../soap/xml.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalString, readBlock, titleOf } from './policy-config.ts';
-import { bodyText } from './xml-to-json.ts';
+import { bodyText, xmlFailure } from './xml-to-json.ts';
 
 export interface JsonToXmlConfig {
   version?: string;
@@ -36,6 +36,11 @@ function parseJsonText(text: string, title: string): unknown {
   }
 }
 
+/** The size of a body that is already a tree, as JSON text: what the conversion's bound is a multiple of. */
+function jsonLength(value: unknown): number {
+  return JSON.stringify(value)?.length ?? 0;
+}
+
 /** The json-to-xml policy. */
 export const jsonToXmlPolicy: PolicyType<JsonToXmlConfig> = {
   name: 'json-to-xml',
@@ -53,15 +58,21 @@ export const jsonToXmlPolicy: PolicyType<JsonToXmlConfig> = {
       unnamedElementName: optionalString(block, 'unnamed-element-name', path) || 'element',
     };
     return function jsonToXml(ctx: FlowContext) {
-      const { text, value } = bodyText(ctx, input);
+      const { text, value, fromRequest } = bodyText(ctx, input);
       const json = text === undefined ? value : text.trim() === '' ? undefined : parseJsonText(text, title);
       if (json === undefined) return;
+      const inputBytes = text === undefined ? jsonLength(json) : Buffer.byteLength(text);
       let xml: string;
       try {
-        xml = serializeXml(badgerfishToXml(json, options));
+        // Two budgets of the same size: one stops the tree growing, the other counts the exact text.
+        const tree = badgerfishToXml(json, options, new ConversionBudget(inputBytes));
+        xml = serializeXml(tree, { budget: new ConversionBudget(inputBytes) });
       } catch (error) {
-        if (error instanceof XmlError) throw new AssemblyError('TransformError', `json-to-xml ${title}: ${error.message}`, { status: 500, policy: title, cause: error });
-        throw error;
+        if (!(error instanceof XmlError)) throw error;
+        // The consumer's own JSON is a bad request; anything else the flow (or its backend) produced stays a 500.
+        if (fromRequest) throw xmlFailure(error, title, true);
+        const message = `json-to-xml ${title}: ${error.message}`;
+        throw new AssemblyError('TransformError', message, { status: 500, policy: title, cause: error });
       }
       ctx.set(`${output}.body`, xml);
       ctx.set(`${output}.headers.content-type`, 'application/xml');

@@ -4,13 +4,14 @@
  * application/json`. `input` defaults to `message`, `output` to the input (API Gateway
  * fields); `conversion-type` is `badgerFish` (default), `relaxedBadgerFish`, or `apicv5`
  * (read as badgerFish). The XML goes through the safe parser: no DTDs, no entities, bounded
- * size and depth. Malformed XML is a 400 when it came from the consumer's request, else 502.
+ * size, depth and attributes; the JSON is bounded by a multiple of the XML (ConversionBudget).
+ * Malformed or amplifying XML is a 400 when it came from the consumer's request, else 502.
  */
 import { declaredPolicy } from './policy-config.ts';
 import { PorticoError } from '../errors.ts';
 import { xmlToBadgerfish } from '../soap/badgerfish.ts';
 import type { Convention } from '../soap/badgerfish.ts';
-import { parseXml, XmlError } from '../soap/xml.ts';
+import { ConversionBudget, parseXml, XmlError } from '../soap/xml.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalString, readBlock, titleOf } from './policy-config.ts';
@@ -75,7 +76,8 @@ export const xmlToJsonPolicy: PolicyType<XmlToJsonConfig> = {
       }
       let json: Record<string, unknown>;
       try {
-        json = xmlToBadgerfish(parseXml(text, { maxBytes: fromRequest ? requestLimit : backendLimit }), convention);
+        const root = parseXml(text, { maxBytes: fromRequest ? requestLimit : backendLimit });
+        json = xmlToBadgerfish(root, convention, new ConversionBudget(Buffer.byteLength(text)));
       } catch (error) {
         if (error instanceof XmlError) throw xmlFailure(error, title, fromRequest);
         throw error;

@@ -17,6 +17,9 @@ export const XML_NAMESPACE = 'http://www.w3.org/XML/1998/namespace';
 /** Default cap on element nesting. */
 export const DEFAULT_MAX_DEPTH = 100;
 
+/** Default cap on the attributes plus namespace declarations of one element (DataPower's XML manager default). */
+export const DEFAULT_MAX_ATTRIBUTES = 128;
+
 /** Default cap on input size: 4 MiB, the gateway's default request limit. */
 export const DEFAULT_MAX_XML_BYTES = 4 * 1024 * 1024;
 
@@ -47,7 +50,15 @@ export interface XmlElement {
 export type XmlNode = XmlElement | string;
 
 /** Why a document was refused; `code` is stable, `message` says what and where. */
-export type XmlErrorCode = 'doctype' | 'too-large' | 'too-deep' | 'malformed' | 'entity' | 'namespace';
+export type XmlErrorCode =
+  | 'doctype'
+  | 'too-large'
+  | 'too-deep'
+  | 'too-many-attributes'
+  | 'too-expansive'
+  | 'malformed'
+  | 'entity'
+  | 'namespace';
 
 /** A refused or malformed XML document. */
 export class XmlError extends Error {
@@ -60,11 +71,53 @@ export class XmlError extends Error {
   }
 }
 
+/**
+ * A conversion (XML → JSON, JSON → XML, the map's XML reading) writes at most this many
+ * characters per byte of its input: BadgerFish repeats every namespace in scope on every
+ * element, so without a bound a few hundred prefixes over many small elements turn 87 KB into
+ * 110 MB. Real SOAP and WSDL documents convert to about 4 characters per byte.
+ */
+export const CONVERSION_OUTPUT_FACTOR = 16;
+
+/** …but never less than this many characters, so a small document is never refused for its namespaces. */
+export const CONVERSION_OUTPUT_FLOOR = 1024 * 1024;
+
+/** The characters a conversion may still write; refuses the document the moment it would write more. */
+export class ConversionBudget {
+  /** Most characters the conversion may write. */
+  readonly limit: number;
+  private spent = 0;
+
+  constructor(readonly inputBytes: number) {
+    this.limit = Math.max(CONVERSION_OUTPUT_FLOOR, CONVERSION_OUTPUT_FACTOR * inputBytes);
+  }
+
+  /** Characters counted so far. */
+  get used(): number {
+    return this.spent;
+  }
+
+  /** Counts `characters` of output. @throws XmlError `too-expansive` past the limit. */
+  spend(characters: number): void {
+    this.spent += characters;
+    if (this.spent > this.limit) {
+      throw new XmlError(
+        'too-expansive',
+        `converting this ${this.inputBytes}-byte document would write more than ${this.limit} characters ` +
+          `(${CONVERSION_OUTPUT_FACTOR} per input byte, at least ${CONVERSION_OUTPUT_FLOOR}): ` +
+          'refused as an amplification',
+      );
+    }
+  }
+}
+
 export interface XmlLimits {
   /** Largest accepted input, in bytes (UTF-8). */
   maxBytes?: number;
   /** Deepest accepted element nesting. */
   maxDepth?: number;
+  /** Most attributes plus namespace declarations accepted on one element. */
+  maxAttributes?: number;
 }
 
 // Entities decode only here, never in fast-xml-parser (its processEntities is off).
@@ -109,6 +162,9 @@ function tokenizer(maxDepth: number): XMLParser {
     ignorePiTags: true,
     cdataPropName: cdataKey,
     maxNestedTags: maxDepth,
+    // The tokens are only read through own keys, so `toString` & co. keep their names (the
+    // default renames them `__toString`); `__proto__`, `constructor` and `prototype` stay refused.
+    onDangerousProperty: (name: string) => name,
   });
 }
 
@@ -135,16 +191,50 @@ function screen(input: string | Buffer, maxBytes: number): string {
 }
 
 type Token = Record<string, unknown>;
-type Scope = ReadonlyMap<string, string>;
 
-const rootScope: Scope = new Map([['xml', XML_NAMESPACE]]);
+/**
+ * The prefixes in scope while a tree is walked depth first: one map, changed on entering an
+ * element that declares a prefix and restored on leaving it, so no element copies its
+ * ancestors' declarations (a root with many prefixes over many children costs nothing extra).
+ */
+export class NamespaceScope {
+  private readonly bindings = new Map<string, string>();
+
+  constructor(initial: Record<string, string> = { xml: XML_NAMESPACE }) {
+    for (const [prefix, uri] of Object.entries(initial)) this.bindings.set(prefix, uri);
+  }
+
+  /** The URI bound to a prefix ('' = the default namespace). */
+  get(prefix: string): string | undefined {
+    return this.bindings.get(prefix);
+  }
+
+  /** Binds `declarations`; returns what {@link NamespaceScope.leave} needs to restore the outer scope. */
+  enter(declarations: Record<string, string>): Array<[string, string | undefined]> {
+    const saved: Array<[string, string | undefined]> = [];
+    for (const [prefix, uri] of Object.entries(declarations)) {
+      saved.push([prefix, this.bindings.get(prefix)]);
+      this.bindings.set(prefix, uri);
+    }
+    return saved;
+  }
+
+  /** Undoes an {@link NamespaceScope.enter}. */
+  leave(saved: Array<[string, string | undefined]>): void {
+    for (let i = saved.length - 1; i >= 0; i--) {
+      const [prefix, uri] = saved[i];
+      if (uri === undefined) this.bindings.delete(prefix);
+      else this.bindings.set(prefix, uri);
+    }
+  }
+}
 
 function splitQName(name: string): { prefix: string; local: string } {
   const colon = name.indexOf(':');
   return colon < 0 ? { prefix: '', local: name } : { prefix: name.slice(0, colon), local: name.slice(colon + 1) };
 }
 
-function resolvePrefix(scope: Scope, prefix: string, what: string): string {
+function resolvePrefix(scope: NamespaceScope, prefix: string, what: string): string {
   const uri = scope.get(prefix);
   if (uri === undefined) {
     if (prefix === '') return '';
@@ -153,37 +243,55 @@ function resolvePrefix(scope: Scope, prefix: string, what: string): string {
   return uri;
 }
 
-function elementOf(token: Token, scope: Scope, depth: number, maxDepth: number): XmlElement {
-  if (depth > maxDepth) throw new XmlError('too-deep', `elements nest deeper than ${maxDepth} levels`);
-  const name = Object.keys(token).find((key) => key !== attributesKey)!;
-  const raw = (token[attributesKey] ?? {}) as Record<string, string>;
+interface Walk {
+  scope: NamespaceScope;
+  maxDepth: number;
+  maxAttributes: number;
+}
+
+function declarationsOf(raw: Record<string, string>, name: string, walk: Walk): Record<string, string> {
+  const keys = Object.keys(raw);
+  if (keys.length > walk.maxAttributes) {
+    const found = `element <${name}> has ${keys.length} attributes and namespace declarations`;
+    throw new XmlError('too-many-attributes', `${found}, more than the limit of ${walk.maxAttributes}`);
+  }
   const declarations: Record<string, string> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if (key === 'xmlns') declarations[''] = decodeEntities(value);
-    else if (key.startsWith('xmlns:')) declarations[key.slice(6)] = decodeEntities(value);
+  for (const key of keys) {
+    if (key === 'xmlns') declarations[''] = decodeEntities(raw[key]);
+    else if (key.startsWith('xmlns:')) declarations[key.slice(6)] = decodeEntities(raw[key]);
   }
-  let inner = scope;
-  if (Object.keys(declarations).length > 0) {
-    const next = new Map(scope);
-    for (const [prefix, uri] of Object.entries(declarations)) next.set(prefix, uri);
-    inner = next;
-  }
-  const { prefix, local } = splitQName(name);
+  return declarations;
+}
+
+function attributesOf(raw: Record<string, string>, scope: NamespaceScope): XmlAttribute[] {
   const attributes: XmlAttribute[] = [];
   for (const [key, value] of Object.entries(raw)) {
     if (key === 'xmlns' || key.startsWith('xmlns:')) continue;
     const parts = splitQName(key);
     // Namespaces in XML §6.2: an unprefixed attribute is in no namespace.
-    const namespace = parts.prefix === '' ? '' : resolvePrefix(inner, parts.prefix, `attribute ${key}`);
+    const namespace = parts.prefix === '' ? '' : resolvePrefix(scope, parts.prefix, `attribute ${key}`);
     attributes.push({ name: key, prefix: parts.prefix, local: parts.local, namespace, value: decodeEntities(value) });
   }
+  return attributes;
+}
+
+function elementOf(token: Token, depth: number, walk: Walk): XmlElement {
+  if (depth > walk.maxDepth) throw new XmlError('too-deep', `elements nest deeper than ${walk.maxDepth} levels`);
+  const name = Object.keys(token).find((key) => key !== attributesKey)!;
+  const raw = (token[attributesKey] ?? {}) as Record<string, string>;
+  const declarations = declarationsOf(raw, name, walk);
+  const saved = walk.scope.enter(declarations);
+  const { prefix, local } = splitQName(name);
+  const namespace = resolvePrefix(walk.scope, prefix, `element <${name}>`);
+  const attributes = attributesOf(raw, walk.scope);
   const children: XmlNode[] = [];
   for (const child of (token[name] ?? []) as Token[]) {
     if (Object.hasOwn(child, textKey)) children.push(decodeEntities(String(child[textKey])));
     else if (Object.hasOwn(child, cdataKey)) children.push(((child[cdataKey] as Token[]) ?? []).map((part) => String(part[textKey] ?? '')).join(''));
-    else if (!Object.keys(child).some((key) => key.startsWith('?'))) children.push(elementOf(child, inner, depth + 1, maxDepth));
+    else if (!Object.keys(child).some((key) => key.startsWith('?'))) children.push(elementOf(child, depth + 1, walk));
   }
-  return { name, prefix, local, namespace: resolvePrefix(inner, prefix, `element <${name}>`), attributes, declarations, children };
+  walk.scope.leave(saved);
+  return { name, prefix, local, namespace, attributes, declarations, children };
 }
 
 /**
@@ -205,7 +313,8 @@ export function parseXml(input: string | Buffer, limits: XmlLimits = {}): XmlEle
   }
   const roots = tokens.filter((token) => !Object.keys(token).some((key) => key.startsWith('?') || key === textKey || key === cdataKey));
   if (roots.length !== 1) throw new XmlError('malformed', `an XML document needs exactly one root element, found ${roots.length}`);
-  return elementOf(roots[0], rootScope, 1, maxDepth);
+  const maxAttributes = limits.maxAttributes ?? DEFAULT_MAX_ATTRIBUTES;
+  return elementOf(roots[0], 1, { scope: new NamespaceScope(), maxDepth, maxAttributes });
 }
 
 /** The child elements of an element. */
@@ -254,10 +363,16 @@ export function element(name: string, options: { namespace?: string; attributes?
   };
 }
 
-/** Serialises an element tree (no XML declaration unless asked); names are checked, text escaped. */
-export function serializeXml(root: XmlElement, options: { declaration?: boolean } = {}): string {
+/**
+ * Serialises an element tree (no XML declaration unless asked); names are checked, text escaped.
+ * With a `budget`, the characters written count against it (escaping included).
+ */
+export function serializeXml(
+  root: XmlElement,
+  options: { declaration?: boolean; budget?: ConversionBudget } = {},
+): string {
   const parts: string[] = options.declaration ? ['<?xml version="1.0" encoding="UTF-8"?>'] : [];
-  write(root, parts, 1);
+  write(root, parts, 1, options.budget);
   return parts.join('');
 }
 
@@ -269,23 +384,33 @@ export function isXmlName(name: string): boolean {
   return qualifiedName.test(name);
 }
 
-function write(node: XmlElement, parts: string[], depth: number): void {
-  if (depth > DEFAULT_MAX_DEPTH * 10) throw new XmlError('too-deep', 'the tree to serialise nests too deeply');
-  if (!isXmlName(node.name)) throw new XmlError('malformed', `"${node.name}" is not a valid XML element name`);
-  parts.push('<', node.name);
-  for (const [prefix, uri] of Object.entries(node.declarations)) parts.push(' ', prefix === '' ? 'xmlns' : `xmlns:${prefix}`, '="', escapeAttribute(uri), '"');
+function openTag(node: XmlElement): string {
+  let tag = `<${node.name}`;
+  for (const [prefix, uri] of Object.entries(node.declarations)) {
+    tag += ` ${prefix === '' ? 'xmlns' : `xmlns:${prefix}`}="${escapeAttribute(uri)}"`;
+  }
   for (const attribute of node.attributes) {
     if (!isXmlName(attribute.name)) throw new XmlError('malformed', `"${attribute.name}" is not a valid XML attribute name`);
-    parts.push(' ', attribute.name, '="', escapeAttribute(attribute.value), '"');
+    tag += ` ${attribute.name}="${escapeAttribute(attribute.value)}"`;
   }
-  if (node.children.length === 0) {
-    parts.push('/>');
-    return;
-  }
-  parts.push('>');
+  return node.children.length === 0 ? `${tag}/>` : `${tag}>`;
+}
+
+function write(node: XmlElement, parts: string[], depth: number, budget: ConversionBudget | undefined): void {
+  if (depth > DEFAULT_MAX_DEPTH * 10) throw new XmlError('too-deep', 'the tree to serialise nests too deeply');
+  if (!isXmlName(node.name)) throw new XmlError('malformed', `"${node.name}" is not a valid XML element name`);
+  const tag = openTag(node);
+  budget?.spend(tag.length);
+  parts.push(tag);
+  if (node.children.length === 0) return;
   for (const child of node.children) {
-    if (typeof child === 'string') parts.push(escapeText(child));
-    else write(child, parts, depth + 1);
+    if (typeof child !== 'string') write(child, parts, depth + 1, budget);
+    else {
+      const text = escapeText(child);
+      budget?.spend(text.length);
+      parts.push(text);
+    }
   }
+  budget?.spend(node.name.length + 3);
   parts.push('</', node.name, '>');
 }

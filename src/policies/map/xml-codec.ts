@@ -19,7 +19,8 @@
  * value writes nothing unless `includeEmptyXMLElements` is true (then an empty element).
  */
 import { PorticoError } from '../../errors.ts';
-import { element as newElement, childElements, parseXml, serializeXml, textOf, XmlError } from '../../soap/xml.ts';
+import { ConversionBudget, childElements, parseXml, serializeXml, textOf, XmlError } from '../../soap/xml.ts';
+import { element as newElement } from '../../soap/xml.ts';
 import type { XmlAttribute, XmlElement } from '../../soap/xml.ts';
 import { faultOf, faultText } from '../../soap/soap-fault.ts';
 import { compileXmlSchema, SchemaRefError } from '../../soap/xml-schema-node.ts';
@@ -74,26 +75,42 @@ function addValue(tree: Record<string, unknown>, key: string, value: unknown, as
   else setOwn(tree, key, [existing, value]);
 }
 
-/** One element as the map's actions read it. */
-export function readElement(xml: XmlElement, node: XmlSchemaNode | undefined): unknown {
+function leaf(text: string, node: XmlSchemaNode | undefined, budget: ConversionBudget): unknown {
+  budget.spend(text.length + '"",'.length);
+  return typed(text, node);
+}
+
+/**
+ * One element as the map's actions read it. Prefixes and namespaces are dropped, so the tree is
+ * about as long as the XML; the budget checks that.
+ */
+export function readElement(
+  xml: XmlElement,
+  node: XmlSchemaNode | undefined,
+  budget = new ConversionBudget(0),
+): unknown {
   if (xml.attributes.some((attribute) => attribute.namespace === XSI_NAMESPACE && attribute.local === 'nil' && attribute.value.trim() === 'true')) return null;
   const tree: Record<string, unknown> = {};
   for (const attribute of xml.attributes) {
     if (attribute.namespace === XSI_NAMESPACE) continue;
     // A declared attribute reads under its property name; any other as `@name`.
-    const key = node?.attributes.get(attribute.local);
-    setOwn(tree, key ?? `@${attribute.local}`, typed(attribute.value, key === undefined ? undefined : node?.properties.get(key)));
+    const key = node?.attributes.get(attribute.local) ?? `@${attribute.local}`;
+    budget.spend(key.length + '"":'.length);
+    const declared = node?.attributes.has(attribute.local) ? node.properties.get(key) : undefined;
+    setOwn(tree, key, leaf(attribute.value, declared, budget));
   }
   const children = childElements(xml);
   for (const child of children) {
     const key = node?.elements.get(child.local) ?? child.local;
     const childNode = node?.properties.get(key);
     const isList = childNode?.type === 'array';
-    addValue(tree, key, readElement(child, isList ? childNode?.items : childNode), isList);
+    budget.spend(key.length + '"":{}'.length);
+    addValue(tree, key, readElement(child, isList ? childNode?.items : childNode, budget), isList);
   }
   const text = textOf(xml);
-  if (children.length === 0 && Object.keys(tree).length === 0) return typed(text, node);
-  if (text.trim() !== '') tree.$ = children.length === 0 ? typed(text, node) : text.trim();
+  if (children.length === 0 && Object.keys(tree).length === 0) return leaf(text, node, budget);
+  if (text.trim() === '') return tree;
+  tree.$ = children.length === 0 ? leaf(text, node, budget) : leaf(text.trim(), undefined, budget);
   return tree;
 }
 
@@ -195,6 +212,18 @@ function raiseFailedCall(value: unknown, ctx: FlowContext, bound: Bound): void {
   throw new AssemblyError('ConnectionError', envelope.moreInformation, { status, policy: bound.title });
 }
 
+/** An unreadable XML input: the consumer's fault (400) or the backend's (502). */
+function readFailure(error: XmlError, bound: Bound): AssemblyError {
+  const { title } = bound;
+  if (bound.fromRequest) {
+    const reason = `${error.message} (policy ${title})`;
+    const message = new PorticoError('GW_BAD_REQUEST_BODY', { reason }).message;
+    return new AssemblyError('BadRequestError', message, { status: 400, policy: title, cause: error });
+  }
+  const message = new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: title, reason: error.message }).message;
+  return new AssemblyError('TransformError', message, { status: 502, policy: title, cause: error });
+}
+
 function bind(bound: Bound): MapCodec {
   return {
     contentType: 'application/xml',
@@ -210,15 +239,21 @@ function bind(bound: Bound): MapCodec {
         root = parseXml(text, { maxBytes: bound.maxBytes });
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
-        throw bound.fromRequest
-          ? new AssemblyError('BadRequestError', new PorticoError('GW_BAD_REQUEST_BODY', { reason: `${error.message} (policy ${bound.title})` }).message, { status: 400, policy: bound.title, cause: error })
-          : new AssemblyError('TransformError', new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: bound.title, reason: error.message }).message, { status: 502, policy: bound.title, cause: error });
+        throw readFailure(error, bound);
       }
       // A Fault in a reply answered with HTTP 2xx (invoke raises SOAPError itself for 4xx/5xx).
       const fault = faultOf(root);
       if (fault !== undefined) throw new AssemblyError('SOAPError', faultText(fault), { status: 500, policy: bound.title });
       const key = bound.node?.elements.get(root.local) ?? root.local;
-      return { [key]: readElement(root, bound.node?.properties.get(key)) };
+      const tree: Record<string, unknown> = {};
+      try {
+        const budget = new ConversionBudget(Buffer.byteLength(text));
+        setOwn(tree, key, readElement(root, bound.node?.properties.get(key), budget));
+      } catch (error) {
+        if (error instanceof XmlError) throw readFailure(error, bound);
+        throw error;
+      }
+      return tree;
     },
     encode(tree) {
       if (tree === undefined || typeof tree === 'string' || Buffer.isBuffer(tree)) return tree;
