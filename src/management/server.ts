@@ -97,7 +97,7 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
       },
       handler: async (request) => {
         const { username, password } = request.body as { username: string; password: string };
-        const user = await services.authenticateProvider(username, password);
+        const user = await services.authenticateProvider(username, password, request.ip);
         const session = await createSession(services.store.db, { kind: 'token', userId: user.id, ttlMs: sessionTtlMs * 90 });
         return { token: session.token, username: user.username, expiresAt: new Date(session.session.expires_at).toISOString() };
       },
@@ -447,7 +447,11 @@ export async function createManagementServer(options: ManagementOptions): Promis
   });
 
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number; validation?: unknown[]; validationContext?: string }, request, reply) => {
-    if (error instanceof PorticoError) return reply.status(error.status).send(error.toJSON());
+    if (error instanceof PorticoError) {
+      // RFC 6585 §4: a 429 says how long to wait.
+      if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') reply.header('retry-after', String(error.params.seconds));
+      return reply.status(error.status).send(error.toJSON());
+    }
     if (error.validation) {
       const first = error.validation[0] as { instancePath?: string; params?: { missingProperty?: string; additionalProperty?: string }; message?: string };
       const field =

@@ -17,6 +17,7 @@ import * as products from '../store/products.ts';
 import type { ApiRow, ApiState, Catalog, ProductRow, ProductState, Subscription } from '../store/schema.ts';
 import { hashPassword, verifyPassword } from '../store/secrets.ts';
 import type { Db, Store } from '../store/store.ts';
+import { SignInLimiter } from './sign-in-limiter.ts';
 
 /** Announces committed changes; the in-process gateway listens (`change` events). */
 export class ChangeBus extends EventEmitter {
@@ -72,6 +73,8 @@ export class Services {
   constructor(
     readonly store: Store,
     readonly bus: ChangeBus = new ChangeBus(),
+    /** One limiter for every sign-in (portal, console, `POST /api/login`), so none is a way around another. */
+    readonly signInLimiter: SignInLimiter = new SignInLimiter(),
   ) {}
 
   private get db(): Db {
@@ -125,13 +128,19 @@ export class Services {
     return orgs.createProviderUser(this.db, { orgId, username: input.username, email: input.email ?? '', passwordHash });
   }
 
-  /** The provider user for these credentials; a generic error when either is wrong. */
-  async authenticateProvider(username: string, password: string) {
-    const user = typeof username === 'string' ? await orgs.findProviderUser(this.db, username) : undefined;
-    // Verify against a dummy hash when the user is unknown, so timing does not tell.
-    const ok = await verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '');
-    if (!user || !ok) throw new PorticoError('MGMT_BAD_CREDENTIALS');
-    return user;
+  /**
+   * The provider user for these credentials; a generic error when either is wrong, and
+   * MGMT_TOO_MANY_ATTEMPTS past the sign-in limits for this name and client `address`.
+   */
+  async authenticateProvider(username: string, password: string, address: string) {
+    const name = typeof username === 'string' ? username : '';
+    return this.signInLimiter.guard({ account: `provider|${name.toLowerCase()}`, address }, async () => {
+      const user = name ? await orgs.findProviderUser(this.db, name) : undefined;
+      // Verify against a dummy hash when the user is unknown, so timing does not tell.
+      const ok = await verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '');
+      if (!user || !ok) throw new PorticoError('MGMT_BAD_CREDENTIALS');
+      return user;
+    });
   }
 
   // ── APIs ────────────────────────────────────────────────────────────────────────────
@@ -379,11 +388,15 @@ export class Services {
     });
   }
 
-  async authenticatePortalUser(catalogId: string, email: string, password: string) {
-    const user = typeof email === 'string' ? await consumers.findPortalUserByEmail(this.db, catalogId, email.trim()) : undefined;
-    const ok = await verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '');
-    if (!user || !ok) throw new PorticoError('MGMT_BAD_CREDENTIALS');
-    return user;
+  /** The portal user for these credentials, under the same limits as `authenticateProvider`. */
+  async authenticatePortalUser(catalogId: string, email: string, password: string, address: string) {
+    const wanted = typeof email === 'string' ? email.trim().toLowerCase() : '';
+    return this.signInLimiter.guard({ account: `portal|${catalogId}|${wanted}`, address }, async () => {
+      const user = wanted ? await consumers.findPortalUserByEmail(this.db, catalogId, wanted) : undefined;
+      const ok = await verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '');
+      if (!user || !ok) throw new PorticoError('MGMT_BAD_CREDENTIALS');
+      return user;
+    });
   }
 
   async changePortalPassword(userId: string, current: string, next: string): Promise<void> {

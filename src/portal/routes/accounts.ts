@@ -60,10 +60,6 @@ export function redirectToSignIn(request: FastifyRequest, reply: FastifyReply): 
   return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
 }
 
-function clientAddress(request: FastifyRequest): string {
-  return request.ip;
-}
-
 /** Registers the account routes. */
 export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const { services } = deps;
@@ -79,22 +75,20 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     const email = formField(request, 'email').trim().toLowerCase();
     const next = localPath(formField(request, 'next'));
-    const key = `${clientAddress(request)}|${email}`;
-    const wait = deps.limiter.retryAfterSeconds(key);
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
-      const error = new PorticoError('MGMT_TOO_MANY_ATTEMPTS', { seconds: wait }).message;
-      return sendPortalPage(reply, context, { title: 'Too many attempts', section: 'sign-in', status: 429, main: signInForm(context, { email, next, error }) });
-    }
     let user;
     try {
-      user = await services.authenticatePortalUser(context.catalog.catalogId, email, formField(request, 'password'));
+      user = await services.authenticatePortalUser(context.catalog.catalogId, email, formField(request, 'password'), request.ip);
     } catch (error) {
-      if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
-      deps.limiter.recordFailure(key);
-      return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', status: 401, main: signInForm(context, { email, next, error: 'Wrong email or password.' }) });
+      if (!(error instanceof PorticoError)) throw error;
+      if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') {
+        reply.header('retry-after', String(error.params.seconds));
+        const main = signInForm(context, { email, next, error: error.message });
+        return sendPortalPage(reply, context, { title: 'Too many attempts', section: 'sign-in', status: 429, main });
+      }
+      if (error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
+      const main = signInForm(context, { email, next, error: 'Wrong email or password.' });
+      return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', status: 401, main });
     }
-    deps.limiter.recordSuccess(key);
     await startWebSession(request, reply, deps.sessions, user.id);
     return reply.redirect(next, 303);
   });
