@@ -315,6 +315,34 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
       },
     },
     {
+      method: 'POST',
+      url: '/api/catalogs/:catalog/consumer-orgs',
+      summary: 'Create a consumer organization with a chosen name (the one a custom visibility lists) and its owner',
+      tag: 'consumers',
+      status: 201,
+      body: {
+        type: 'object',
+        required: ['name', 'owner'],
+        additionalProperties: false,
+        properties: {
+          name: stringField('Organization name, as products list it in custom visibility'),
+          title: stringField('Display title'),
+          owner: {
+            type: 'object',
+            required: ['email', 'password'],
+            additionalProperties: false,
+            description: 'The portal user who owns the organization and signs in with this email',
+            properties: { email: stringField('Email'), password: stringField('Initial password'), name: stringField('Name') },
+          },
+        },
+      },
+      handler: async (request) => {
+        const body = request.body as { name: string; title?: string; owner: { email: string; password: string; name?: string } };
+        const { org, user } = await services.createConsumerOrg(orgId(request), param(request, 'catalog'), body);
+        return { id: org.id, name: org.name, title: org.title, owner: { email: user.email, name: user.name } };
+      },
+    },
+    {
       method: 'GET',
       url: '/api/catalogs/:catalog/apps',
       summary: 'List applications with their consumer organization',

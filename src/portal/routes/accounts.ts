@@ -12,9 +12,9 @@ import { html } from '../html.ts';
 import { sendPortalPage } from '../layout.ts';
 import { endWebSession, startWebSession } from '../web-session.ts';
 
-function signInForm(context: PortalContext, values: { email?: string; next?: string; error?: string }) {
+function signInForm(context: PortalContext, values: { email?: string; next?: string; error?: string; registered?: boolean }) {
   return html`<h1>Sign in</h1>
-${values.error ? notice('error', values.error) : ''}
+${values.registered ? notice('ok', registeredNotice) : ''}${values.error ? notice('error', values.error) : ''}
 <form method="post" action="/sign-in" class="stack">
 ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/'}">
 <div class="field"><label for="email">Email</label><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="username" required></div>
@@ -23,6 +23,9 @@ ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.
 </form>
 <p>New here? <a href="/sign-up">Create an account</a> for your organization.</p>`;
 }
+
+// The same words whether the email was new or already had an account (issue 12).
+const registeredNotice = 'Thank you. Sign in with your email and password to continue.';
 
 function signUpForm(context: PortalContext, values: { email?: string; name?: string; orgTitle?: string; error?: string }) {
   return html`<h1>Create an account</h1>
@@ -68,7 +71,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     const next = localPath(queryField(request, 'next'));
     if (signedIn(context)) return reply.redirect(next, 303);
-    return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', main: signInForm(context, { next }) });
+    const main = signInForm(context, { next, registered: queryField(request, 'registered') === '1' });
+    return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', main });
   });
 
   app.post('/sign-in', async (request, reply) => {
@@ -103,13 +107,16 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     const values = { email: formField(request, 'email'), name: formField(request, 'name'), orgTitle: formField(request, 'orgTitle') };
     try {
-      const { user } = await services.signUp(context.catalog.catalogId, { ...values, password: formField(request, 'password') });
-      await startWebSession(request, reply, deps.sessions, user.id);
-      return reply.redirect('/?welcome=1', 303);
+      await services.signUp(context.catalog.catalogId, { ...values, password: formField(request, 'password') });
     } catch (error) {
-      const message = formErrorMessage(error);
-      return sendPortalPage(reply, context, { title: 'Create an account', section: 'sign-up', status: 400, main: signUpForm(context, { ...values, error: message }) });
+      // A taken email answers exactly like a new account (issue 12): nobody learns who has one.
+      const taken = error instanceof PorticoError && error.code === 'MGMT_CONFLICT' && error.params.field === 'email';
+      if (!taken) {
+        const main = signUpForm(context, { ...values, error: formErrorMessage(error) });
+        return sendPortalPage(reply, context, { title: 'Create an account', section: 'sign-up', status: 400, main });
+      }
     }
+    return reply.redirect('/sign-in?registered=1', 303);
   });
 
   app.post('/sign-out', async (request, reply) => {
