@@ -21,6 +21,7 @@ async function signUp(email: string, orgTitle: string): Promise<WebClient> {
   await client.get('/sign-up');
   const answer = await client.post('/sign-up', { email, password: 'security-pass-1', orgTitle });
   assert.equal(answer.status, 303);
+  assert.equal(await client.signIn(email, 'security-pass-1'), 303);
   return client;
 }
 
@@ -78,6 +79,36 @@ test('sign-in and sign-out forms need the token too (login CSRF)', async () => {
   const answer = await client.post('/sign-in', { email: demo.developer.email, password: demo.developer.password }, false);
   assert.equal(answer.status, 403);
   assert.equal(client.cookies.has('portico_portal'), false);
+});
+
+test('issue-12: a pre-session cookie the client made up, echoed in the form, is refused with 403', async () => {
+  const forged = 'f'.repeat(43);
+  const targets = [
+    { base: running.portal, path: '/sign-in', cookie: 'portico_portal_pre', fields: { email: demo.developer.email, password: demo.developer.password } },
+    { base: running.portal, path: '/sign-up', cookie: 'portico_portal_pre', fields: { email: `forged-${Date.now()}@example.org`, password: 'security-pass-1' } },
+    { base: running.management, path: '/console/sign-in', cookie: 'portico_console_pre', fields: { username: demo.provider.username, password: demo.provider.password } },
+  ];
+  for (const target of targets) {
+    const client = new WebClient(target.base);
+    client.cookies.set(target.cookie, forged);
+    const answer = await client.request('POST', target.path, { _csrf: forged, ...target.fields });
+    assert.equal(answer.status, 403, target.path);
+    assert.match(answer.text, /Missing or invalid CSRF token/);
+    assert.notEqual(client.cookies.get(target.cookie), forged, `${target.path}: the server issues its own pre-session`);
+    assert.equal([...client.cookies.keys()].some((name) => name === 'portico_portal' || name === 'portico_console'), false);
+  }
+});
+
+test('issue-12: the pre-session token is the server\'s, not the cookie: a real pre-session cookie with itself as the field is refused', async () => {
+  const client = new WebClient(running.portal);
+  await client.get('/sign-in');
+  const cookie = client.cookies.get('portico_portal_pre')!;
+  assert.notEqual(client.csrf, cookie);
+  const answer = await client.request('POST', '/sign-in', { _csrf: cookie, email: demo.developer.email, password: demo.developer.password });
+  assert.equal(answer.status, 403);
+  const signedIn = await client.post('/sign-in', { email: demo.developer.email, password: demo.developer.password });
+  assert.equal(signedIn.status, 303, 'the token the server issued works');
+  assert.equal(client.cookies.has('portico_portal_pre'), false, 'signing in ends the pre-session');
 });
 
 test('the console refuses an approval without the CSRF token', async () => {
