@@ -18,7 +18,7 @@ import * as consumers from '../store/consumers.ts';
 import * as analytics from '../store/analytics.ts';
 import { listPlans, listProductApis } from '../store/products.ts';
 import type { ProviderUser } from '../store/schema.ts';
-import type { Services } from './services.ts';
+import type { NewConsumerOrg, Services } from './services.ts';
 
 export interface ManagementOptions {
   services: Services;
@@ -332,12 +332,16 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
             required: ['email', 'password'],
             additionalProperties: false,
             description: 'The portal user who owns the organization and signs in with this email',
-            properties: { email: stringField('Email'), password: stringField('Initial password'), name: stringField('Name') },
+            properties: {
+              email: stringField('Email'),
+              password: stringField('Initial password'),
+              name: stringField('Name'),
+            },
           },
         },
       },
       handler: async (request) => {
-        const body = request.body as { name: string; title?: string; owner: { email: string; password: string; name?: string } };
+        const body = request.body as NewConsumerOrg;
         const { org, user } = await services.createConsumerOrg(orgId(request), param(request, 'catalog'), body);
         return { id: org.id, name: org.name, title: org.title, owner: { email: user.email, name: user.name } };
       },

@@ -55,6 +55,13 @@ function notFound(kind: string, id: string): PorticoError {
   return new PorticoError('MGMT_NOT_FOUND', { kind, id });
 }
 
+/** A consumer organization a provider creates, with the portal user who owns it. */
+export interface NewConsumerOrg {
+  name: string;
+  title?: string;
+  owner: { email: string; password: string; name?: string };
+}
+
 export interface ImportedApi {
   api: ApiRow;
   definition: ApiDefinition;
@@ -125,7 +132,8 @@ export class Services {
     // User names are the one sign-in identifier of the console, the API and the CLI, so they are
     // unique across organizations; a taken name is refused without saying whose it is (issue 12).
     if (await orgs.findProviderUser(this.db, input.username)) {
-      throw new PorticoError('MGMT_CONFLICT', { field: 'username', reason: `the user name ${input.username} is not available; choose another` });
+      const reason = `the user name ${input.username} is not available; choose another`;
+      throw new PorticoError('MGMT_CONFLICT', { field: 'username', reason });
     }
     return orgs.createProviderUser(this.db, { orgId, username: input.username, email: input.email ?? '', passwordHash });
   }
@@ -395,18 +403,21 @@ export class Services {
    * products' custom visibility lists) and its owner, a portal user who signs in with
    * `owner.email`. This is how a partner gets the organization a product is meant for.
    */
-  async createConsumerOrg(orgId: string, catalogName: string, input: { name: string; title?: string; owner: { email: string; password: string; name?: string } }) {
+  async createConsumerOrg(orgId: string, catalogName: string, input: NewConsumerOrg) {
     const catalog = await this.catalog(orgId, catalogName);
     if (typeof input.name !== 'string' || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.name)) {
-      throw new PorticoError('MGMT_VALIDATION', { field: 'name', reason: 'must be lower-case letters, digits and dashes, starting with a letter or digit' });
+      const reason = 'must be lower-case letters, digits and dashes, starting with a letter or digit';
+      throw new PorticoError('MGMT_VALIDATION', { field: 'name', reason });
     }
     const email = checkEmail(input.owner?.email, 'owner.email');
     checkPasswordRules(input.owner.password, 'owner.password');
     if (await consumers.findConsumerOrgByName(this.db, catalog.id, input.name)) {
-      throw new PorticoError('MGMT_CONFLICT', { field: 'name', reason: `consumer organization ${input.name} already exists in catalog ${catalogName}` });
+      const reason = `consumer organization ${input.name} already exists in catalog ${catalogName}`;
+      throw new PorticoError('MGMT_CONFLICT', { field: 'name', reason });
     }
     if (await consumers.findPortalUserByEmail(this.db, catalog.id, email)) {
-      throw new PorticoError('MGMT_CONFLICT', { field: 'owner.email', reason: `a portal user with this email already exists in catalog ${catalogName}` });
+      const reason = `a portal user with this email already exists in catalog ${catalogName}`;
+      throw new PorticoError('MGMT_CONFLICT', { field: 'owner.email', reason });
     }
     const passwordHash = await hashPassword(input.owner.password);
     const owner = { email, name: (input.owner.name ?? '').trim() || email.split('@')[0], passwordHash };
@@ -571,7 +582,12 @@ function checkEmail(value: unknown, field = 'email'): string {
   return email;
 }
 
-async function createOrgWithOwner(trx: Db, catalogId: string, org: { name: string; title: string }, owner: { email: string; name: string; passwordHash: string }) {
+async function createOrgWithOwner(
+  trx: Db,
+  catalogId: string,
+  org: { name: string; title: string },
+  owner: { email: string; name: string; passwordHash: string },
+) {
   const created = await consumers.createConsumerOrg(trx, { catalogId, name: org.name, title: org.title });
   const user = await consumers.createPortalUser(trx, { catalogId, consumerOrgId: created.id, ...owner });
   await trx.updateTable('consumer_orgs').set({ owner_id: user.id }).where('id', '=', created.id).execute();

@@ -45,7 +45,10 @@ export class SignInLimiter {
   async guard<T>(attempt: SignInAttempt, verify: () => Promise<T>, now = Date.now()): Promise<T> {
     const accountKey = `${attempt.address}|${attempt.account}`;
     const addressKey = `address|${attempt.address}`;
-    const wait = Math.max(this.waitSeconds(accountKey, this.options.max, now), this.waitSeconds(addressKey, this.options.addressMax, now));
+    const wait = Math.max(
+      this.waitSeconds(accountKey, this.options.max, now),
+      this.waitSeconds(addressKey, this.options.addressMax, now),
+    );
     if (wait > 0) throw new PorticoError('MGMT_TOO_MANY_ATTEMPTS', { seconds: wait });
     this.reserve(accountKey, now);
     this.reserve(addressKey, now);

@@ -1,3 +1,12 @@
+type Headers = Record<string, string>;
+
+export interface WebAnswer {
+  status: number;
+  location: string;
+  text: string;
+  headers: globalThis.Headers;
+}
+
 /** A browser-like HTTP client for the portal and the console: keeps cookies, reads the CSRF token of the last page. */
 export class WebClient {
   readonly cookies = new Map<string, string>();
@@ -9,11 +18,12 @@ export class WebClient {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; location: string; text: string; headers: Headers }> {
+  async request(method: string, path: string, form?: Headers, headers: Headers = {}): Promise<WebAnswer> {
+    const formType: Headers = form ? { 'content-type': 'application/x-www-form-urlencoded' } : {};
     const answer = await fetch(`${this.base}${path}`, {
       method,
       redirect: 'manual',
-      headers: { cookie: this.cookieHeader(), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers },
+      headers: { cookie: this.cookieHeader(), ...formType, ...headers },
       body: form ? new URLSearchParams(form).toString() : undefined,
     });
     for (const line of answer.headers.getSetCookie()) {

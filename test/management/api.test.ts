@@ -164,14 +164,16 @@ describe('management API', () => {
     assert.deepEqual(users.body.map((u: { username: string }) => u.username), ['admin', 'ops']);
   });
 
-  test("issue-12: POST /api/users answers a name taken in another organization as one taken in its own, naming neither", async () => {
+  test('issue-12: POST /api/users answers a name taken in another org as one taken in its own', async () => {
     const other = await t.platform.services.ensureOrg('rival', 'Rival');
-    await t.platform.services.addProviderUser(other.orgId, { username: 'rival-admin', email: '', password: 'rival-pass-123' });
+    const rival = { username: 'rival-admin', email: '', password: 'rival-pass-123' };
+    await t.platform.services.addProviderUser(other.orgId, rival);
     const theirs = await t.call('POST', '/api/users', { username: 'rival-admin', password: 'long-enough-9' });
     const ours = await t.call('POST', '/api/users', { username: 'admin', password: 'long-enough-9' });
     assert.equal(theirs.status, 409);
     assert.equal(ours.status, 409);
-    assert.deepEqual(theirs.body.error, { ...ours.body.error, message: ours.body.error.message.replace('admin', 'rival-admin') });
+    const sameButName = { ...ours.body.error, message: ours.body.error.message.replace('admin', 'rival-admin') };
+    assert.deepEqual(theirs.body.error, sameButName);
     assert.equal(theirs.body.error.message, 'the user name rival-admin is not available; choose another');
     assert.equal(theirs.body.error.field, 'username');
   });

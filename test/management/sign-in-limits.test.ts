@@ -51,7 +51,8 @@ function apiLogin(username: string, password: string) {
 }
 
 test('issue-12: 30 parallel wrong portal passwords: at most 5 are checked, the rest answer 429', async () => {
-  const answers = await formStorm(running.portal, '/sign-in', (i) => ({ email: demo.developer.email, password: `wrong-password-${i}` }));
+  const wrong = (i: number) => ({ email: demo.developer.email, password: `wrong-password-${i}` });
+  const answers = await formStorm(running.portal, '/sign-in', wrong);
   const counts = tally(answers.map((a) => a.status));
   assert.deepEqual(counts, { 401: limit, 429: parallel - limit });
   const blocked = answers.find((a) => a.status === 429)!;
@@ -60,13 +61,14 @@ test('issue-12: 30 parallel wrong portal passwords: at most 5 are checked, the r
 });
 
 test('issue-12: 30 parallel wrong console passwords: at most 5 are checked, the rest answer 429', async () => {
-  const answers = await formStorm(running.management, '/console/sign-in', (i) => ({ username: demo.provider.username, password: `wrong-${i}` }));
+  const wrong = (i: number) => ({ username: demo.provider.username, password: `wrong-${i}` });
+  const answers = await formStorm(running.management, '/console/sign-in', wrong);
   const counts = tally(answers.map((a) => a.status));
   assert.deepEqual(counts, { 401: limit, 429: parallel - limit });
   assert.ok(Number(answers.find((a) => a.status === 429)!.headers.get('retry-after')) > 0);
 });
 
-test('issue-12: 30 parallel wrong POST /api/login: at most 5 are checked, the rest answer 429 with Retry-After', async () => {
+test('issue-12: 30 parallel wrong POST /api/login: at most 5 are checked, the rest 429 with Retry-After', async () => {
   const answers = await Promise.all(Array.from({ length: parallel }, (_, i) => apiLogin('limits-api', `wrong-${i}`)));
   const counts = tally(answers.map((a) => a.status));
   assert.deepEqual(counts, { 401: limit, 429: parallel - limit });
@@ -82,7 +84,8 @@ test('issue-12: the console and the management API share one limit per account',
   const client = new WebClient(running.management);
   await client.get('/console/sign-in');
   for (let i = 0; i < limit; i++) {
-    assert.equal((await client.post('/console/sign-in', { username: 'limits-shared', password: `wrong-${i}` })).status, 401);
+    const answer = await client.post('/console/sign-in', { username: 'limits-shared', password: `wrong-${i}` });
+    assert.equal(answer.status, 401);
   }
   const api = await apiLogin('limits-shared', 'limits-pass-123');
   assert.equal(api.status, 429);

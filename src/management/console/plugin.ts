@@ -107,7 +107,8 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
       if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') {
         reply.header('retry-after', String(error.params.seconds));
         const main = signInPage(context, { username, next, error: error.message });
-        return sendConsolePage(reply, viewOf(context), { title: 'Too many attempts', status: 429, section: 'sign-in', main });
+        const page = { title: 'Too many attempts', status: 429, section: 'sign-in' as const, main };
+        return sendConsolePage(reply, viewOf(context), page);
       }
       if (error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
       const main = signInPage(context, { username, next, error: 'Wrong username or password.' });

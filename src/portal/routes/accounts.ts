@@ -12,7 +12,15 @@ import { html } from '../html.ts';
 import { sendPortalPage } from '../layout.ts';
 import { endWebSession, startWebSession } from '../web-session.ts';
 
-function signInForm(context: PortalContext, values: { email?: string; next?: string; error?: string; registered?: boolean }) {
+interface SignInValues {
+  email?: string;
+  next?: string;
+  error?: string;
+  /** Just signed up: the neutral notice. */
+  registered?: boolean;
+}
+
+function signInForm(context: PortalContext, values: SignInValues) {
   return html`<h1>Sign in</h1>
 ${values.registered ? notice('ok', registeredNotice) : ''}${values.error ? notice('error', values.error) : ''}
 <form method="post" action="/sign-in" class="stack">
@@ -81,7 +89,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const next = localPath(formField(request, 'next'));
     let user;
     try {
-      user = await services.authenticatePortalUser(context.catalog.catalogId, email, formField(request, 'password'), request.ip);
+      const password = formField(request, 'password');
+      user = await services.authenticatePortalUser(context.catalog.catalogId, email, password, request.ip);
     } catch (error) {
       if (!(error instanceof PorticoError)) throw error;
       if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') {
