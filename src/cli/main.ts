@@ -323,6 +323,43 @@ for (const verb of ['approve', 'reject'] as const) {
     });
 }
 
+interface ConsumerOrgOptions {
+  catalog: string;
+  title?: string;
+  ownerEmail: string;
+  ownerName?: string;
+  ownerPassword?: string;
+}
+
+const consumerOrgs = program.command('consumer-orgs').description('consumer organizations of a catalog');
+consumerOrgs
+  .command('create <name>')
+  .description('create a consumer organization with this exact name (as custom visibility lists it) and its owner')
+  .option('--catalog <name>', 'catalog', 'sandbox')
+  .option('--title <title>', 'display title')
+  .requiredOption('--owner-email <email>', 'the owner: a portal user who signs in with this email')
+  .option('--owner-name <name>', "the owner's name")
+  .option('--owner-password <password>', "the owner's initial password (or PORTICO_NEW_PASSWORD)")
+  .action(async (name: string, options: ConsumerOrgOptions) => {
+    const password = options.ownerPassword ?? process.env.PORTICO_NEW_PASSWORD;
+    if (!password) {
+      const reason = 'give --owner-password or set PORTICO_NEW_PASSWORD';
+      throw new PorticoError('CONFIG_INVALID', { setting: '--owner-password', reason });
+    }
+    const owner = { email: options.ownerEmail, password, ...(options.ownerName ? { name: options.ownerName } : {}) };
+    const body = { name, ...(options.title ? { title: options.title } : {}), owner };
+    await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/consumer-orgs`, body);
+    out(`created consumer organization ${name} in ${options.catalog}, owned by ${options.ownerEmail}`);
+  });
+consumerOrgs
+  .command('list')
+  .description('list the consumer organizations of a catalog')
+  .option('--catalog <name>', 'catalog', 'sandbox')
+  .action(async (options: { catalog: string }) => {
+    const rows = await api('GET', `/api/catalogs/${encodeURIComponent(options.catalog)}/consumer-orgs`);
+    for (const o of rows as Array<{ name: string; title: string }>) out(`${o.name}\t${o.title}`);
+  });
+
 const users = program.command('users').description('provider users');
 users
   .command('add <username>')

@@ -18,7 +18,7 @@ import * as consumers from '../store/consumers.ts';
 import * as analytics from '../store/analytics.ts';
 import { listPlans, listProductApis } from '../store/products.ts';
 import type { ProviderUser } from '../store/schema.ts';
-import type { Services } from './services.ts';
+import type { NewConsumerOrg, Services } from './services.ts';
 
 export interface ManagementOptions {
   services: Services;
@@ -97,7 +97,7 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
       },
       handler: async (request) => {
         const { username, password } = request.body as { username: string; password: string };
-        const user = await services.authenticateProvider(username, password);
+        const user = await services.authenticateProvider(username, password, request.ip);
         const session = await createSession(services.store.db, { kind: 'token', userId: user.id, ttlMs: sessionTtlMs * 90 });
         return { token: session.token, username: user.username, expiresAt: new Date(session.session.expires_at).toISOString() };
       },
@@ -315,6 +315,38 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
       },
     },
     {
+      method: 'POST',
+      url: '/api/catalogs/:catalog/consumer-orgs',
+      summary: 'Create a consumer organization with a chosen name (the one a custom visibility lists) and its owner',
+      tag: 'consumers',
+      status: 201,
+      body: {
+        type: 'object',
+        required: ['name', 'owner'],
+        additionalProperties: false,
+        properties: {
+          name: stringField('Organization name, as products list it in custom visibility'),
+          title: stringField('Display title'),
+          owner: {
+            type: 'object',
+            required: ['email', 'password'],
+            additionalProperties: false,
+            description: 'The portal user who owns the organization and signs in with this email',
+            properties: {
+              email: stringField('Email'),
+              password: stringField('Initial password'),
+              name: stringField('Name'),
+            },
+          },
+        },
+      },
+      handler: async (request) => {
+        const body = request.body as NewConsumerOrg;
+        const { org, user } = await services.createConsumerOrg(orgId(request), param(request, 'catalog'), body);
+        return { id: org.id, name: org.name, title: org.title, owner: { email: user.email, name: user.name } };
+      },
+    },
+    {
       method: 'GET',
       url: '/api/catalogs/:catalog/apps',
       summary: 'List applications with their consumer organization',
@@ -447,7 +479,11 @@ export async function createManagementServer(options: ManagementOptions): Promis
   });
 
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number; validation?: unknown[]; validationContext?: string }, request, reply) => {
-    if (error instanceof PorticoError) return reply.status(error.status).send(error.toJSON());
+    if (error instanceof PorticoError) {
+      // RFC 6585 §4: a 429 says how long to wait.
+      if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') reply.header('retry-after', String(error.params.seconds));
+      return reply.status(error.status).send(error.toJSON());
+    }
     if (error.validation) {
       const first = error.validation[0] as { instancePath?: string; params?: { missingProperty?: string; additionalProperty?: string }; message?: string };
       const field =

@@ -17,6 +17,7 @@ import * as products from '../store/products.ts';
 import type { ApiRow, ApiState, Catalog, ProductRow, ProductState, Subscription } from '../store/schema.ts';
 import { hashPassword, verifyPassword } from '../store/secrets.ts';
 import type { Db, Store } from '../store/store.ts';
+import { SignInLimiter } from './sign-in-limiter.ts';
 
 /** Announces committed changes; the in-process gateway listens (`change` events). */
 export class ChangeBus extends EventEmitter {
@@ -54,6 +55,13 @@ function notFound(kind: string, id: string): PorticoError {
   return new PorticoError('MGMT_NOT_FOUND', { kind, id });
 }
 
+/** A consumer organization a provider creates, with the portal user who owns it. */
+export interface NewConsumerOrg {
+  name: string;
+  title?: string;
+  owner: { email: string; password: string; name?: string };
+}
+
 export interface ImportedApi {
   api: ApiRow;
   definition: ApiDefinition;
@@ -72,6 +80,8 @@ export class Services {
   constructor(
     readonly store: Store,
     readonly bus: ChangeBus = new ChangeBus(),
+    /** One limiter for every sign-in (portal, console, `POST /api/login`), so none is a way around another. */
+    readonly signInLimiter: SignInLimiter = new SignInLimiter(),
   ) {}
 
   private get db(): Db {
@@ -118,20 +128,29 @@ export class Services {
       throw new PorticoError('MGMT_VALIDATION', { field: 'username', reason: 'must be 2-64 letters, digits or ._@-' });
     }
     checkPasswordRules(input.password);
-    if (await orgs.findProviderUser(this.db, input.username)) {
-      throw new PorticoError('MGMT_CONFLICT', { reason: `user ${input.username} already exists` });
-    }
     const passwordHash = await hashPassword(input.password);
+    // User names are the one sign-in identifier of the console, the API and the CLI, so they are
+    // unique across organizations; a taken name is refused without saying whose it is (issue 12).
+    if (await orgs.findProviderUser(this.db, input.username)) {
+      const reason = `the user name ${input.username} is not available; choose another`;
+      throw new PorticoError('MGMT_CONFLICT', { field: 'username', reason });
+    }
     return orgs.createProviderUser(this.db, { orgId, username: input.username, email: input.email ?? '', passwordHash });
   }
 
-  /** The provider user for these credentials; a generic error when either is wrong. */
-  async authenticateProvider(username: string, password: string) {
-    const user = typeof username === 'string' ? await orgs.findProviderUser(this.db, username) : undefined;
-    // Verify against a dummy hash when the user is unknown, so timing does not tell.
-    const ok = await verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '');
-    if (!user || !ok) throw new PorticoError('MGMT_BAD_CREDENTIALS');
-    return user;
+  /**
+   * The provider user for these credentials; a generic error when either is wrong, and
+   * MGMT_TOO_MANY_ATTEMPTS past the sign-in limits for this name and client `address`.
+   */
+  async authenticateProvider(username: string, password: string, address: string) {
+    const name = typeof username === 'string' ? username : '';
+    return this.signInLimiter.guard({ account: `provider|${name.toLowerCase()}`, address }, async () => {
+      const user = name ? await orgs.findProviderUser(this.db, name) : undefined;
+      // Verify against a dummy hash when the user is unknown, so timing does not tell.
+      const ok = await verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '');
+      if (!user || !ok) throw new PorticoError('MGMT_BAD_CREDENTIALS');
+      return user;
+    });
   }
 
   // ── APIs ────────────────────────────────────────────────────────────────────────────
@@ -373,33 +392,64 @@ export class Services {
 
   // ── consumer organizations, portal users, apps ──────────────────────────────────────
 
-  /** Signs up a developer: a consumer organization and its first portal user, in one transaction. */
+  /**
+   * Signs up a developer: a consumer organization and its first portal user, in one
+   * transaction. The organization's name comes from its title but never takes a name a
+   * product's visibility lists or another organization has: those get a numbered suffix.
+   * The password is hashed before the email is looked up, so a taken email (MGMT_CONFLICT,
+   * field `email`) costs the same time as a new account.
+   */
   async signUp(catalogId: string, input: { email: string; password: string; name?: string; orgTitle?: string }) {
-    const email = typeof input.email === 'string' ? input.email.trim().toLowerCase() : '';
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) {
-      throw new PorticoError('MGMT_VALIDATION', { field: 'email', reason: 'must be an email address' });
-    }
+    const email = checkEmail(input.email);
     checkPasswordRules(input.password);
-    if (await consumers.findPortalUserByEmail(this.db, catalogId, email)) {
-      throw new PorticoError('MGMT_CONFLICT', { reason: 'an account with this email already exists' });
-    }
     const passwordHash = await hashPassword(input.password);
+    if (await consumers.findPortalUserByEmail(this.db, catalogId, email)) {
+      throw new PorticoError('MGMT_CONFLICT', { field: 'email', reason: 'an account with this email already exists' });
+    }
     const name = (input.name ?? '').trim() || email.split('@')[0];
     const orgTitle = (input.orgTitle ?? '').trim() || `${name}'s organization`;
     return this.store.transaction(async (trx) => {
-      const orgName = await uniqueConsumerOrgName(trx, catalogId, orgTitle);
-      const org = await consumers.createConsumerOrg(trx, { catalogId, name: orgName, title: orgTitle });
-      const user = await consumers.createPortalUser(trx, { catalogId, consumerOrgId: org.id, email, name, passwordHash });
-      await trx.updateTable('consumer_orgs').set({ owner_id: user.id }).where('id', '=', org.id).execute();
-      return { user, org };
+      const orgName = await unclaimedConsumerOrgName(trx, catalogId, orgTitle);
+      return createOrgWithOwner(trx, catalogId, { name: orgName, title: orgTitle }, { email, name, passwordHash });
     });
   }
 
-  async authenticatePortalUser(catalogId: string, email: string, password: string) {
-    const user = typeof email === 'string' ? await consumers.findPortalUserByEmail(this.db, catalogId, email.trim()) : undefined;
-    const ok = await verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '');
-    if (!user || !ok) throw new PorticoError('MGMT_BAD_CREDENTIALS');
-    return user;
+  /**
+   * Creates a consumer organization with the exact `name` a provider chose (the one its
+   * products' custom visibility lists) and its owner, a portal user who signs in with
+   * `owner.email`. This is how a partner gets the organization a product is meant for.
+   */
+  async createConsumerOrg(orgId: string, catalogName: string, input: NewConsumerOrg) {
+    const catalog = await this.catalog(orgId, catalogName);
+    if (typeof input.name !== 'string' || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.name)) {
+      const reason = 'must be lower-case letters, digits and dashes, starting with a letter or digit';
+      throw new PorticoError('MGMT_VALIDATION', { field: 'name', reason });
+    }
+    const email = checkEmail(input.owner?.email, 'owner.email');
+    checkPasswordRules(input.owner.password, 'owner.password');
+    if (await consumers.findConsumerOrgByName(this.db, catalog.id, input.name)) {
+      const reason = `consumer organization ${input.name} already exists in catalog ${catalogName}`;
+      throw new PorticoError('MGMT_CONFLICT', { field: 'name', reason });
+    }
+    if (await consumers.findPortalUserByEmail(this.db, catalog.id, email)) {
+      const reason = `a portal user with this email already exists in catalog ${catalogName}`;
+      throw new PorticoError('MGMT_CONFLICT', { field: 'owner.email', reason });
+    }
+    const passwordHash = await hashPassword(input.owner.password);
+    const owner = { email, name: (input.owner.name ?? '').trim() || email.split('@')[0], passwordHash };
+    const org = { name: input.name, title: (input.title ?? '').trim() || input.name };
+    return this.store.transaction((trx) => createOrgWithOwner(trx, catalog.id, org, owner));
+  }
+
+  /** The portal user for these credentials, under the same limits as `authenticateProvider`. */
+  async authenticatePortalUser(catalogId: string, email: string, password: string, address: string) {
+    const wanted = typeof email === 'string' ? email.trim().toLowerCase() : '';
+    return this.signInLimiter.guard({ account: `portal|${catalogId}|${wanted}`, address }, async () => {
+      const user = wanted ? await consumers.findPortalUserByEmail(this.db, catalogId, wanted) : undefined;
+      const ok = await verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '');
+      if (!user || !ok) throw new PorticoError('MGMT_BAD_CREDENTIALS');
+      return user;
+    });
   }
 
   async changePortalPassword(userId: string, current: string, next: string): Promise<void> {
@@ -539,11 +589,37 @@ function refTarget(ref: string, attachments: Record<string, string> | undefined)
   return { name: definition.name, version: definition.version };
 }
 
-async function uniqueConsumerOrgName(db: Db, catalogId: string, title: string): Promise<string> {
+/** Checks and normalises an email address; throws naming `field`. */
+function checkEmail(value: unknown, field = 'email'): string {
+  const email = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) {
+    throw new PorticoError('MGMT_VALIDATION', { field, reason: 'must be an email address' });
+  }
+  return email;
+}
+
+async function createOrgWithOwner(
+  trx: Db,
+  catalogId: string,
+  org: { name: string; title: string },
+  owner: { email: string; name: string; passwordHash: string },
+) {
+  const created = await consumers.createConsumerOrg(trx, { catalogId, name: org.name, title: org.title });
+  const user = await consumers.createPortalUser(trx, { catalogId, consumerOrgId: created.id, ...owner });
+  await trx.updateTable('consumer_orgs').set({ owner_id: user.id }).where('id', '=', created.id).execute();
+  return { user, org: { ...created, owner_id: user.id } };
+}
+
+/**
+ * A name for a self-registered organization: from its title, with a suffix when a product's
+ * visibility (any catalog) or another organization of the catalog already uses it.
+ */
+async function unclaimedConsumerOrgName(db: Db, catalogId: string, title: string): Promise<string> {
   const base = title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'org';
+  const listed = await products.visibilityOrgNames(db);
   for (let n = 0; ; n++) {
     const name = n === 0 ? base : `${base}-${n + 1}`;
-    if (!(await consumers.findConsumerOrgByName(db, catalogId, name))) return name;
+    if (!listed.has(name) && !(await consumers.findConsumerOrgByName(db, catalogId, name))) return name;
   }
 }
 

@@ -1,12 +1,10 @@
 /** What the portal's route modules are given: the services, the session settings and the gateway to relay to. */
 import type { Services } from '../management/services.ts';
-import type { SignInLimiter } from './sign-in-limiter.ts';
 import type { WebSessionOptions } from './web-session.ts';
 
 export interface PortalDeps {
   services: Services;
   sessions: WebSessionOptions;
-  limiter: SignInLimiter;
   /** Where the portal server sends Try it calls (the gateway as this process reaches it). */
   gatewayUrl: string;
   /** The gateway address shown to developers. */

@@ -16,7 +16,6 @@ import { catalogResolver, portalContext, setContext } from './context.ts';
 import type { PortalContext } from './context.ts';
 import type { PortalDeps } from './deps.ts';
 import { sendPortalError } from './layout.ts';
-import { SignInLimiter } from './sign-in-limiter.ts';
 import { registerStaticFiles } from './static-files.ts';
 import { csrfTokenMatches, isStateChanging, loadWebSession, presentedCsrfToken } from './web-session.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
@@ -39,8 +38,6 @@ export interface PortalOptions {
   trustProxy?: boolean;
   /** Try it time limit; default 15 s. */
   tryTimeoutMs?: number;
-  /** Failed sign-ins allowed per client address and email within the window; default 5 per 5 minutes. */
-  signInLimit?: { max: number; windowMs: number };
 }
 
 function wantsJson(request: FastifyRequest): boolean {
@@ -76,7 +73,6 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
   const deps: PortalDeps = {
     services,
     sessions: { db: services.store.db, kind: 'portal', cookieName: 'portico_portal', cookiePath: '/', ttlMs: options.sessionTtlMs },
-    limiter: new SignInLimiter(options.signInLimit ?? { max: 5, windowMs: 5 * 60_000 }),
     gatewayUrl: options.gatewayUrl,
     gatewayPublicUrl: options.gatewayPublicUrl ?? options.gatewayUrl,
     tryTimeoutMs: options.tryTimeoutMs ?? 15_000,

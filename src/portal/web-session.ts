@@ -2,10 +2,12 @@
  * Cookie sessions for the portal and the console. The cookie holds a random token; the store
  * keeps only its hash (`sessions`, kind `portal` or `provider`) with an expiry and the
  * session's CSRF token (synchronizer token pattern, OWASP CSRF cheat sheet). Visitors who are
- * not signed in get a random pre-session cookie whose value is the token their sign-in and
- * sign-up forms must echo, so those forms are protected too (login CSRF).
+ * not signed in get a pre-session (kind `pre-portal`/`pre-provider`) in the store too, whose
+ * CSRF token their sign-in and sign-up forms must echo (login CSRF). Both tokens are issued by
+ * the server: a cookie the server did not issue is never a session or a pre-session, so a
+ * client cannot choose the token it will be asked for (issue 12).
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session, SessionKind } from '../store/schema.ts';
 import { createSession, deleteSession, findSession } from '../store/sessions.ts';
@@ -37,24 +39,34 @@ function cookieOptions(request: FastifyRequest, options: WebSessionOptions, maxA
   };
 }
 
-/** Reads the session cookie; without a live session, issues (or reuses) the pre-session token. */
+// A sign-in form left open longer than this answers 403 "reload the page"; expired rows go with housekeeping.
+const preSessionTtlMs = 2 * 3600 * 1000;
+
+function preSessionCookie(options: WebSessionOptions): string {
+  return `${options.cookieName}_pre`;
+}
+
+/** Reads the session cookie; without a live session, the pre-session (a new one when the cookie names none). */
 export async function loadWebSession(request: FastifyRequest, reply: FastifyReply, options: WebSessionOptions): Promise<WebSessionState> {
   const token = request.cookies[options.cookieName];
   const session = token ? await findSession(options.db, token, [options.kind]) : undefined;
   if (session) return { session, csrfToken: session.csrf_token };
-  const preName = `${options.cookieName}_pre`;
-  let pre = request.cookies[preName];
-  if (!pre || !/^[A-Za-z0-9_-]{32,64}$/.test(pre)) {
-    pre = randomBytes(32).toString('base64url');
-    reply.setCookie(preName, pre, cookieOptions(request, options));
-  }
-  return { csrfToken: pre };
+  const preKind = `pre-${options.kind}` as const;
+  const pre = request.cookies[preSessionCookie(options)];
+  const preSession = pre ? await findSession(options.db, pre, [preKind]) : undefined;
+  if (preSession) return { csrfToken: preSession.csrf_token };
+  const created = await createSession(options.db, { kind: preKind, userId: '', ttlMs: preSessionTtlMs });
+  reply.setCookie(preSessionCookie(options), created.token, cookieOptions(request, options));
+  return { csrfToken: created.csrfToken };
 }
 
-/** Starts a session for `userId` and sets its cookie; returns the new state. */
+/** Starts a session for `userId` and sets its cookie (ending the pre-session); returns the new state. */
 export async function startWebSession(request: FastifyRequest, reply: FastifyReply, options: WebSessionOptions, userId: string): Promise<WebSessionState> {
-  const previous = request.cookies[options.cookieName];
-  if (previous) await deleteSession(options.db, previous);
+  for (const name of [options.cookieName, preSessionCookie(options)]) {
+    const previous = request.cookies[name];
+    if (previous) await deleteSession(options.db, previous);
+  }
+  reply.clearCookie(preSessionCookie(options), cookieOptions(request, options));
   const created = await createSession(options.db, { kind: options.kind, userId, ttlMs: options.ttlMs });
   reply.setCookie(options.cookieName, created.token, cookieOptions(request, options, Math.floor(options.ttlMs / 1000)));
   return { session: created.session, csrfToken: created.csrfToken };

@@ -137,3 +137,18 @@ export function listProductApis(db: Db, productId: string) {
     .orderBy('apis.name')
     .execute();
 }
+
+/**
+ * Every consumer organization name a product's visibility lists, in any catalog, lower-cased:
+ * names a self-registered organization must never get (issue 12, finding 12).
+ */
+export async function visibilityOrgNames(db: Db): Promise<Set<string>> {
+  const rows = await db.selectFrom('products').select(['view_orgs', 'subscribe_orgs']).execute();
+  const names = new Set<string>();
+  for (const row of rows) {
+    for (const list of [row.view_orgs, row.subscribe_orgs]) {
+      for (const name of JSON.parse(list) as string[]) names.add(name.toLowerCase());
+    }
+  }
+  return names;
+}

@@ -10,7 +10,8 @@ export type ApiState = 'offline' | 'online';
 export type ProductState = 'staged' | 'published' | 'deprecated' | 'retired' | 'archived';
 export type SubscriptionState = 'pending' | 'active' | 'rejected' | 'cancelled';
 export type Visibility = 'public' | 'authenticated' | 'custom';
-export type SessionKind = 'provider' | 'portal' | 'token';
+/** `pre-portal`/`pre-provider`: a visitor not signed in, holding only the sign-in and sign-up forms' CSRF token. */
+export type SessionKind = 'provider' | 'portal' | 'token' | 'pre-portal' | 'pre-provider';
 
 export interface ProviderOrgTable {
   id: string;

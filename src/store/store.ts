@@ -3,7 +3,7 @@
  * behind one Kysely instance, and runs the migrations. Everything above the store talks to
  * `Store.db`; a change that spans rows goes through `Store.transaction`.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
@@ -41,8 +41,26 @@ export function maskUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }
 
+/**
+ * The store holds password hashes and session and secret hashes: only its owner may read it.
+ * A folder we create is 0700 and the database file 0600 (an existing one is tightened when we
+ * own it); SQLite creates its -wal and -shm files with the database file's mode.
+ */
+function privateDatabaseFile(file: string): void {
+  const folder = dirname(file);
+  if (!existsSync(folder)) {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    chmodSync(folder, 0o700);
+  }
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    const stat = existsSync(path) ? statSync(path) : undefined;
+    if (stat && (stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) chmodSync(path, 0o600);
+  }
+}
+
 function sqliteDatabase(file: string): SqliteDatabase.Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') privateDatabaseFile(file);
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');

@@ -40,7 +40,8 @@ describe('portico CLI against a running management server', () => {
   });
 
   test('every command answers --help with exit 0', async () => {
-    for (const command of [[], ['serve'], ['demo'], ['login'], ['import'], ['publish'], ['apply'], ['approvals', 'list'], ['users', 'add'], ['apis', 'list']]) {
+    const commands = [[], ['serve'], ['demo'], ['login'], ['import'], ['publish'], ['apply'], ['approvals', 'list']];
+    for (const command of [...commands, ['users', 'add'], ['apis', 'list'], ['consumer-orgs', 'create']]) {
       const run = await portico([...command, '--help'], env);
       assert.equal(run.code, 0, `${command.join(' ')}: ${run.stderr}`);
       assert.match(run.stdout, /Usage: portico/);
@@ -137,6 +138,23 @@ describe('portico CLI against a running management server', () => {
     const other = { ...env, PORTICO_CONFIG: join(dir, 'bot.json') };
     const login = await portico(['login', '--server', t.management, '--username', 'release-bot', '--password', 'release-bot-pass-1'], other);
     assert.equal(login.code, 0, login.stderr);
+  });
+
+  test('issue-12: consumer-orgs create makes the organization a custom visibility names, with its owner', async () => {
+    const owner = ['--owner-email', 'pat@partner.example', '--owner-password', 'partner-pass-1'];
+    const args = ['consumer-orgs', 'create', 'partner-co', '--title', 'Partner Co', ...owner];
+    const create = await portico(args, env);
+    const said = 'created consumer organization partner-co in sandbox, owned by pat@partner.example\n';
+    assert.equal(create.stdout, said, create.stderr);
+    const again = await portico(args, env);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /consumer organization partner-co already exists in catalog sandbox/);
+    const list = await portico(['consumer-orgs', 'list'], env);
+    assert.match(list.stdout, /^partner-co\tPartner Co$/m);
+    const catalog = await t.platform.services.catalog(t.orgId, 'sandbox');
+    const services = t.platform.services;
+    const user = await services.authenticatePortalUser(catalog.id, 'pat@partner.example', 'partner-pass-1', 'cli-test');
+    assert.ok(user.consumer_org_id);
   });
 
   test('PORTICO_SERVER and PORTICO_TOKEN override the saved login', async () => {

@@ -66,7 +66,7 @@ export async function signIn(page: Page, portal: string, email: string, password
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
-/** Creates a portal account (and its consumer organization), signed in afterwards. */
+/** Creates a portal account (and its consumer organization), then signs in: sign-up itself starts no session. */
 export async function signUp(page: Page, portal: string, input: { email: string; password: string; name?: string; orgTitle?: string }): Promise<void> {
   await page.goto(`${portal}/sign-up`);
   if (input.name) await page.getByLabel('Your name').fill(input.name);
@@ -74,7 +74,8 @@ export async function signUp(page: Page, portal: string, input: { email: string;
   await page.getByLabel('Email').fill(input.email);
   await page.getByLabel('Password').fill(input.password);
   await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  await page.waitForURL(/\/sign-in\?registered=1$/);
+  await signIn(page, portal, input.email, input.password);
 }
 
 /** Signs out of the portal. */

@@ -164,6 +164,20 @@ describe('management API', () => {
     assert.deepEqual(users.body.map((u: { username: string }) => u.username), ['admin', 'ops']);
   });
 
+  test('issue-12: POST /api/users answers a name taken in another org as one taken in its own', async () => {
+    const other = await t.platform.services.ensureOrg('rival', 'Rival');
+    const rival = { username: 'rival-admin', email: '', password: 'rival-pass-123' };
+    await t.platform.services.addProviderUser(other.orgId, rival);
+    const theirs = await t.call('POST', '/api/users', { username: 'rival-admin', password: 'long-enough-9' });
+    const ours = await t.call('POST', '/api/users', { username: 'admin', password: 'long-enough-9' });
+    assert.equal(theirs.status, 409);
+    assert.equal(ours.status, 409);
+    const sameButName = { ...ours.body.error, message: ours.body.error.message.replace('admin', 'rival-admin') };
+    assert.deepEqual(theirs.body.error, sameButName);
+    assert.equal(theirs.body.error.message, 'the user name rival-admin is not available; choose another');
+    assert.equal(theirs.body.error.field, 'username');
+  });
+
   test('logout ends the token', async () => {
     const login = await t.call('POST', '/api/login', { username: 'ops', password: 'long-enough-9' }, null);
     assert.equal((await t.call('GET', '/api/me', undefined, login.body.token)).body.username, 'ops');

@@ -12,58 +12,16 @@ import { findProduct } from '../../src/store/products.ts';
 import { hashToken } from '../../src/store/secrets.ts';
 import { startPortalDemo } from '../helpers/browser.ts';
 import type { RunningDemo } from '../helpers/browser.ts';
+import { WebClient } from '../helpers/web-client.ts';
 
 let running: RunningDemo;
-
-/** A browser-like HTTP client: keeps cookies, reads the CSRF token of the last page. */
-class WebClient {
-  readonly cookies = new Map<string, string>();
-  csrf = '';
-
-  constructor(private readonly base: string) {}
-
-  private cookieHeader(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-
-  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; location: string; text: string; headers: Headers }> {
-    const answer = await fetch(`${this.base}${path}`, {
-      method,
-      redirect: 'manual',
-      headers: { cookie: this.cookieHeader(), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of answer.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (value === '' || /Max-Age=0|Expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    const text = await answer.text();
-    const token = /name="_csrf" value="([^"]+)"/.exec(text);
-    if (token) this.csrf = token[1];
-    return { status: answer.status, location: answer.headers.get('location') ?? '', text, headers: answer.headers };
-  }
-
-  get(path: string) {
-    return this.request('GET', path);
-  }
-
-  post(path: string, form: Record<string, string> = {}, withToken = true) {
-    return this.request('POST', path, withToken ? { _csrf: this.csrf, ...form } : form);
-  }
-
-  async signIn(email: string, password: string): Promise<number> {
-    await this.get('/sign-in');
-    return (await this.post('/sign-in', { email, password, next: '/' })).status;
-  }
-}
 
 async function signUp(email: string, orgTitle: string): Promise<WebClient> {
   const client = new WebClient(running.portal);
   await client.get('/sign-up');
   const answer = await client.post('/sign-up', { email, password: 'security-pass-1', orgTitle });
   assert.equal(answer.status, 303);
+  assert.equal(await client.signIn(email, 'security-pass-1'), 303);
   return client;
 }
 
@@ -121,6 +79,40 @@ test('sign-in and sign-out forms need the token too (login CSRF)', async () => {
   const answer = await client.post('/sign-in', { email: demo.developer.email, password: demo.developer.password }, false);
   assert.equal(answer.status, 403);
   assert.equal(client.cookies.has('portico_portal'), false);
+});
+
+test('issue-12: a pre-session cookie the client made up, echoed in the form, is refused with 403', async () => {
+  const forged = 'f'.repeat(43);
+  const developer = { email: demo.developer.email, password: demo.developer.password };
+  const newcomer = { email: `forged-${Date.now()}@example.org`, password: 'security-pass-1' };
+  const provider = { username: demo.provider.username, password: demo.provider.password };
+  const targets: Array<{ base: string; path: string; cookie: string; fields: Record<string, string> }> = [
+    { base: running.portal, path: '/sign-in', cookie: 'portico_portal_pre', fields: developer },
+    { base: running.portal, path: '/sign-up', cookie: 'portico_portal_pre', fields: newcomer },
+    { base: running.management, path: '/console/sign-in', cookie: 'portico_console_pre', fields: provider },
+  ];
+  for (const target of targets) {
+    const client = new WebClient(target.base);
+    client.cookies.set(target.cookie, forged);
+    const answer = await client.request('POST', target.path, { _csrf: forged, ...target.fields });
+    assert.equal(answer.status, 403, target.path);
+    assert.match(answer.text, /Missing or invalid CSRF token/);
+    assert.notEqual(client.cookies.get(target.cookie), forged, `${target.path}: the server issues its own pre-session`);
+    assert.equal(client.cookies.has('portico_portal') || client.cookies.has('portico_console'), false, 'no session');
+  }
+});
+
+test("issue-12: the pre-session's token is not its cookie: the cookie echoed as the token is refused", async () => {
+  const client = new WebClient(running.portal);
+  await client.get('/sign-in');
+  const cookie = client.cookies.get('portico_portal_pre')!;
+  assert.notEqual(client.csrf, cookie);
+  const fields = { _csrf: cookie, email: demo.developer.email, password: demo.developer.password };
+  const answer = await client.request('POST', '/sign-in', fields);
+  assert.equal(answer.status, 403);
+  const signedIn = await client.post('/sign-in', { email: demo.developer.email, password: demo.developer.password });
+  assert.equal(signedIn.status, 303, 'the token the server issued works');
+  assert.equal(client.cookies.has('portico_portal_pre'), false, 'signing in ends the pre-session');
 });
 
 test('the console refuses an approval without the CSRF token', async () => {

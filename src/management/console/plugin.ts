@@ -9,7 +9,6 @@ import { PorticoError } from '../../errors.ts';
 import { csrfField, notice } from '../../portal/components.ts';
 import { formField, localPath, queryField } from '../../portal/form.ts';
 import { html } from '../../portal/html.ts';
-import { SignInLimiter } from '../../portal/sign-in-limiter.ts';
 import { registerStaticFiles } from '../../portal/static-files.ts';
 import { csrfTokenMatches, endWebSession, isStateChanging, loadWebSession, presentedCsrfToken, startWebSession } from '../../portal/web-session.ts';
 import type { WebSessionOptions } from '../../portal/web-session.ts';
@@ -25,7 +24,6 @@ import { registerConsolePages } from './pages.ts';
 export interface ConsoleOptions {
   services: Services;
   sessionTtlMs: number;
-  signInLimit?: { max: number; windowMs: number };
 }
 
 /** What the console's page modules are given. */
@@ -63,7 +61,6 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
     services: options.services,
     sessions: { db: options.services.store.db, kind: 'provider', cookieName: 'portico_console', cookiePath: '/console', ttlMs: options.sessionTtlMs },
   };
-  const limiter = new SignInLimiter(options.signInLimit ?? { max: 5, windowMs: 5 * 60_000 });
   await app.register(fastifyFormbody);
 
   app.addHook('preHandler', async (request, reply) => {
@@ -101,22 +98,21 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
     const context = consoleContext(request);
     const username = formField(request, 'username').trim();
     const next = localPath(formField(request, 'next'), '/console');
-    const key = `${request.ip}|${username.toLowerCase()}`;
-    const wait = limiter.retryAfterSeconds(key);
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
-      const error = new PorticoError('MGMT_TOO_MANY_ATTEMPTS', { seconds: wait }).message;
-      return sendConsolePage(reply, viewOf(context), { title: 'Too many attempts', status: 429, section: 'sign-in', main: signInPage(context, { username, next, error }) });
-    }
     try {
-      const user = await options.services.authenticateProvider(username, formField(request, 'password'));
-      limiter.recordSuccess(key);
+      const user = await options.services.authenticateProvider(username, formField(request, 'password'), request.ip);
       await startWebSession(request, reply, deps.sessions, user.id);
       return reply.redirect(next.startsWith('/console') ? next : '/console', 303);
     } catch (error) {
-      if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
-      limiter.recordFailure(key);
-      return sendConsolePage(reply, viewOf(context), { title: 'Sign in', status: 401, section: 'sign-in', main: signInPage(context, { username, next, error: 'Wrong username or password.' }) });
+      if (!(error instanceof PorticoError)) throw error;
+      if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') {
+        reply.header('retry-after', String(error.params.seconds));
+        const main = signInPage(context, { username, next, error: error.message });
+        const page = { title: 'Too many attempts', status: 429, section: 'sign-in' as const, main };
+        return sendConsolePage(reply, viewOf(context), page);
+      }
+      if (error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
+      const main = signInPage(context, { username, next, error: 'Wrong username or password.' });
+      return sendConsolePage(reply, viewOf(context), { title: 'Sign in', status: 401, section: 'sign-in', main });
     }
   });
 

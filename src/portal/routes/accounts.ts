@@ -12,9 +12,17 @@ import { html } from '../html.ts';
 import { sendPortalPage } from '../layout.ts';
 import { endWebSession, startWebSession } from '../web-session.ts';
 
-function signInForm(context: PortalContext, values: { email?: string; next?: string; error?: string }) {
+interface SignInValues {
+  email?: string;
+  next?: string;
+  error?: string;
+  /** Just signed up: the neutral notice. */
+  registered?: boolean;
+}
+
+function signInForm(context: PortalContext, values: SignInValues) {
   return html`<h1>Sign in</h1>
-${values.error ? notice('error', values.error) : ''}
+${values.registered ? notice('ok', registeredNotice) : ''}${values.error ? notice('error', values.error) : ''}
 <form method="post" action="/sign-in" class="stack">
 ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/'}">
 <div class="field"><label for="email">Email</label><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="username" required></div>
@@ -23,6 +31,9 @@ ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.
 </form>
 <p>New here? <a href="/sign-up">Create an account</a> for your organization.</p>`;
 }
+
+// The same words whether the email was new or already had an account (issue 12).
+const registeredNotice = 'Thank you. Sign in with your email and password to continue.';
 
 function signUpForm(context: PortalContext, values: { email?: string; name?: string; orgTitle?: string; error?: string }) {
   return html`<h1>Create an account</h1>
@@ -60,10 +71,6 @@ export function redirectToSignIn(request: FastifyRequest, reply: FastifyReply): 
   return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
 }
 
-function clientAddress(request: FastifyRequest): string {
-  return request.ip;
-}
-
 /** Registers the account routes. */
 export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const { services } = deps;
@@ -72,29 +79,29 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     const next = localPath(queryField(request, 'next'));
     if (signedIn(context)) return reply.redirect(next, 303);
-    return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', main: signInForm(context, { next }) });
+    const main = signInForm(context, { next, registered: queryField(request, 'registered') === '1' });
+    return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', main });
   });
 
   app.post('/sign-in', async (request, reply) => {
     const context = portalContext(request);
     const email = formField(request, 'email').trim().toLowerCase();
     const next = localPath(formField(request, 'next'));
-    const key = `${clientAddress(request)}|${email}`;
-    const wait = deps.limiter.retryAfterSeconds(key);
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
-      const error = new PorticoError('MGMT_TOO_MANY_ATTEMPTS', { seconds: wait }).message;
-      return sendPortalPage(reply, context, { title: 'Too many attempts', section: 'sign-in', status: 429, main: signInForm(context, { email, next, error }) });
-    }
     let user;
     try {
-      user = await services.authenticatePortalUser(context.catalog.catalogId, email, formField(request, 'password'));
+      const password = formField(request, 'password');
+      user = await services.authenticatePortalUser(context.catalog.catalogId, email, password, request.ip);
     } catch (error) {
-      if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
-      deps.limiter.recordFailure(key);
-      return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', status: 401, main: signInForm(context, { email, next, error: 'Wrong email or password.' }) });
+      if (!(error instanceof PorticoError)) throw error;
+      if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') {
+        reply.header('retry-after', String(error.params.seconds));
+        const main = signInForm(context, { email, next, error: error.message });
+        return sendPortalPage(reply, context, { title: 'Too many attempts', section: 'sign-in', status: 429, main });
+      }
+      if (error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
+      const main = signInForm(context, { email, next, error: 'Wrong email or password.' });
+      return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', status: 401, main });
     }
-    deps.limiter.recordSuccess(key);
     await startWebSession(request, reply, deps.sessions, user.id);
     return reply.redirect(next, 303);
   });
@@ -109,13 +116,16 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     const values = { email: formField(request, 'email'), name: formField(request, 'name'), orgTitle: formField(request, 'orgTitle') };
     try {
-      const { user } = await services.signUp(context.catalog.catalogId, { ...values, password: formField(request, 'password') });
-      await startWebSession(request, reply, deps.sessions, user.id);
-      return reply.redirect('/?welcome=1', 303);
+      await services.signUp(context.catalog.catalogId, { ...values, password: formField(request, 'password') });
     } catch (error) {
-      const message = formErrorMessage(error);
-      return sendPortalPage(reply, context, { title: 'Create an account', section: 'sign-up', status: 400, main: signUpForm(context, { ...values, error: message }) });
+      // A taken email answers exactly like a new account (issue 12): nobody learns who has one.
+      const taken = error instanceof PorticoError && error.code === 'MGMT_CONFLICT' && error.params.field === 'email';
+      if (!taken) {
+        const main = signUpForm(context, { ...values, error: formErrorMessage(error) });
+        return sendPortalPage(reply, context, { title: 'Create an account', section: 'sign-up', status: 400, main });
+      }
     }
+    return reply.redirect('/sign-in?registered=1', 303);
   });
 
   app.post('/sign-out', async (request, reply) => {

@@ -8,7 +8,6 @@ import { breadcrumbs, notice, statePill } from '../components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { queryField } from '../form.ts';
 import { html, path } from '../html.ts';
 import { sendPortalPage } from '../layout.ts';
 import { approvalInWords, planLimitsInWords } from '../plan-words.ts';
@@ -51,12 +50,11 @@ function mySubscriptions(subscriptions: SubscriptionDetail[]) {
   )}</ul>`;
 }
 
-function homePage(context: PortalContext, products: ProductRow[], welcome: boolean) {
+function homePage(context: PortalContext, products: ProductRow[]) {
   const start = signedIn(context)
     ? html`<a class="button" href="/apps/new">Create an app</a> <a class="button secondary" href="/products">Browse API products</a>`
     : html`<a class="button" href="/sign-up">Create an account</a> <a class="button secondary" href="/sign-in">Sign in</a>`;
-  return html`${welcome ? notice('ok', 'Welcome! Your account and organization are ready. Create an app to get client credentials.') : ''}
-<section class="hero" aria-labelledby="hero-title"><h1 id="hero-title">${signedIn(context) ? html`Get started, ${context.user.name}` : 'Build with our APIs'}</h1>
+  return html`<section class="hero" aria-labelledby="hero-title"><h1 id="hero-title">${signedIn(context) ? html`Get started, ${context.user.name}` : 'Build with our APIs'}</h1>
 <p class="lede">Find API products, register your application, subscribe it to a plan and try the operations right here.</p>
 <p>${start}</p></section>
 <h2>Get started</h2>
@@ -71,7 +69,7 @@ export function registerProductRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/', async (request, reply) => {
     const context = portalContext(request);
     const products = await visibleProducts(services, context);
-    return sendPortalPage(reply, context, { title: 'Home', section: 'home', main: homePage(context, products, queryField(request, 'welcome') === '1') });
+    return sendPortalPage(reply, context, { title: 'Home', section: 'home', main: homePage(context, products) });
   });
 
   app.get('/products', async (request, reply) => {
