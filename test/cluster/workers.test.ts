@@ -22,7 +22,7 @@ describe('serve --workers 2 without Redis', () => {
     // the worker cluster then serves from.
     const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0' }, { dataDir });
     demo = await startDemo(settings, pino({ level: 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
-    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, ['gateway']);
+    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, ['gateway', 'status']);
   });
   after(async () => {
     await node?.stop();
@@ -47,7 +47,7 @@ describe('serve --workers 2 without Redis', () => {
     const deadline = Date.now() + 10_000;
     let current = 0;
     while (Date.now() < deadline && current < 12) {
-      const ready = (await (await fetch(`${node.urls.gateway}/ready`, { headers: { connection: 'close' } })).json()) as { change: number };
+      const ready = (await (await fetch(`${node.urls.status}/ready`, { headers: { connection: 'close' } })).json()) as { change: number };
       current = ready.change >= latest ? current + 1 : 0;
       if (current === 0) await new Promise((r) => setTimeout(r, 50));
     }
