@@ -544,6 +544,7 @@ export class Gateway {
     // Node's header timeout starts with a request's first byte: a connection that never sends one
     // would stay open for good. It gets the same time for its first request (reset in `handle`).
     server.on('connection', (socket: Socket) => socket.setTimeout(headersTimeoutMs));
+    server.on('clientError', closeOnClientError);
     this.server = server;
     return bind(server, port, host);
   }
@@ -598,6 +599,23 @@ export class Gateway {
   static metrics(): Promise<string> {
     return metricsRegistry.metrics();
   }
+}
+
+const clientErrorAnswers: Record<string, string> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+};
+
+/**
+ * Answers a malformed or timed-out request as Node would, and always closes the connection: with
+ * Node's own handling, some connections answered 408 by the header timeout were left open.
+ */
+function closeOnClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writable && socket.bytesWritten === 0) {
+    socket.write(clientErrorAnswers[error.code ?? ''] ?? 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  }
+  socket.destroy();
 }
 
 function bind(server: Server, port: number, host: string): Promise<Server> {
