@@ -461,7 +461,7 @@ function storeUnreachable(services: Services): PorticoError {
  */
 async function unexpectedError(services: Services, error: Error, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   if (!(await storeAnswers(services))) {
-    request.log.warn({ err: error }, 'management request failed: the store does not answer');
+    request.log.warn({ reason: error.message }, 'management request failed: the store does not answer');
     return reply.status(503).header('retry-after', '5').send(storeUnreachable(services).toJSON());
   }
   request.log.error({ err: error }, 'management request failed');
