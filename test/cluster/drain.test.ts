@@ -37,7 +37,7 @@ interface Node {
   ready: boolean;
 }
 
-/** Round robin over the nodes whose last `/ready` check answered 200; every 50 ms. */
+/** Round robin over the nodes whose last `/ready` check answered 200; every 250 ms, as a balancer checks now and then. */
 function startBalancer(nodes: Node[]): { server: Server; errors: string[]; stop(): void } {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const errors: string[] = [];
@@ -51,7 +51,7 @@ function startBalancer(nodes: Node[]): { server: Server; errors: string[]; stop(
         })
         .catch(() => (node.ready = false));
     }
-  }, 50);
+  }, 250);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const ready = nodes.filter((node) => node.ready);
     const node = ready[next++ % ready.length];
