@@ -25,6 +25,7 @@ export const errorCatalogue = {
     message: 'One or more required API parameters are missing in the API request. Missing: {name} ({in})',
   },
   GW_INVALID_PARAMETER: { status: 400, message: 'The API parameter {name} ({in}) is invalid: {reason}' },
+  GW_BAD_HEADER: { status: 400, message: 'The request header {name} is invalid: {reason}' },
   GW_BAD_REQUEST_BODY: { status: 400, message: 'The request body could not be parsed: {reason}' },
   GW_INVALID_PATH: { status: 400, message: 'The request path is not valid: {reason}' },
   GW_UNSAFE_TARGET_VALUE: { status: 400, message: 'The value of {name} cannot be used in the backend URL: {reason}' },
@@ -61,7 +62,7 @@ export const errorCatalogue = {
   // ── configuration / CLI ───────────────────────────────────────────────────────────────
   CONFIG_INVALID: { status: 500, message: 'Setting {setting} is invalid: {reason}' },
   PORT_IN_USE: { status: 500, message: 'Port {port} is already in use; change {setting} or stop the other process' },
-  STORE_UNREACHABLE: { status: 500, message: 'Cannot reach the database at {url}: {reason}' },
+  STORE_UNREACHABLE: { status: 503, message: 'Cannot reach the database at {url}: {reason}' },
   CLI_NOT_LOGGED_IN: { status: 401, message: 'Not logged in: run `portico login --server URL` or set PORTICO_SERVER and PORTICO_TOKEN' },
   CLI_SERVER_UNREACHABLE: { status: 500, message: 'Cannot reach the management server at {server}: {reason}' },
   CLI_FILE: { status: 400, message: '{file}: {reason}' },

@@ -25,8 +25,8 @@ export interface Platform {
   gateway?: Gateway;
   management?: FastifyInstance;
   portal?: FastifyInstance;
-  /** Bound addresses, e.g. `{ gateway: 'http://127.0.0.1:8080' }`. */
-  urls: Partial<Record<'gateway' | 'management' | 'portal', string>>;
+  /** Bound addresses, e.g. `{ gateway: 'http://127.0.0.1:8080' }`; `status` is the gateway's status listener. */
+  urls: Partial<Record<'gateway' | 'status' | 'management' | 'portal', string>>;
   close(): Promise<void>;
 }
 
@@ -66,6 +66,10 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       const server = await g.listen(settings.gatewayPort, settings.host).catch((error) => portInUse(error, settings.gatewayPort, 'PORTICO_GATEWAY_PORT'));
       urls.gateway = addressOf(server);
       closers.push(() => g.close());
+      const status = await g
+        .listenStatus(settings.gatewayStatusPort, settings.host)
+        .catch((error) => portInUse(error, settings.gatewayStatusPort, 'PORTICO_GATEWAY_STATUS_PORT'));
+      urls.status = addressOf(status);
     }
     if (runs('management')) {
       const stopHousekeeping = startHousekeeping({ store, logger, retentionDays: settings.analyticsRetentionDays });

@@ -187,6 +187,7 @@ program
     out(`  provider console  ${urls.management}/console   sign in: ${demo.provider.username} / ${demo.provider.password}`);
     out(`  management API    ${urls.management}/api   (portico login --server ${urls.management} --username ${demo.provider.username})`);
     out(`  gateway           ${urls.gateway}/${demo.org}/${demo.catalog}`);
+    out(`  gateway status    ${urls.status}/ready   ${urls.status}/metrics`);
     out(`  store             ${settings.databaseUrl}`);
     out('');
     out(`Demo app "${demo.appTitle}" (Accessories Gold, approved) — client id ${handle.clientId}`);

@@ -13,7 +13,7 @@ import { servePrimaryCounters } from '../ratelimit/cluster.ts';
 import { openStore } from '../store/store.ts';
 
 export interface ServeHandle {
-  urls: Partial<Record<'gateway' | 'management' | 'portal', string>>;
+  urls: Partial<Record<'gateway' | 'status' | 'management' | 'portal', string>>;
   platform?: Platform;
   close(): Promise<void>;
 }
@@ -22,7 +22,7 @@ export interface ServeHandle {
 export async function runGatewayWorker(settings: Readonly<Settings>, logger: Logger): Promise<void> {
   const { startPlatform } = await import('../platform.ts');
   const platform = await startPlatform(settings, logger, 'gateway');
-  process.send?.({ type: 'portico:listening', url: platform.urls.gateway });
+  process.send?.({ type: 'portico:listening', url: platform.urls.gateway, status: platform.urls.status });
   const stop = () => {
     platform.close().finally(() => process.exit(0));
   };
@@ -43,24 +43,27 @@ export async function startCluster(settings: Readonly<Settings>, logger: Logger,
   const urls: ServeHandle['urls'] = { ...others?.urls };
   let stopping = false;
   const live = new Set<Worker>();
-  let firstListening: (url: string) => void = () => {};
-  const listening = new Promise<string>((resolve) => (firstListening = resolve));
+  let firstListening: (urls: { url: string; status?: string }) => void = () => {};
+  const listening = new Promise<{ url: string; status?: string }>((resolve) => (firstListening = resolve));
 
   const fork = () => {
     const worker = cluster.fork({ PORTICO_CLUSTER_WORKER: '1' });
     live.add(worker);
-    worker.on('message', (message: { type?: string; url?: string }) => {
-      if (message?.type === 'portico:listening' && message.url) firstListening(message.url);
+    worker.on('message', (message: { type?: string; url?: string; status?: string }) => {
+      if (message?.type === 'portico:listening' && message.url) firstListening({ url: message.url, status: message.status });
     });
     worker.once('exit', (code, signal) => {
       live.delete(worker);
       if (stopping) return;
-      logger.error({ pid: worker.process.pid, code, signal }, 'gateway worker died; starting another');
+      // `pid` is the logger's own field (this process): the worker's goes under its own name.
+      logger.error({ workerPid: worker.process.pid, code, signal }, 'gateway worker died; starting another');
       setTimeout(fork, 500).unref();
     });
   };
   for (let i = 0; i < workers; i++) fork();
-  urls.gateway = await listening;
+  const first = await listening;
+  urls.gateway = first.url;
+  if (first.status) urls.status = first.status;
 
   return {
     urls,
@@ -71,7 +74,8 @@ export async function startCluster(settings: Readonly<Settings>, logger: Logger,
         [...live].map(
           (worker) =>
             new Promise<void>((resolve) => {
-              const timer = setTimeout(() => worker.kill('SIGKILL'), 15_000);
+              // A worker drains first (`PORTICO_DRAIN_SECONDS`), then gives requests in flight 10 s.
+              const timer = setTimeout(() => worker.kill('SIGKILL'), settings.drainMs + 15_000);
               worker.once('exit', () => {
                 clearTimeout(timer);
                 resolve();

@@ -3,6 +3,7 @@
  * frozen (fastify's "config validated once at start"). Every setting is listed in
  * docs/configuration.md.
  */
+import { isIP } from 'node:net';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { PorticoError } from '../errors.ts';
@@ -18,6 +19,22 @@ export interface Settings {
   rateLimitFailOpen: boolean;
   host: string;
   gatewayPort: number;
+  /** The gateway's status listener: `/health`, `/ready`, `/metrics`, off the consumer port. */
+  gatewayStatusPort: number;
+  /** Also answer `/health`, `/ready` and `/metrics` on the consumer port (off by default). */
+  gatewayStatusOnConsumerPort: boolean;
+  /** Peers whose `Forwarded`/`X-Forwarded-*`/`X-Real-IP` the gateway keeps: CIDR blocks or addresses. */
+  trustedProxies: string[];
+  /** A gateway connection must deliver a whole request head within this long (also its first byte). */
+  gatewayHeadersTimeoutMs: number;
+  /** A gateway connection must deliver a whole request (head and body) within this long. */
+  gatewayRequestTimeoutMs: number;
+  /** An idle kept-alive gateway connection is closed after this long. */
+  gatewayKeepAliveTimeoutMs: number;
+  /** Open connections a gateway process accepts at once; more are closed on arrival (0 = no cap). */
+  gatewayMaxConnections: number;
+  /** On stop: how long `/ready` answers 503 while the gateway still serves, before its listener closes. */
+  drainMs: number;
   portalPort: number;
   managementPort: number;
   logLevel: string;
@@ -80,6 +97,31 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected true or false, got "${raw}"` });
+}
+
+function number(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected a number from ${min} to ${max}, got "${raw}"` });
+  }
+  return value;
+}
+
+/** `PORTICO_TRUSTED_PROXIES`: comma-separated addresses or CIDR blocks, checked here so a typo stops the start. */
+function trustedProxies(env: Env): string[] {
+  const entries = (env.PORTICO_TRUSTED_PROXIES ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const badBits = bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > maxBits);
+    if (family === 0 || badBits || extra !== undefined) {
+      throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TRUSTED_PROXIES', reason: `"${entry}" is not an address or CIDR block` });
+    }
+  }
+  return entries;
 }
 
 function tlsProfiles(env: Env): Record<string, TlsProfileSetting> {
@@ -150,6 +192,15 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     rateLimitFailOpen: boolean(env, 'PORTICO_RATELIMIT_FAIL_OPEN', true),
     host,
     gatewayPort,
+    // A free gateway port (tests, several nodes on one machine) gets a free status port too.
+    gatewayStatusPort: integer(env, 'PORTICO_GATEWAY_STATUS_PORT', gatewayPort === 0 ? 0 : 8083, 0, 65535),
+    gatewayStatusOnConsumerPort: boolean(env, 'PORTICO_GATEWAY_STATUS_ON_CONSUMER_PORT', false),
+    trustedProxies: trustedProxies(env),
+    gatewayHeadersTimeoutMs: integer(env, 'PORTICO_GATEWAY_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000),
+    gatewayRequestTimeoutMs: integer(env, 'PORTICO_GATEWAY_REQUEST_TIMEOUT_MS', 120_000, 100, 3_600_000),
+    gatewayKeepAliveTimeoutMs: integer(env, 'PORTICO_GATEWAY_KEEPALIVE_TIMEOUT_MS', 65_000, 100, 3_600_000),
+    gatewayMaxConnections: integer(env, 'PORTICO_GATEWAY_MAX_CONNECTIONS', 10_000, 0),
+    drainMs: Math.round(number(env, 'PORTICO_DRAIN_SECONDS', 5, 0, 600) * 1000),
     portalPort: integer(env, 'PORTICO_PORTAL_PORT', 8081, 0, 65535),
     managementPort: integer(env, 'PORTICO_MANAGEMENT_PORT', 8082, 0, 65535),
     logLevel: env.PORTICO_LOG_LEVEL ?? 'info',

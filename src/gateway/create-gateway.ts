@@ -74,5 +74,14 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     sink: new AnalyticsSink({ store, logger, batchSize: settings.analyticsBatchSize, flushMs: settings.analyticsFlushMs }),
     analyticsMaxPayloadBytes: settings.analyticsMaxPayloadBytes,
     analyticsRedact: settings.analyticsRedact,
+    connections: {
+      headersTimeoutMs: settings.gatewayHeadersTimeoutMs,
+      requestTimeoutMs: settings.gatewayRequestTimeoutMs,
+      keepAliveTimeoutMs: settings.gatewayKeepAliveTimeoutMs,
+      maxConnections: settings.gatewayMaxConnections,
+      drainMs: settings.drainMs,
+    },
+    trustedProxies: settings.trustedProxies,
+    statusOnConsumerPort: settings.gatewayStatusOnConsumerPort,
   });
 }

@@ -6,8 +6,10 @@
  * snapshot; the database is never touched on this path. A new snapshot is compiled off the
  * path and swapped in whole, so requests in flight finish on the one they started with.
  */
+import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { register as metricsRegistry } from 'prom-client';
@@ -26,6 +28,7 @@ import { GatewayContext, headerBag } from './context.ts';
 import type { PolicyRegistry } from './flow.ts';
 import { buildActivityEvent, createRedaction } from './activity.ts';
 import type { Redaction } from './activity.ts';
+import { setForwardedHeaders, trustedPeers } from './forwarded.ts';
 import { recordRequest } from './metrics.ts';
 import { authenticate } from './security/index.ts';
 import type { CallerDirectory, SecurityRequest } from './security/index.ts';
@@ -43,7 +46,33 @@ export interface GatewayOptions {
   analyticsMaxPayloadBytes?: number;
   /** Header and JSON field names redacted in captured payloads (besides credentials). */
   analyticsRedact?: string[];
+  /** Consumer connections: timeouts, the cap on open ones, and the stop's drain. */
+  connections?: Partial<ConnectionSettings>;
+  /** Peers (addresses, CIDR blocks) whose forwarded headers are kept; default none. */
+  trustedProxies?: string[];
+  /** Also answer `/health`, `/ready` and `/metrics` on the consumer port. */
+  statusOnConsumerPort?: boolean;
 }
+
+export interface ConnectionSettings {
+  /** A request head, and a new connection's first request, must arrive within this long. */
+  headersTimeoutMs: number;
+  /** A whole request (head and body) must arrive within this long. */
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  /** Open consumer connections at once; more are closed on arrival (0 = no cap). */
+  maxConnections: number;
+  /** How long a stop answers `/ready` 503 while still serving, before the listener closes. */
+  drainMs: number;
+}
+
+const defaultConnections: ConnectionSettings = {
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 10_000,
+  drainMs: 0,
+};
 
 const txPrefix = randomBytes(4).toString('hex');
 let txCounter = 0;
@@ -141,13 +170,21 @@ export class Gateway {
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
   private server: Server | undefined;
+  private statusServer: Server | undefined;
   private readonly abort = new AbortController();
   private draining = false;
 
   private readonly redaction: Redaction;
+  private readonly connections: ConnectionSettings;
+  private readonly trusted: (address: string) => boolean;
 
   constructor(private readonly options: GatewayOptions) {
     this.redaction = createRedaction(options.analyticsRedact);
+    this.connections = { ...defaultConnections, ...options.connections };
+    this.trusted = trustedPeers(options.trustedProxies ?? []);
+    // Every backend call in flight listens on this one signal (undici removes its listener when the
+    // call ends): more than ten at once is the normal case, not a leak.
+    setMaxListeners(0, this.abort.signal);
   }
 
   get current(): Snapshot | undefined {
@@ -187,8 +224,20 @@ export class Gateway {
   /** The node:http request listener. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     const state: RequestState = { txId: nextTransactionId(), started: performance.now() };
+    // The first request of a connection ends its wait for one (see `listen`); a slow backend must not.
+    if (req.socket.timeout) req.socket.setTimeout(0);
+    const refused = refusedHeader(req);
+    if (refused !== undefined) return this.fail(res, state, refused);
     // Nothing per request tracks what is in flight: close() waits on the server's connections.
     this.serve(req, res, state).catch((error: unknown) => this.fail(res, state, error));
+  };
+
+  /** The status listener's request listener: `/health`, `/ready`, `/metrics`, else 404. */
+  readonly handleStatus = (req: IncomingMessage, res: ServerResponse): void => {
+    const state: RequestState = { txId: nextTransactionId(), started: performance.now() };
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    this.answerStatusPath(q < 0 ? url : url.slice(0, q), req, res, state).catch((error: unknown) => this.fail(res, state, error));
   };
 
   private async serve(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
@@ -203,7 +252,8 @@ export class Gateway {
     // API URLs have at least three segments, so one-segment paths are free for the node's status.
     if (second < 0) return this.answerStatus(pathname, req, res, state);
     const snapshot = this.snapshot;
-    if (snapshot === undefined || this.draining) throw consumerError('GW_UNAVAILABLE', { reason: this.draining ? 'shutting down' : 'starting' });
+    // A draining node still serves: its answers close their connections (see `finish`).
+    if (snapshot === undefined) throw consumerError('GW_UNAVAILABLE', { reason: 'starting' });
     const third = pathname.indexOf('/', second + 1);
     const catalogKey = third < 0 ? pathname.slice(1) : pathname.slice(1, third);
     const catalog = snapshot.catalogs.get(catalogKey);
@@ -282,6 +332,7 @@ export class Gateway {
     search: string,
     body: Buffer | undefined,
   ): GatewayContext {
+    setForwardedHeaders(req, this.trusted);
     const headers = req.headers as Record<string, string>;
     const contentType = headers['content-type'] ?? '';
     const requestBody = body === undefined ? undefined : new RawBody(body, contentType);
@@ -361,6 +412,8 @@ export class Gateway {
     }
     const length = payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
     headers.set('content-length', length);
+    // While draining, each answer ends its connection, so clients reconnect (elsewhere) with no reset.
+    if (this.draining) headers.set('connection', 'close');
     // One call writes the head: no per-field setHeader bookkeeping.
     res.writeHead(status, headers.fields);
     if (req.method === 'HEAD' || payload === undefined) res.end();
@@ -395,12 +448,19 @@ export class Gateway {
     if (event) sink.record(event);
   }
 
+  /** The status paths on the consumer port: 404 unless the settings keep them there. */
+  private async answerStatus(pathname: string, req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
+    if (!this.options.statusOnConsumerPort) throw consumerError('GW_NOT_FOUND');
+    return this.answerStatusPath(pathname, req, res, state);
+  }
+
   /**
    * `/health` (the process answers), `/ready` (a snapshot is loaded and the node is not
-   * draining: what a load balancer should check) and `/metrics` (Prometheus) on the gateway
-   * port, so a gateway-only node can be watched without a management port.
+   * draining: what a load balancer should check) and `/metrics` (Prometheus), on the status
+   * listener, so a gateway-only node can be watched without a management port, and consumers
+   * can read neither.
    */
-  private async answerStatus(pathname: string, req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
+  private async answerStatusPath(pathname: string, req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
     if (pathname === '/health') {
       return this.finish(req, res, state, 200, '{"status":"ok"}', jsonHeaders());
     }
@@ -473,48 +533,119 @@ export class Gateway {
     this.finish(req, res, state, status, JSON.stringify(errorEnvelope(status, info)), fields);
   }
 
-  /** Starts listening; resolves once bound. */
+  /** Starts the consumer listener; resolves once bound. */
   listen(port: number, host: string): Promise<Server> {
-    const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, this.handle);
+    const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections } = this.connections;
+    const server = createServer(
+      {
+        headersTimeout: headersTimeoutMs,
+        requestTimeout: requestTimeoutMs,
+        keepAliveTimeout: keepAliveTimeoutMs,
+        // Node checks the two timeouts above on this interval (default 30 s): keep it well under them.
+        connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeoutMs / 4)),
+      },
+      this.handle,
+    );
+    if (maxConnections > 0) server.maxConnections = maxConnections;
+    // Node's header timeout starts with a request's first byte: a connection that never sends one
+    // would stay open for good. It gets the same time for its first request (reset in `handle`).
+    server.on('connection', (socket: Socket) => socket.setTimeout(headersTimeoutMs));
+    server.on('clientError', closeOnClientError);
     this.server = server;
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve(server);
-      });
-    });
+    return bind(server, port, host);
   }
 
-  /** Stops accepting, lets requests in flight finish (up to `graceMs`), then releases everything. */
+  /** Starts the status listener (`/health`, `/ready`, `/metrics`); resolves once bound. */
+  listenStatus(port: number, host: string): Promise<Server> {
+    const server = createServer({ headersTimeout: 10_000, requestTimeout: 10_000 }, this.handleStatus);
+    this.statusServer = server;
+    return bind(server, port, host);
+  }
+
+  /**
+   * Drains and stops: `/ready` answers 503 for the drain period while consumer traffic is still
+   * served (each answer closing its connection), then the consumer listener closes, requests in
+   * flight finish (up to `graceMs`), and everything is released; the status listener goes last.
+   */
   async close(graceMs = 10_000): Promise<void> {
     this.draining = true;
     const server = this.server;
     if (server) {
-      let ended = false;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve())).then(() => {
-        ended = true;
-      });
-      // Until every answer has been handled and written out (a connection still writing one is
-      // not idle), close the connections that fall idle; past the grace, cut the rest.
-      const deadline = Date.now() + graceMs;
-      while (!ended && Date.now() < deadline) {
-        server.closeIdleConnections();
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      this.abort.abort();
-      server.closeAllConnections();
-      await closed;
+      if (this.connections.drainMs > 0) await new Promise((r) => setTimeout(r, this.connections.drainMs));
+      await this.stopServing(server, graceMs);
+    }
+    const status = this.statusServer;
+    if (status) {
+      status.closeAllConnections();
+      await new Promise<void>((resolve) => status.close(() => resolve()));
     }
     await this.options.sink?.close();
     await this.options.counters.close();
     await closeDispatchers();
   }
 
+  private async stopServing(server: Server, graceMs: number): Promise<void> {
+    let ended = false;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve())).then(() => {
+      ended = true;
+    });
+    // Until every answer has been handled and written out (a connection still writing one is
+    // not idle), close the connections that fall idle; past the grace, cut the rest.
+    const deadline = Date.now() + graceMs;
+    while (!ended && Date.now() < deadline) {
+      server.closeIdleConnections();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    this.abort.abort();
+    server.closeAllConnections();
+    await closed;
+  }
+
   /** Prometheus text of the gateway's metrics (shared default registry). */
   static metrics(): Promise<string> {
     return metricsRegistry.metrics();
   }
+}
+
+const clientErrorAnswers: Record<string, string> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+};
+
+/**
+ * Answers a malformed or timed-out request as Node would, and always closes the connection: with
+ * Node's own handling, some connections answered 408 by the header timeout were left open.
+ */
+function closeOnClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writable && socket.bytesWritten === 0) {
+    socket.write(clientErrorAnswers[error.code ?? ''] ?? 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  }
+  socket.destroy();
+}
+
+function bind(server: Server, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+/**
+ * A header whose repetition makes the request ambiguous: RFC 9112 §3.2 requires a 400 for more
+ * than one `Host` line (Node keeps the first, a backend or proxy behind may read another).
+ * Node's parser already refuses a repeated `Content-Length` and one beside `Transfer-Encoding`.
+ */
+function refusedHeader(req: IncomingMessage): ConsumerError | undefined {
+  const raw = req.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') hosts++;
+  }
+  return hosts > 1 ? consumerError('GW_BAD_HEADER', { name: 'Host', reason: 'it is sent more than once' }) : undefined;
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -464,6 +464,42 @@ function openApiDocument(table: RouteSpec[]): Record<string, unknown> {
   };
 }
 
+const storeProbeMs = 2000;
+
+/** Whether the store answers a trivial query within a short time. */
+async function storeAnswers(services: Services): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), storeProbeMs)));
+  const probe = sql`select 1`.execute(services.store.db).then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([probe, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The database's kind only: the caller may be anyone, the host and user are not theirs to know. */
+function storeUnreachable(services: Services): PorticoError {
+  return new PorticoError('STORE_UNREACHABLE', { url: services.store.dialect, reason: 'it does not answer; try again shortly' });
+}
+
+/**
+ * An error no handler expected. The driver's ways of failing when the database goes away are
+ * many (refused, reset, terminated, pool timeout); rather than match their messages, a failed
+ * request asks the store itself: if it does not answer, the answer is 503, not a defect.
+ */
+async function unexpectedError(services: Services, error: Error, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (!(await storeAnswers(services))) {
+    request.log.warn({ reason: error.message }, 'management request failed: the store does not answer');
+    return reply.status(503).header('retry-after', '5').send(storeUnreachable(services).toJSON());
+  }
+  request.log.error({ err: error }, 'management request failed');
+  return reply.status(500).send(new PorticoError('MGMT_INTERNAL', { reason: 'see the server log' }).toJSON());
+}
+
 /** Builds the management server (not yet listening). */
 export async function createManagementServer(options: ManagementOptions): Promise<FastifyInstance> {
   const { services } = options;
@@ -495,8 +531,7 @@ export async function createManagementServer(options: ManagementOptions): Promis
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.status(error.statusCode).send(new PorticoError('MGMT_VALIDATION', { field: 'body', reason: error.message }, { status: error.statusCode }).toJSON());
     }
-    request.log.error({ err: error }, 'management request failed');
-    return reply.status(500).send(new PorticoError('MGMT_INTERNAL', { reason: 'see the server log' }).toJSON());
+    return unexpectedError(services, error, request, reply);
   });
   app.setNotFoundHandler((request, reply) => {
     reply.status(404).send(new PorticoError('MGMT_NOT_FOUND', { kind: 'route', id: `${request.method} ${request.url}` }).toJSON());
@@ -531,9 +566,12 @@ export async function createManagementServer(options: ManagementOptions): Promis
   }
 
   app.get('/api/openapi.json', async () => document);
-  app.get('/health', async () => {
-    await sql`select 1`.execute(services.store.db);
-    return { status: 'ok' };
+  // Liveness: the process answers, whatever its dependencies do (restarting it would not help).
+  app.get('/health', async () => ({ status: 'ok' }));
+  // Readiness: the store answers, so the API can do its work.
+  app.get('/ready', async () => {
+    if (!(await storeAnswers(services))) throw storeUnreachable(services);
+    return { status: 'ready' };
   });
   app.get('/metrics', async (_request, reply) => {
     reply.header('content-type', metricsRegistry.contentType);

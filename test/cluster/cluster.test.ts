@@ -79,7 +79,7 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     assert.equal((await api('POST', '/api/catalogs/sandbox/products', { document: read('accessories-product.yaml'), file: 'accessories-product.yaml', state: 'published' })).status, 201);
     services = new Services(db.store);
     orgId = (await services.ensureOrg('demo')).orgId;
-    gateways = await Promise.all([0, 1, 2].map(() => startPortico(['serve', '--role', 'gateway'], env, ['gateway'])));
+    gateways = await Promise.all([0, 1, 2].map(() => startPortico(['serve', '--role', 'gateway'], env, ['gateway', 'status'])));
   });
 
   after(async () => {
@@ -92,7 +92,7 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
   test('the Silver limit holds exactly across the three nodes under concurrent load', async () => {
     const app = await newApp('silver', 'Limits');
     const headers = { 'X-IBM-Client-Id': app.clientId };
-    await within(5000, async () => (await Promise.all(gateways.map((g) => statusOf(`${g.urls.gateway}/health`, {})))).every((s) => s === 200));
+    await within(5000, async () => (await Promise.all(gateways.map((g) => statusOf(`${g.urls.status}/health`, {})))).every((s) => s === 200));
     // Every node must know the new subscription before the load starts.
     await within(3000, async () => {
       const statuses = await Promise.all(gateways.map((g) => fetch(`${g.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, { method: 'OPTIONS', headers }).then((r) => r.status)));
@@ -140,8 +140,8 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     const app = await newApp('silver', 'Failover');
     const headers = { 'X-IBM-Client-Id': app.clientId };
     const dead = { PORTICO_DATABASE_URL: db.url, PORTICO_REDIS_URL: 'redis://127.0.0.1:1' };
-    const open = await startPortico(['serve', '--role', 'gateway'], { ...dead, PORTICO_RATELIMIT_FAIL_OPEN: 'true' }, ['gateway']);
-    const closed = await startPortico(['serve', '--role', 'gateway'], { ...dead, PORTICO_RATELIMIT_FAIL_OPEN: 'false' }, ['gateway']);
+    const open = await startPortico(['serve', '--role', 'gateway'], { ...dead, PORTICO_RATELIMIT_FAIL_OPEN: 'true' }, ['gateway', 'status']);
+    const closed = await startPortico(['serve', '--role', 'gateway'], { ...dead, PORTICO_RATELIMIT_FAIL_OPEN: 'false' }, ['gateway', 'status']);
     extra.push(open, closed);
     const path = '/demo/sandbox/logistics/stores?zip=90210';
     assert.equal(await statusOf(`${open.urls.gateway}${path}`, headers), 200);
@@ -150,7 +150,7 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     assert.equal(refused.headers.get('retry-after'), '1');
     await refused.arrayBuffer();
     await within(5000, async () => /redis/i.test(open.output()) && /redis/i.test(closed.output()));
-    const metrics = async (node: PorticoProcess) => (await fetch(`${node.urls.gateway}/metrics`)).text();
+    const metrics = async (node: PorticoProcess) => (await fetch(`${node.urls.status}/metrics`)).text();
     assert.match(await metrics(open), /^portico_ratelimit_redis_up 0$/m);
     assert.match(await metrics(open), /^portico_ratelimit_fail_open 1$/m);
     assert.match(await metrics(closed), /^portico_ratelimit_fail_open 0$/m);
@@ -163,7 +163,7 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     relays.push(relay);
     const url = new URL(db.url);
     url.port = String(relay.port);
-    const node = await startPortico(['serve', '--role', 'gateway'], { PORTICO_DATABASE_URL: url.toString(), PORTICO_REDIS_URL: redisUrl }, ['gateway']);
+    const node = await startPortico(['serve', '--role', 'gateway'], { PORTICO_DATABASE_URL: url.toString(), PORTICO_REDIS_URL: redisUrl }, ['gateway', 'status']);
     extra.push(node);
     const headers = { 'X-IBM-Client-Id': app.clientId };
     const target = `${node.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`;
@@ -174,7 +174,7 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     });
     assert.deepEqual([...new Set(statuses)], [200]);
     await within(10_000, async () => {
-      const ready = (await (await fetch(`${node.urls.gateway}/ready`)).json()) as { storeReachable: boolean; status: string };
+      const ready = (await (await fetch(`${node.urls.status}/ready`)).json()) as { storeReachable: boolean; status: string };
       return ready.storeReachable === false && ready.status === 'ready';
     });
     assert.equal(await statusOf(target, headers), 200);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,9 +21,9 @@ describe('serve --workers 2 without Redis', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'portico-workers-'));
     // The demo sets up the catalog and its sample backends in this process, on a SQLite file
     // the worker cluster then serves from.
-    const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0' }, { dataDir });
+    const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_DRAIN_SECONDS: '0' }, { dataDir });
     demo = await startDemo(settings, pino({ level: 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
-    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, ['gateway']);
+    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, ['gateway', 'status']);
   });
   after(async () => {
     await node?.stop();
@@ -47,7 +48,7 @@ describe('serve --workers 2 without Redis', () => {
     const deadline = Date.now() + 10_000;
     let current = 0;
     while (Date.now() < deadline && current < 12) {
-      const ready = (await (await fetch(`${node.urls.gateway}/ready`, { headers: { connection: 'close' } })).json()) as { change: number };
+      const ready = (await (await fetch(`${node.urls.status}/ready`, { headers: { connection: 'close' } })).json()) as { change: number };
       current = ready.change >= latest ? current + 1 : 0;
       if (current === 0) await new Promise((r) => setTimeout(r, 50));
     }
@@ -57,5 +58,21 @@ describe('serve --workers 2 without Redis', () => {
     );
     assert.equal(statuses.filter((s) => s === 200).length, 100, JSON.stringify(statuses));
     assert.equal(statuses.filter((s) => s === 429).length, 50);
+  });
+
+  test('a worker that dies is logged once with its own pid under workerPid (issue 15, item 7)', async () => {
+    const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(node.child.pid)], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+    assert.equal(workers.length, 2);
+    process.kill(workers[0], 'SIGKILL');
+    const deadline = Date.now() + 5000;
+    let line: string | undefined;
+    while (line === undefined && Date.now() < deadline) {
+      line = node.output().split('\n').find((text) => text.includes('gateway worker died'));
+      if (line === undefined) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(line, node.output());
+    assert.equal(line.match(/"pid":/g)?.length, 1, line);
+    const fields = JSON.parse(line) as { pid: number; workerPid: number; signal: string };
+    assert.deepEqual([fields.pid, fields.workerPid, fields.signal], [node.child.pid, workers[0], 'SIGKILL']);
   });
 });

@@ -44,7 +44,9 @@ apis:
 
 describe('gateway stop', () => {
   let t: TestPlatform;
+  let arrived = 0;
   const backend = createServer((_req, res) => {
+    arrived++;
     setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"slow":true}'), backendDelayMs);
   });
   before(async () => {
@@ -64,7 +66,7 @@ describe('gateway stop', () => {
     const response = await fetch(`${t.gateway}/acme/sandbox/slow/item`);
     assert.equal(response.status, 200);
     await response.arrayBuffer();
-    const metrics = await (await fetch(`${t.gateway}/metrics`)).text();
+    const metrics = await (await fetch(`${t.status}/metrics`)).text();
     assert.match(metrics, /^portico_gateway_requests_total\{api="slow",status="200"\} 1$/m);
     assert.match(metrics, /^portico_gateway_request_duration_seconds_count\{api="slow"\} 1$/m);
   });
@@ -74,7 +76,9 @@ describe('gateway stop', () => {
     const inFlight = Array.from({ length: 5 }, () =>
       fetch(url).then(async (response) => ({ status: response.status, body: await response.text() })),
     );
-    await new Promise((resolve) => setTimeout(resolve, backendDelayMs / 4));
+    // In flight = at the backend: a request the gateway has not read yet is not in flight.
+    const before = arrived;
+    while (arrived < before + inFlight.length) await new Promise((resolve) => setTimeout(resolve, 5));
     const started = performance.now();
     await t.close();
     const answers = await Promise.all(inFlight);

@@ -39,6 +39,7 @@ export async function startPortalDemo(env: Record<string, string> = {}): Promise
     PORTICO_GATEWAY_PORT: '0',
     PORTICO_PORTAL_PORT: '0',
     PORTICO_MANAGEMENT_PORT: '0',
+    PORTICO_DRAIN_SECONDS: '0',
     PORTICO_ANALYTICS_FLUSH_MS: '50',
     PORTICO_DATA_DIR: dataDir,
     ...env,

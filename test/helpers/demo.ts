@@ -27,7 +27,7 @@ let counter = 0;
 export async function startTestDemo(env: Record<string, string> = {}): Promise<TestDemo> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-demo-'));
   const settings = loadSettings(
-    { PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_ANALYTICS_FLUSH_MS: '50', ...env },
+    { PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_DRAIN_SECONDS: '0', PORTICO_ANALYTICS_FLUSH_MS: '50', ...env },
     { dataDir },
   );
   const handle = await startDemo(settings, pino({ level: process.env.PORTICO_TEST_LOG ?? 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });

@@ -19,6 +19,8 @@ export interface TestPlatform {
   dataDir: string;
   management: string;
   gateway: string;
+  /** The gateway's status listener (`/health`, `/ready`, `/metrics`). */
+  status: string;
   /** A bearer token for `admin`. */
   token(): Promise<string>;
   /** Calls the management API as `admin`; returns status and parsed body. */
@@ -30,7 +32,8 @@ export interface TestPlatform {
 export async function startTestPlatform(options: { role?: Role; env?: Record<string, string>; overrides?: Partial<Settings> } = {}): Promise<TestPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-platform-'));
   const settings = loadSettings(
-    { PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_ANALYTICS_FLUSH_MS: '50', ...options.env },
+    // No drain on close: a test that drains says so.
+    { PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_ANALYTICS_FLUSH_MS: '50', PORTICO_DRAIN_SECONDS: '0', ...options.env },
     { dataDir, ...options.overrides },
   );
   const platform = await startPlatform(settings, pino({ level: process.env.PORTICO_TEST_LOG ?? 'silent' }), options.role ?? 'all');
@@ -44,6 +47,7 @@ export async function startTestPlatform(options: { role?: Role; env?: Record<str
     dataDir,
     management,
     gateway: platform.urls.gateway ?? '',
+    status: platform.urls.status ?? '',
     async token() {
       if (cached) return cached;
       const answer = await fetch(`${management}/api/login`, {

@@ -12,7 +12,7 @@ const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
 
 export interface PorticoProcess {
   child: ChildProcess;
-  /** `{gateway: url}` etc., as printed at start. */
+  /** `{gateway: url, status: url}` etc., as printed at start. */
   urls: Record<string, string>;
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<void>;
@@ -21,7 +21,16 @@ export interface PorticoProcess {
 /** Spawns `portico serve` with `env`; resolves once it printed the URL of every role it runs. */
 export function startPortico(args: string[], env: Record<string, string>, expect: string[]): Promise<PorticoProcess> {
   const child = spawn(process.execPath, [bin, ...args], {
-    env: { PATH: process.env.PATH ?? '', PORTICO_LOG_LEVEL: 'warn', PORTICO_GATEWAY_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_PORTAL_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORTICO_LOG_LEVEL: 'warn',
+      PORTICO_GATEWAY_PORT: '0',
+      PORTICO_MANAGEMENT_PORT: '0',
+      PORTICO_PORTAL_PORT: '0',
+      // No drain on stop: a test that drains says so.
+      PORTICO_DRAIN_SECONDS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -31,7 +40,7 @@ export function startPortico(args: string[], env: Record<string, string>, expect
     const timer = setTimeout(() => reject(new Error(`portico did not start in time:\n${output}`)), 45_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      for (const match of output.matchAll(/^(gateway|management|portal)\s+(http:\/\/\S+)/gm)) urls[match[1]] = match[2];
+      for (const match of output.matchAll(/^(gateway|status|management|portal)\s+(http:\/\/\S+)/gm)) urls[match[1]] = match[2];
       if (expect.every((part) => urls[part])) {
         clearTimeout(timer);
         resolve({

@@ -24,7 +24,7 @@ let counter = 0;
 /** Starts the gateway role on port 0 with a temporary store. */
 export async function startSoapPlatform(): Promise<SoapPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-soap-'));
-  const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_PORTAL_PORT: '0' }, { dataDir });
+  const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_DRAIN_SECONDS: '0' }, { dataDir });
   const platform = await startPlatform(settings, pino({ level: 'silent' }), 'gateway');
   const services = platform.services;
   const { orgId, sandbox } = await services.ensureOrg('soaptest', 'SOAP tests');
