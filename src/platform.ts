@@ -78,7 +78,13 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       const { createConsolePlugin } = await import('./management/console/plugin.ts');
       const { createManagementServer } = await import('./management/server.ts');
       const consolePlugin = createConsolePlugin({ services, sessionTtlMs: settings.sessionTtlMs });
-      const app = await createManagementServer({ services, logger, sessionTtlMs: settings.sessionTtlMs, plugins: [consolePlugin] });
+      const app = await createManagementServer({
+        services,
+        logger,
+        sessionTtlMs: settings.sessionTtlMs,
+        plugins: [consolePlugin],
+        trustProxy: settings.trustProxy,
+      });
       management = app;
       await app.listen({ port: settings.managementPort, host: settings.host }).catch((error) => portInUse(error, settings.managementPort, 'PORTICO_MANAGEMENT_PORT'));
       urls.management = addressOf(app.server);

@@ -26,6 +26,11 @@ export interface ManagementOptions {
   sessionTtlMs: number;
   /** Extra routes (the console) registered on the same server. */
   plugins?: Array<(app: FastifyInstance) => Promise<void> | void>;
+  /**
+   * Take the client address from `X-Forwarded-For` (a reverse proxy in front): sign-in limits
+   * count per client address, and behind a proxy every caller would otherwise share its address.
+   */
+  trustProxy?: boolean;
 }
 
 declare module 'fastify' {
@@ -507,6 +512,7 @@ export async function createManagementServer(options: ManagementOptions): Promis
     // Per-request lines are Fastify's at info level: the management log keeps warnings and errors.
     loggerInstance: options.logger.child({ part: 'management' }, { level: 'warn' }) as FastifyBaseLogger,
     bodyLimit: 10 * 1024 * 1024,
+    trustProxy: options.trustProxy ?? false,
     ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: false } },
   });
   await app.register(fastifyCookie);
