@@ -139,19 +139,28 @@ describe('gateway edges', () => {
   test('closes connections that never send a request, and ones that never finish their head', async () => {
     const { port } = new URL(t.gateway);
     const sockets: Socket[] = [];
-    for (let i = 0; i < 300; i++) {
-      const socket = connect(Number(port), '127.0.0.1');
-      socket.on('error', () => {});
-      sockets.push(socket);
+    let idleClosed = 0;
+    for (let batch = 0; batch < 6; batch++) {
+      const connected: Array<Promise<void>> = [];
+      for (let i = 0; i < 50; i++) {
+        const socket = connect(Number(port), '127.0.0.1');
+        socket.on('error', () => {});
+        // Read what the server may write (a 408) so its FIN is seen: a paused socket never ends.
+        socket.resume();
+        connected.push(new Promise((resolve) => socket.once('connect', () => resolve())));
+        // These sockets never close themselves: a 'close' is the server closing them.
+        socket.once('close', () => idleClosed++);
+        sockets.push(socket);
+      }
+      await Promise.all(connected);
+      await new Promise((resolve) => setImmediate(resolve));
     }
     const slow = connect(Number(port), '127.0.0.1', () => slow.write('GET /acme/sandbox/echo/headers HTTP/1.1\r\nHost: a\r\n'));
     slow.on('error', () => {});
+    slow.resume();
     // Bytes every 200 ms keep the socket active, but the head is never complete.
     const drip = setInterval(() => slow.writable && slow.write('X-Slow: 1\r\n'), 200);
-    let idleClosed = 0;
     let slowClosed = false;
-    // These sockets never close themselves: a 'close' is the server closing them.
-    for (const socket of sockets) socket.once('close', () => idleClosed++);
     slow.once('close', () => (slowClosed = true));
     const started = Date.now();
     while ((idleClosed < sockets.length || !slowClosed) && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 50));
