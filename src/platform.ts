@@ -61,7 +61,8 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       await gateway.reload();
       const g = gateway;
       const sync = startSnapshotSync({ gateway: g, store, logger, bus, listenUrl: store.dialect === 'postgres' ? settings.databaseUrl : undefined });
-      g.health = () => ({ storeReachable: sync.storeReachable });
+      const countersHealth = g.health;
+      g.health = () => ({ ...countersHealth(), storeReachable: sync.storeReachable });
       closers.push(() => sync.close());
       const server = await g.listen(settings.gatewayPort, settings.host).catch((error) => portInUse(error, settings.gatewayPort, 'PORTICO_GATEWAY_PORT'));
       urls.gateway = addressOf(server);

@@ -16,6 +16,14 @@ export interface Settings {
   redisUrl: string | undefined;
   /** When the Redis counter backend fails: admit (true) or reject (false). */
   rateLimitFailOpen: boolean;
+  /** How long a call waits for Redis's answer before it is rejected (never admitted uncounted). */
+  rateLimitTimeoutMs: number;
+  /** Most hits one Redis round trip leases to a gateway node (1 = a round trip per call). */
+  rateLimitLeaseMax: number;
+  /** Longest wait between attempts to reach the store while it is down (snapshot poll, LISTEN). */
+  storeRetryMaxMs: number;
+  /** Analytics events held at most while the store is down; beyond it the oldest are dropped (counted). */
+  analyticsMaxQueued: number;
   host: string;
   gatewayPort: number;
   portalPort: number;
@@ -148,6 +156,10 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     databaseUrl: databaseUrl(env, dataDir),
     redisUrl: env.PORTICO_REDIS_URL || undefined,
     rateLimitFailOpen: boolean(env, 'PORTICO_RATELIMIT_FAIL_OPEN', true),
+    rateLimitTimeoutMs: integer(env, 'PORTICO_RATELIMIT_TIMEOUT_MS', 500, 10, 60_000),
+    rateLimitLeaseMax: integer(env, 'PORTICO_RATELIMIT_LEASE_MAX', 20, 1, 10_000),
+    storeRetryMaxMs: integer(env, 'PORTICO_STORE_RETRY_MAX_MS', 1000, 100, 60_000),
+    analyticsMaxQueued: integer(env, 'PORTICO_ANALYTICS_MAX_QUEUED', 100_000, 1, 10_000_000),
     host,
     gatewayPort,
     portalPort: integer(env, 'PORTICO_PORTAL_PORT', 8081, 0, 65535),
