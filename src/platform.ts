@@ -60,7 +60,8 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       gateway = createGateway(settings, store, logger);
       await gateway.reload();
       const g = gateway;
-      const sync = startSnapshotSync({ gateway: g, store, logger, bus, listenUrl: store.dialect === 'postgres' ? settings.databaseUrl : undefined });
+      const listenUrl = store.dialect === 'postgres' ? settings.databaseUrl : undefined;
+      const sync = startSnapshotSync({ gateway: g, store, logger, bus, listenUrl, retryMaxMs: settings.storeRetryMaxMs });
       const countersHealth = g.health;
       g.health = () => ({ ...countersHealth(), storeReachable: sync.storeReachable });
       closers.push(() => sync.close());
