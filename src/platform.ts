@@ -60,8 +60,10 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       gateway = createGateway(settings, store, logger);
       await gateway.reload();
       const g = gateway;
-      const sync = startSnapshotSync({ gateway: g, store, logger, bus, listenUrl: store.dialect === 'postgres' ? settings.databaseUrl : undefined });
-      g.health = () => ({ storeReachable: sync.storeReachable });
+      const listenUrl = store.dialect === 'postgres' ? settings.databaseUrl : undefined;
+      const sync = startSnapshotSync({ gateway: g, store, logger, bus, listenUrl, retryMaxMs: settings.storeRetryMaxMs });
+      const countersHealth = g.health;
+      g.health = () => ({ ...countersHealth(), storeReachable: sync.storeReachable });
       closers.push(() => sync.close());
       const server = await g.listen(settings.gatewayPort, settings.host).catch((error) => portInUse(error, settings.gatewayPort, 'PORTICO_GATEWAY_PORT'));
       urls.gateway = addressOf(server);

@@ -2,13 +2,17 @@
  * The activity-log sink: events are queued on the response path (no I/O there) and written
  * in multi-row batches when the batch is full or the flush interval passes (Kong's queued
  * log plugins). `close()` flushes what is left, so a clean stop loses nothing; a crash loses
- * at most the events not yet written (one batch, or one interval's worth).
+ * at most the events not yet written (one batch, or one interval's worth). While the store is
+ * down, one write is in flight at a time and retries back off (flush interval or 1 s, doubling
+ * to 5 s); the outage is logged once, its end once, and events beyond `maxQueued` are dropped
+ * oldest first and counted (`portico_analytics_events_dropped_total`).
  *
  * Where they are written: a SQLite file from a writer thread (sqlite-writer.ts), one
  * transaction per batch, off the event loop; PostgreSQL through the store's pool (asynchronous
  * already); an in-memory SQLite database (tests) on the connection itself.
  */
 import type { Logger } from 'pino';
+import { Counter } from 'prom-client';
 import { eventInsertSql, insertEvents, insertEventsSqlite, sqliteBatch } from '../store/analytics.ts';
 import { rollupUpsertSql } from '../store/rollup.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
@@ -30,14 +34,30 @@ export interface AnalyticsSinkOptions {
   logger: Logger;
   batchSize: number;
   flushMs: number;
-  /** Events held at most while the store is slow or down; beyond it the oldest are dropped. */
+  /** Events held at most while the store is slow or down; beyond it the oldest are dropped (counted). */
   maxQueued?: number;
 }
+
+/** Longest wait between write attempts while the store is down. */
+const retryMaxMs = 5000;
+
+const droppedEvents = new Counter({
+  name: 'portico_analytics_events_dropped_total',
+  help: 'Activity events lost: dropped from a full queue while the store was down, or unwritten at stop',
+});
+const failedWrites = new Counter({
+  name: 'portico_analytics_write_failures_total',
+  help: 'Batch writes of activity events that failed (the events stay queued for the next attempt)',
+});
 
 export class AnalyticsSink {
   private queue: NewActivityEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  /** The one write in flight, if any: events recorded meanwhile wait for it, they start no other. */
+  private writing: Promise<void> | undefined;
+  /** Set while writes fail: the next attempt waits `retryMs` (doubling), and the outage is logged once. */
+  private failing = false;
+  private retryMs = 0;
   private closed = false;
   dropped = 0;
   written = 0;
@@ -73,11 +93,13 @@ export class AnalyticsSink {
   record(event: NewActivityEvent): void {
     if (this.closed) return;
     this.queue.push(event);
-    const max = this.options.maxQueued ?? 100_000;
-    if (this.queue.length > max) {
+    if (this.queue.length > (this.options.maxQueued ?? 100_000)) {
       this.queue.shift();
-      this.dropped++;
+      this.drop(1);
     }
+    // While a write is in flight or the store is failing, the queue only grows: the write in
+    // flight, or the retry timer, takes it from there.
+    if (this.writing !== undefined || this.failing) return;
     if (this.queue.length >= this.options.batchSize) void this.flush();
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => void this.flush(), this.options.flushMs);
@@ -85,13 +107,16 @@ export class AnalyticsSink {
     }
   }
 
-  /** Writes everything queued so far; resolves when written (or failed and re-queued). */
+  /** Writes everything queued so far; resolves when written (or failed and kept for the retry). */
   flush(): Promise<void> {
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    this.writing = this.writing.then(() => this.writeQueued());
+    if (this.writing !== undefined) return this.writing.then(() => this.flush());
+    this.writing = this.writeQueued().finally(() => {
+      this.writing = undefined;
+    });
     return this.writing;
   }
 
@@ -100,19 +125,42 @@ export class AnalyticsSink {
       const batch = this.queue.splice(0, this.eventsPerWrite);
       try {
         await this.write(batch);
-        this.written += batch.length;
-        if (this.writer === 'loop' && this.queue.length > 0) await yieldToRequests();
       } catch (error) {
         // Keep the batch for the next attempt; the store may be restarting.
         this.queue.unshift(...batch);
-        this.options.logger.warn({ err: error, queued: this.queue.length }, 'analytics batch not written; will retry');
-        if (!this.closed && this.timer === undefined) {
-          this.timer = setTimeout(() => void this.flush(), Math.max(this.options.flushMs, 1000));
-          this.timer.unref();
-        }
+        this.writeFailed(error);
         return;
       }
+      this.written += batch.length;
+      this.writeSucceeded();
+      if (this.writer === 'loop' && this.queue.length > 0) await yieldToRequests();
     }
+  }
+
+  private writeFailed(error: unknown): void {
+    failedWrites.inc();
+    if (!this.failing) {
+      this.failing = true;
+      this.retryMs = Math.max(this.options.flushMs, 1000);
+      this.options.logger.warn({ err: error, queued: this.queue.length }, 'analytics events not written; holding them and retrying with back-off');
+    } else {
+      this.retryMs = Math.min(this.retryMs * 2, retryMaxMs);
+    }
+    if (!this.closed && this.timer === undefined) {
+      this.timer = setTimeout(() => void this.flush(), this.retryMs);
+      this.timer.unref();
+    }
+  }
+
+  private writeSucceeded(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.options.logger.info({ queued: this.queue.length, dropped: this.dropped }, 'analytics writes recovered');
+  }
+
+  private drop(events: number): void {
+    this.dropped += events;
+    droppedEvents.inc(events);
   }
 
   get pending(): number {
@@ -123,6 +171,12 @@ export class AnalyticsSink {
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.queue.length > 0) {
+      this.options.logger.warn({ lost: this.queue.length }, 'analytics events not written at stop: the store is unreachable');
+      this.drop(this.queue.length);
+      this.queue = [];
+    }
     await this.thread?.close();
   }
 }

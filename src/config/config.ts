@@ -17,6 +17,14 @@ export interface Settings {
   redisUrl: string | undefined;
   /** When the Redis counter backend fails: admit (true) or reject (false). */
   rateLimitFailOpen: boolean;
+  /** How long a call waits for Redis's answer before it is rejected (never admitted uncounted). */
+  rateLimitTimeoutMs: number;
+  /** Most hits one Redis round trip leases to a gateway node (1 = a round trip per call). */
+  rateLimitLeaseMax: number;
+  /** Longest wait between attempts to reach the store while it is down (snapshot poll, LISTEN). */
+  storeRetryMaxMs: number;
+  /** Analytics events held at most while the store is down; beyond it the oldest are dropped (counted). */
+  analyticsMaxQueued: number;
   host: string;
   gatewayPort: number;
   /** The gateway's status listener: `/health`, `/ready`, `/metrics`, off the consumer port. */
@@ -190,6 +198,10 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     databaseUrl: databaseUrl(env, dataDir),
     redisUrl: env.PORTICO_REDIS_URL || undefined,
     rateLimitFailOpen: boolean(env, 'PORTICO_RATELIMIT_FAIL_OPEN', true),
+    rateLimitTimeoutMs: integer(env, 'PORTICO_RATELIMIT_TIMEOUT_MS', 500, 10, 60_000),
+    rateLimitLeaseMax: integer(env, 'PORTICO_RATELIMIT_LEASE_MAX', 20, 1, 10_000),
+    storeRetryMaxMs: integer(env, 'PORTICO_STORE_RETRY_MAX_MS', 1000, 100, 60_000),
+    analyticsMaxQueued: integer(env, 'PORTICO_ANALYTICS_MAX_QUEUED', 100_000, 1, 10_000_000),
     host,
     gatewayPort,
     // A free gateway port (tests, several nodes on one machine) gets a free status port too.

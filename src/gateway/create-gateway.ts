@@ -56,8 +56,21 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
   const counters =
     cluster.isWorker && !settings.redisUrl
       ? createWorkerCounterStore({ failOpen: settings.rateLimitFailOpen })
-      : createCounterStore({ redisUrl: settings.redisUrl, failOpen: settings.rateLimitFailOpen, logger });
-  return new Gateway({
+      : createCounterStore({
+          redisUrl: settings.redisUrl,
+          failOpen: settings.rateLimitFailOpen,
+          logger,
+          timeoutMs: settings.rateLimitTimeoutMs,
+          leaseMax: settings.rateLimitLeaseMax,
+        });
+  const sink = new AnalyticsSink({
+    store,
+    logger,
+    batchSize: settings.analyticsBatchSize,
+    flushMs: settings.analyticsFlushMs,
+    maxQueued: settings.analyticsMaxQueued,
+  });
+  const gateway = new Gateway({
     logger: logger.child({ part: 'gateway' }),
     counters,
     registry: createPolicyRegistry(),
@@ -71,7 +84,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     },
     maxRequestBytes: settings.maxRequestBytes,
     loadSnapshotData: () => store.consistentRead((trx) => loadSnapshotData(trx)),
-    sink: new AnalyticsSink({ store, logger, batchSize: settings.analyticsBatchSize, flushMs: settings.analyticsFlushMs }),
+    sink,
     analyticsMaxPayloadBytes: settings.analyticsMaxPayloadBytes,
     analyticsRedact: settings.analyticsRedact,
     connections: {
@@ -84,4 +97,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     trustedProxies: settings.trustedProxies,
     statusOnConsumerPort: settings.gatewayStatusOnConsumerPort,
   });
+  // /ready shows whether the counters reach their backend (Redis down: the fail-open decision applies).
+  gateway.health = () => ({ rateLimitCounters: counters.health?.() ?? { backend: counters.kind } });
+  return gateway;
 }

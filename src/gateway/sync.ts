@@ -2,8 +2,11 @@
  * Keeps a gateway's snapshot in step with the store: at once for changes made in this
  * process (the change bus) or announced by PostgreSQL NOTIFY, and by polling the change
  * counter as a safety net, so a missed notification cannot leave a node stale for long.
- * When the store is unreachable the gateway keeps serving its last snapshot and the poll
- * backs off (1 s doubling to 30 s), logging once when the store goes and once when it returns.
+ * When the store is unreachable the gateway keeps serving its last snapshot and probes it
+ * again with a short back-off (a quarter of the poll interval, doubling to `retryMaxMs`, 1 s by
+ * default); the first probe that succeeds reloads the snapshot and reconnects LISTEN at once,
+ * so a node is current within about a second of the store's return. One warning when the
+ * store goes, one info line when it is back.
  */
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
@@ -32,11 +35,15 @@ export interface SyncOptions {
   /** PostgreSQL URL to LISTEN on; undefined for SQLite. */
   listenUrl?: string;
   pollMs?: number;
+  /** Longest wait between probes while the store is down (`PORTICO_STORE_RETRY_MAX_MS`). Default 1000. */
+  retryMaxMs?: number;
 }
 
 export function startSnapshotSync(options: SyncOptions): SnapshotSync {
   const { gateway, store, logger } = options;
   const pollMs = options.pollMs ?? 1000;
+  const retryMaxMs = options.retryMaxMs ?? 1000;
+  const firstRetryMs = Math.min(250, pollMs);
   let reachable = true;
   let delay = pollMs;
   let timer: NodeJS.Timeout | undefined;
@@ -48,8 +55,13 @@ export function startSnapshotSync(options: SyncOptions): SnapshotSync {
     if (up === reachable) return;
     reachable = up;
     storeUp.set(up ? 1 : 0);
-    if (up) logger.info('store reachable again; snapshot catching up');
-    else logger.warn({ err: error }, 'store unreachable; serving the last snapshot');
+    if (up) {
+      logger.info('store reachable again; snapshot catching up');
+      // Do not wait for LISTEN's own back-off: changes made from now on are announced at once.
+      feed?.reconnectNow();
+    } else {
+      logger.warn({ err: error }, 'store unreachable; serving the last snapshot');
+    }
   };
 
   const reload = async () => {
@@ -64,14 +76,17 @@ export function startSnapshotSync(options: SyncOptions): SnapshotSync {
 
   const poll = async () => {
     if (closed) return;
+    const wasReachable = reachable;
     try {
       const change = await latestChange(store.db);
-      if (change !== gateway.current?.change) await reload();
+      // Back from an outage: catch up at once, whatever the counter says.
+      if (change !== gateway.current?.change || !wasReachable) await reload();
       else markReachable(true);
     } catch (error) {
       markReachable(false, error);
     }
-    delay = reachable ? pollMs : Math.min(delay * 2, 30_000);
+    if (reachable) delay = pollMs;
+    else delay = wasReachable ? firstRetryMs : Math.min(delay * 2, retryMaxMs);
     if (!closed) {
       timer = setTimeout(() => void poll(), delay);
       timer.unref();
@@ -82,7 +97,7 @@ export function startSnapshotSync(options: SyncOptions): SnapshotSync {
 
   const onChange = () => void reload();
   options.bus?.on('change', onChange);
-  const feed: ChangeFeed | undefined = options.listenUrl ? listenForChanges(options.listenUrl, onChange, logger) : undefined;
+  const feed: ChangeFeed | undefined = options.listenUrl ? listenForChanges(options.listenUrl, onChange, logger, retryMaxMs) : undefined;
 
   return {
     get storeReachable() {

@@ -20,7 +20,10 @@ export interface CounterStoreSettings {
   failOpen: boolean;
   logger?: CounterStoreLogger;
   keyPrefix?: string;
+  /** `PORTICO_RATELIMIT_TIMEOUT_MS`: how long a call waits for Redis before it is rejected. */
   timeoutMs?: number;
+  /** `PORTICO_RATELIMIT_LEASE_MAX`: most hits one Redis round trip takes for a node. */
+  leaseMax?: number;
 }
 
 /** Creates the counter store the settings call for: Redis when a URL is given, memory otherwise. */
@@ -32,6 +35,7 @@ export function createCounterStore(settings: CounterStoreSettings): CounterStore
     logger: settings.logger,
     keyPrefix: settings.keyPrefix,
     timeoutMs: settings.timeoutMs,
+    leaseMax: settings.leaseMax,
   });
 }
 

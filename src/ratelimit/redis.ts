@@ -1,43 +1,71 @@
 /**
- * Redis counter store, shared by every gateway node: one Lua script call per hit checks and
- * counts all of a plan's rules atomically, in one round trip.
+ * Redis counter store, shared by every gateway node. Exact by construction (docs/rate-limits.md):
  *
- * - Windows are fixed and aligned on the Redis server's clock (`TIME`), so every node agrees on
- *   the window boundaries whatever its own clock says. A window's key is
- *   `<prefix>{<key>}:<rule name>:<windowMs>:<window index>`; it gets `PEXPIRE` on its first hit.
- * - Check-then-count: the script reads every rule's window, rejects without counting when a hard
- *   rule is already at its limit, and otherwise `INCR`s every rule. Redis runs a script alone, so
- *   N gateways together never admit more than `limit` hits in a window of a hard rule.
+ * - **Leases.** A node asks Redis for a batch of a key's remaining hits (one Lua script call
+ *   checks and counts all of a plan's rules atomically) and admits calls from it locally; the
+ *   batch shrinks with the window's remainder, and unused hits go back when the lease idles or
+ *   its window ends. A hit is admitted only from a batch Redis already counted, so N gateways
+ *   together never admit more than `limit` hits in a window of a hard rule.
+ * - Windows are fixed and aligned on the Redis server's clock (`TIME`). A window's key is
+ *   `<prefix>{<key>}:<rule name>:<windowMs>:<window index>`; it gets `PEXPIRE` when created.
+ * - **Slow is not down.** A connected Redis that does not answer within `timeoutMs` gets the
+ *   call rejected (never admitted uncounted). The request carries its deadline on Redis's clock
+ *   and the script counts nothing past it, so a command that reaches Redis after its caller gave
+ *   up charges nobody; a grant that still arrives late is kept as a lease for the next calls.
+ * - **Down** (no connection): the `failOpen` decision, logged once per outage, on /metrics.
  * - `{<key>}` is a Cluster hash tag: every key one hit touches lives in the same slot.
- * - The script goes through ioredis' `defineCommand`, which sends `EVALSHA` and falls back to
- *   `EVAL` (loading the script) on `NOSCRIPT`, e.g. after a Redis restart or failover.
- * - Backend failures (unreachable, timed out) follow `failOpen`, and are logged once per outage.
+ * - Scripts go through ioredis' `defineCommand` (`EVALSHA`, `EVAL` on `NOSCRIPT`).
  */
 
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { Gauge } from 'prom-client';
-import { backendFailureDecision, buildDecision } from './decision.ts';
+import { Counter, Gauge } from 'prom-client';
+import { backendFailureDecision } from './decision.ts';
+import { blockedFromReply, canTake, leaseFromReply, takeFromLease, unused } from './lease.ts';
+import type { Lease } from './lease.ts';
 import type { CounterStore, LimitDecision, LimitRule } from './types.ts';
 
-/** The slice of a logger the store uses (a pino logger fits). */
 // Readable on /metrics: whether this node's counters reach Redis, and which way it fails.
-const redisUp = new Gauge({ name: 'portico_ratelimit_redis_up', help: '1 while rate-limit counters reach Redis; 0 during an outage (calls follow PORTICO_RATELIMIT_FAIL_OPEN)' });
-const failOpenGauge = new Gauge({ name: 'portico_ratelimit_fail_open', help: '1 when calls are admitted while Redis is unreachable, 0 when they are rejected' });
+const redisUp = new Gauge({
+  name: 'portico_ratelimit_redis_up',
+  help: '1 while rate-limit counters reach Redis; 0 during an outage (calls follow PORTICO_RATELIMIT_FAIL_OPEN)',
+});
+const failOpenGauge = new Gauge({
+  name: 'portico_ratelimit_fail_open',
+  help: '1 when calls are admitted while Redis is unreachable, 0 when they are rejected',
+});
+const slowRejections = new Counter({
+  name: 'portico_ratelimit_slow_rejections_total',
+  help: 'Calls rejected because Redis was connected but did not answer within PORTICO_RATELIMIT_TIMEOUT_MS',
+});
+const outageDecisions = new Counter({
+  name: 'portico_ratelimit_unreachable_decisions_total',
+  help: 'Calls decided by PORTICO_RATELIMIT_FAIL_OPEN because Redis was unreachable, by decision',
+  labelNames: ['decision'],
+});
+const leaseRequests = new Counter({
+  name: 'portico_ratelimit_lease_requests_total',
+  help: 'Round trips to Redis for a batch of hits (one per batch, not per call)',
+});
 
+/** The slice of a logger the store uses (a pino logger fits). */
 export type CounterStoreLogger = Pick<Logger, 'warn' | 'info'>;
 
 export interface RedisCounterStoreOptions {
   /** `redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS). With `cluster`, the seed node. */
   url: string;
-  /** When Redis fails: admit (true, default) or reject (false); either way `backendError` is set. */
+  /** When Redis is unreachable: admit (true, default) or reject (false); either way `backendError` is set. */
   failOpen?: boolean;
   logger?: CounterStoreLogger;
   /** Prefix of every key the store writes. Default `portico:rl:`. */
   keyPrefix?: string;
-  /** Per-command timeout; a slower answer counts as a backend failure. Default 200 ms. */
+  /** How long a call waits for Redis's answer before it is rejected. Default 500 ms. */
   timeoutMs?: number;
+  /** Most hits one lease takes; 1 = one round trip per call. Default 20. */
+  leaseMax?: number;
+  /** A lease unused this long gives its hits back. Default 1000 ms. */
+  leaseIdleMs?: number;
   /** Talk to a Redis Cluster, discovering it from the node in `url`. */
   cluster?: boolean;
   /**
@@ -48,62 +76,107 @@ export interface RedisCounterStoreOptions {
 }
 
 /**
- * KEYS[i]: the window key of rule i without its window index. ARGV: limit, windowMs, hard
- * (1/0) per rule. Returns { blocked (1/0), count_1, resetMs_1, count_2, resetMs_2, … }.
+ * Grants a lease. KEYS[i]: the window key of rule i without its window index. ARGV[1]: the
+ * caller's deadline in ms on Redis's clock (past it, nothing is counted: reply { -1 });
+ * ARGV[2]: most hits to grant; then limit, windowMs, hard (1/0) per rule. A hard rule at its
+ * limit blocks (granted 0, nothing counted); else the grant is at most 1/8 of the smallest hard
+ * remainder (at least 1), so the batch shrinks as the window fills. Returns
+ * { granted, count_1, resetMs_1, window_1, … } with the counts after the grant.
  */
-const HIT_SCRIPT = `
+const GRANT_SCRIPT = `
 if redis.replicate_commands then redis.replicate_commands() end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local deadline = tonumber(ARGV[1])
+if deadline > 0 and now > deadline then return { -1 } end
 local n = #KEYS
-local keys, counts, resets = {}, {}, {}
-local blocked = 0
+local keys, counts, resets, windows = {}, {}, {}, {}
+local room = nil
 for i = 1, n do
-  local limit = tonumber(ARGV[i * 3 - 2])
-  local windowMs = tonumber(ARGV[i * 3 - 1])
-  local index = math.floor(now / windowMs)
-  keys[i] = KEYS[i] .. ':' .. string.format('%d', index)
+  local limit = tonumber(ARGV[i * 3])
+  local windowMs = tonumber(ARGV[i * 3 + 1])
+  windows[i] = math.floor(now / windowMs)
+  keys[i] = KEYS[i] .. ':' .. string.format('%d', windows[i])
   counts[i] = tonumber(redis.call('GET', keys[i]) or '0')
-  resets[i] = (index + 1) * windowMs - now
-  if ARGV[i * 3] == '1' and counts[i] >= limit then blocked = 1 end
+  resets[i] = (windows[i] + 1) * windowMs - now
+  if ARGV[i * 3 + 2] == '1' and (room == nil or limit - counts[i] < room) then room = limit - counts[i] end
 end
-if blocked == 0 then
+local granted = tonumber(ARGV[2])
+if room ~= nil then
+  if room <= 0 then granted = 0 else granted = math.min(granted, math.max(1, math.floor(room / 8))) end
+end
+if granted > 0 then
   for i = 1, n do
-    counts[i] = redis.call('INCR', keys[i])
-    if counts[i] == 1 then redis.call('PEXPIRE', keys[i], resets[i] + 1000) end
+    counts[i] = redis.call('INCRBY', keys[i], granted)
+    if counts[i] == granted then redis.call('PEXPIRE', keys[i], resets[i] + 1000) end
   end
 end
-local reply = { blocked }
+local reply = { granted }
 for i = 1, n do
-  reply[i * 2] = counts[i]
-  reply[i * 2 + 1] = resets[i]
+  reply[i * 3 - 1] = counts[i]
+  reply[i * 3] = resets[i]
+  reply[i * 3 + 1] = windows[i]
 end
 return reply
 `;
 
-const COMMAND = 'porticoRateLimitHit';
+/** Gives back unused hits. KEYS: exact window keys; ARGV[1]: hits. Never below 0, never creates a key. */
+const GIVE_BACK_SCRIPT = `
+local n = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local count = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if count > 0 then redis.call('DECRBY', KEYS[i], math.min(n, count)) end
+end
+return 0
+`;
 
-type HitCommand = (numberOfKeys: number, ...args: string[]) => Promise<number[]>;
+const GRANT = 'porticoRateLimitGrant';
+const GIVE_BACK = 'porticoRateLimitGiveBack';
 
-/** What is fixed per rule set: the key suffixes and the script's ARGV. */
+type ScriptCommand = (numberOfKeys: number, ...args: string[]) => Promise<number[]>;
+
+/** What is fixed per rule set: the key suffixes and the script's per-rule ARGV. */
 interface CompiledRules {
   keySuffixes: string[];
   argv: string[];
 }
 
+/** A call waiting for a lease. */
+interface Waiter {
+  rules: readonly LimitRule[];
+  resolve(decision: LimitDecision): void;
+}
+
+/** One key's state on this node: its lease, the calls waiting, the round trip in flight. */
+interface KeyState {
+  lease: Lease | undefined;
+  waiters: Waiter[];
+  inFlight: boolean;
+}
+
 /** Creates the Redis counter store (scaled-out gateways share its counters). */
 export function createRedisCounterStore(options: RedisCounterStoreOptions): CounterStore {
   const failOpen = options.failOpen ?? true;
-  const timeoutMs = options.timeoutMs ?? 200;
+  const timeoutMs = options.timeoutMs ?? 500;
+  const leaseMax = String(Math.max(1, options.leaseMax ?? 20));
+  const leaseIdleMs = options.leaseIdleMs ?? 1000;
   const keyPrefix = options.keyPrefix ?? 'portico:rl:';
   const logger = options.logger;
   const client = connect(options.url, timeoutMs, options);
-  client.defineCommand(COMMAND, { lua: HIT_SCRIPT });
-  const hitCommand = (client as unknown as Record<typeof COMMAND, HitCommand>)[COMMAND].bind(client);
+  client.defineCommand(GRANT, { lua: GRANT_SCRIPT });
+  client.defineCommand(GIVE_BACK, { lua: GIVE_BACK_SCRIPT });
+  const commands = client as unknown as Record<typeof GRANT | typeof GIVE_BACK, ScriptCommand>;
+  const grant = commands[GRANT].bind(client);
+  const giveBackCommand = commands[GIVE_BACK].bind(client);
   const compiledRules = new WeakMap<readonly LimitRule[], CompiledRules>();
+  const keys = new Map<string, KeyState>();
+  const givingBack = new Set<Promise<unknown>>();
 
   let healthy = true;
+  let slow = false;
   let lastError = '';
+  /** Redis clock − local clock, ms: turns a local deadline into one the script can compare with `TIME`. */
+  let clockOffset = 0;
   redisUp.set(1);
   failOpenGauge.set(failOpen ? 1 : 0);
   function reportDown(reason: string): void {
@@ -118,6 +191,16 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     redisUp.set(1);
     logger?.info({ backend: 'redis' }, 'rate-limit counters: Redis available again');
   }
+  function reportSlow(): void {
+    if (slow) return;
+    slow = true;
+    logger?.warn({ backend: 'redis', timeoutMs }, 'rate-limit counters: Redis connected but not answering in time; rejecting calls');
+  }
+  function reportPrompt(): void {
+    if (!slow) return;
+    slow = false;
+    logger?.info({ backend: 'redis' }, 'rate-limit counters: Redis answering in time again');
+  }
   client.on('error', (err: Error) => {
     lastError = err.message;
     reportDown(err.message);
@@ -125,13 +208,37 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   client.on('ready', () => {
     lastError = '';
     reportUp();
+    void measureClockOffset();
   });
+
+  async function measureClockOffset(): Promise<void> {
+    try {
+      const sent = Date.now();
+      const [seconds, micros] = await client.time();
+      const received = Date.now();
+      clockOffset = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - Math.round((sent + received) / 2);
+    } catch {
+      // Keep the last offset: the next 'ready' measures again.
+    }
+  }
 
   // Hits made while the very first connection is being set up wait for it (bounded); later
   // outages fail fast, since the offline queue is off.
   let firstConnection: Promise<void> | undefined = settledOnce(client, Math.max(timeoutMs * 5, 1000)).then(() => {
     firstConnection = undefined;
   });
+
+  const sweep = setInterval(function giveBackIdleLeases() {
+    const now = Date.now();
+    for (const [key, state] of keys) {
+      if (state.inFlight || state.waiters.length > 0) continue;
+      const lease = state.lease;
+      if (lease !== undefined && now - lease.lastUsed < leaseIdleMs && now < lease.expiresAt && unused(lease) > 0) continue;
+      if (lease !== undefined) giveBack(key, lease);
+      keys.delete(key);
+    }
+  }, leaseIdleMs);
+  sweep.unref();
 
   function compile(rules: readonly LimitRule[]): CompiledRules {
     let compiled = compiledRules.get(rules);
@@ -145,36 +252,129 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     return compiled;
   }
 
+  /** Returns a lease's unused hits to the windows it took them from (those that ended are harmless). */
+  function giveBack(key: string, lease: Lease): void {
+    const left = unused(lease);
+    lease.used = lease.granted;
+    if (left <= 0 || client.status !== 'ready') return;
+    const { keySuffixes } = compile(lease.rules);
+    const windowKeys = keySuffixes.map((suffix, i) => `${keyPrefix}{${key}${suffix}:${lease.windows[i]}`);
+    const done = giveBackCommand(windowKeys.length, ...windowKeys, String(left)).catch(() => undefined);
+    givingBack.add(done);
+    void done.then(() => givingBack.delete(done));
+  }
+
+  function unreachable(rules: readonly LimitRule[]): LimitDecision {
+    const reason = `connection is ${client.status}` + (lastError === '' ? '' : ` (${lastError})`);
+    reportDown(reason);
+    outageDecisions.inc({ decision: failOpen ? 'admitted' : 'rejected' });
+    return backendFailureDecision(rules, failOpen, `redis: ${reason}`);
+  }
+
+  /** Admits waiting calls from the lease, in order; asks Redis for another when some are left. */
+  function serve(key: string, state: KeyState): void {
+    const now = Date.now();
+    while (state.waiters.length > 0 && canTake(state.lease, state.waiters[0].rules, now)) {
+      state.waiters.shift()!.resolve(takeFromLease(state.lease, now));
+    }
+    if (state.waiters.length > 0 && !state.inFlight) requestLease(key, state);
+  }
+
+  function requestLease(key: string, state: KeyState): void {
+    const rules = state.waiters[0].rules;
+    if (client.status !== 'ready') {
+      const decision = unreachable(rules);
+      for (const waiter of state.waiters.splice(0)) waiter.resolve({ ...decision, rules: waiter.rules });
+      return;
+    }
+    if (state.lease !== undefined) giveBack(key, state.lease);
+    state.lease = undefined;
+    const { keySuffixes, argv } = compile(rules);
+    const base = keyPrefix + '{' + key;
+    const sentAt = Date.now();
+    const giveUpAt = sentAt + timeoutMs;
+    const args = [...keySuffixes.map((suffix) => base + suffix), String(giveUpAt + clockOffset), leaseMax, ...argv];
+    state.inFlight = true;
+    leaseRequests.inc();
+    let settled = false;
+    // A timer that fires after a stalled event loop runs before the socket is read: let the
+    // poll phase read a reply already there before giving up on it.
+    const timer = setTimeout(() => setImmediate(() => settled || giveUp()), timeoutMs);
+    const giveUp = () => {
+      settled = true;
+      state.inFlight = false;
+      reportSlow();
+      const backendError = `redis: no answer within ${timeoutMs} ms`;
+      for (const waiter of state.waiters.splice(0)) {
+        slowRejections.inc();
+        waiter.resolve({ allowed: false, results: [], rules: waiter.rules, backendError, retryAfterSeconds: 1 });
+      }
+    };
+    grant(keySuffixes.length, ...args).then(
+      (reply) => {
+        clearTimeout(timer);
+        if (reply[0] === -1) {
+          if (!settled) giveUp();
+          return;
+        }
+        reportUp();
+        const late = settled;
+        settled = true;
+        state.inFlight = false;
+        if (!late) reportPrompt();
+        const lease = leaseFromReply(rules, reply, sentAt);
+        // Late, the key may have been swept (or has a newer lease): then the hits go straight back.
+        const kept = keys.get(key) === state && (state.lease === undefined || unused(state.lease) === 0);
+        if (lease === undefined) {
+          if (!late) rejectWaiting(state, rules, blockedFromReply(rules, reply));
+        } else if (kept) {
+          state.lease = lease;
+        } else {
+          giveBack(key, lease);
+        }
+        serve(key, state);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        if (settled) return;
+        settled = true;
+        state.inFlight = false;
+        lastError = err instanceof Error ? err.message : String(err);
+        reportDown(lastError);
+        outageDecisions.inc({ decision: failOpen ? 'admitted' : 'rejected' });
+        const decision = backendFailureDecision(rules, failOpen, `redis: ${lastError}`);
+        for (const waiter of state.waiters.splice(0)) waiter.resolve({ ...decision, rules: waiter.rules });
+      },
+    );
+  }
+
   async function hit(key: string, rules: readonly LimitRule[]): Promise<LimitDecision> {
     if (rules.length === 0) return { allowed: true, results: [], rules };
     if (firstConnection !== undefined) await firstConnection;
-    if (client.status !== 'ready') {
-      const reason = `connection is ${client.status}` + (lastError === '' ? '' : ` (${lastError})`);
-      reportDown(reason);
-      return backendFailureDecision(rules, failOpen, `redis: ${reason}`);
+    let state = keys.get(key);
+    if (state === undefined) {
+      state = { lease: undefined, waiters: [], inFlight: false };
+      keys.set(key, state);
     }
-    const { keySuffixes, argv } = compile(rules);
-    const base = keyPrefix + '{' + key;
-    const args = new Array<string>(keySuffixes.length + argv.length);
-    for (let i = 0; i < keySuffixes.length; i++) args[i] = base + keySuffixes[i];
-    for (let i = 0; i < argv.length; i++) args[keySuffixes.length + i] = argv[i];
-    let reply: number[];
-    try {
-      reply = await hitCommand(keySuffixes.length, ...args);
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      lastError = reason;
-      reportDown(reason);
-      return backendFailureDecision(rules, failOpen, `redis: ${reason}`);
-    }
-    reportUp();
-    return decisionFromReply(rules, reply);
+    const now = Date.now();
+    if (state.waiters.length === 0 && canTake(state.lease, rules, now)) return takeFromLease(state.lease, now);
+    if (client.status !== 'ready' && !state.inFlight) return unreachable(rules);
+    const waiting = state;
+    return new Promise((resolve) => {
+      waiting.waiters.push({ rules, resolve });
+      if (!waiting.inFlight) requestLease(key, waiting);
+    });
   }
 
   return {
     kind: 'redis',
     hit,
+    health: () => ({ backend: 'redis', reachable: healthy, answeringInTime: !slow, failOpen }),
     async close() {
+      clearInterval(sweep);
+      for (const [key, state] of keys) if (state.lease !== undefined) giveBack(key, state.lease);
+      keys.clear();
+      await Promise.all(givingBack);
       if (client.status === 'ready') {
         await client.quit().catch(() => client.disconnect());
       } else {
@@ -184,20 +384,23 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   };
 }
 
-function decisionFromReply(rules: readonly LimitRule[], reply: number[]): LimitDecision {
-  const counts = new Array<number>(rules.length);
-  const resets = new Array<number>(rules.length);
-  for (let i = 0; i < rules.length; i++) {
-    counts[i] = reply[i * 2 + 1];
-    resets[i] = reply[i * 2 + 2];
+/** Rejects the waiting calls of `rules` with a blocked decision; calls of another rule set stay. */
+function rejectWaiting(state: KeyState, rules: readonly LimitRule[], decision: LimitDecision): void {
+  const others: Waiter[] = [];
+  for (const waiter of state.waiters) {
+    if (waiter.rules === rules) waiter.resolve(decision);
+    else others.push(waiter);
   }
-  return buildDecision(rules, counts, resets, reply[0] === 1);
+  state.waiters = others;
 }
 
-/** Options that make every call fail fast instead of queueing or retrying (a retry could double count). */
+/**
+ * Options that make every call fail fast instead of queueing or retrying (a retry could double
+ * count). No ioredis `commandTimeout`: the store keeps its own deadline, and a reply that comes
+ * after it is still read (a late grant becomes a lease, not a lost count).
+ */
 function failFastOptions(timeoutMs: number): RedisOptions {
   return {
-    commandTimeout: timeoutMs,
     connectTimeout: Math.max(timeoutMs * 5, 1000),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -48,5 +48,7 @@ export interface CounterStore {
   hit(key: string, rules: readonly LimitRule[]): Promise<LimitDecision>;
   /** Synchronous `hit`, offered by in-process backends (memory) for the gateway's fast path. */
   hitSync?(key: string, rules: readonly LimitRule[]): LimitDecision;
+  /** Facts for the gateway's `/ready` (e.g. whether Redis is reachable), from backends that have any. */
+  health?(): Record<string, unknown>;
   close(): Promise<void>;
 }

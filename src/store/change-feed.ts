@@ -2,7 +2,8 @@
  * Change propagation between processes. Every change bumps the store's change counter (see
  * changes.ts); on PostgreSQL it also sends `NOTIFY portico_changes` in the same transaction,
  * so every node LISTENing hears of it the moment it commits. A node keeps one dedicated
- * connection for LISTEN and reconnects with back-off when it drops. SQLite has no
+ * connection for LISTEN and reconnects with back-off (capped at `retryMaxMs`) when it drops;
+ * whoever sees the store answer again can call `reconnectNow()` to skip the wait. SQLite has no
  * notifications: nodes on one SQLite file rely on polling the counter.
  */
 import pg from 'pg';
@@ -11,18 +12,33 @@ import type { Logger } from 'pino';
 export const changeChannel = 'portico_changes';
 
 export interface ChangeFeed {
+  /** True while the LISTEN connection is up. */
+  readonly listening: boolean;
+  /** Connects at once when not listening (the store just answered again). */
+  reconnectNow(): void;
   close(): Promise<void>;
 }
 
-/** LISTENs on PostgreSQL at `url`; calls `onChange` for each notification. */
-export function listenForChanges(url: string, onChange: (kind: string) => void, logger: Logger): ChangeFeed {
+/** First wait before reconnecting; it doubles up to the cap. */
+const firstDelayMs = 250;
+
+/**
+ * LISTENs on PostgreSQL at `url`; calls `onChange` for each notification, and with `reconnect`
+ * after each (re)connection so the caller catches up on what it missed. Losing and regaining
+ * the connection is logged at debug level: the snapshot sync reports store outages once.
+ */
+export function listenForChanges(url: string, onChange: (kind: string) => void, logger: Logger, retryMaxMs = 1000): ChangeFeed {
   let client: pg.Client | undefined;
+  let connecting = false;
   let closed = false;
-  let delay = 500;
+  let delay = firstDelayMs;
   let timer: NodeJS.Timeout | undefined;
 
   const connect = async () => {
-    if (closed) return;
+    if (closed || client !== undefined || connecting) return;
+    connecting = true;
+    if (timer) clearTimeout(timer);
+    timer = undefined;
     const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
     next.on('notification', (message) => onChange(message.payload ?? ''));
     next.on('error', () => {
@@ -31,18 +47,24 @@ export function listenForChanges(url: string, onChange: (kind: string) => void, 
     next.on('end', () => {
       if (closed || client !== next) return;
       client = undefined;
-      logger.warn('change feed connection lost; reconnecting');
+      logger.debug('change feed connection lost; reconnecting');
       schedule();
     });
     try {
       await next.connect();
       await next.query(`LISTEN ${changeChannel}`);
+      connecting = false;
+      if (closed) {
+        await next.end().catch(() => {});
+        return;
+      }
       client = next;
-      if (delay > 500) logger.info('change feed connected again');
-      delay = 500;
+      delay = firstDelayMs;
+      logger.debug('change feed listening');
       // Anything committed while we were away: let the caller catch up.
       onChange('reconnect');
     } catch (error) {
+      connecting = false;
       await next.end().catch(() => {});
       logger.debug({ err: error }, 'change feed connect failed');
       schedule();
@@ -52,10 +74,16 @@ export function listenForChanges(url: string, onChange: (kind: string) => void, 
     if (closed) return;
     timer = setTimeout(() => void connect(), delay);
     timer.unref();
-    delay = Math.min(delay * 2, 30_000);
+    delay = Math.min(delay * 2, retryMaxMs);
   };
   void connect();
   return {
+    get listening() {
+      return client !== undefined;
+    },
+    reconnectNow() {
+      void connect();
+    },
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);

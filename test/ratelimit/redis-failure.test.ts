@@ -8,15 +8,17 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { rateLimitHeaders } from '../../src/ratelimit/headers.ts';
 import { createRedisCounterStore } from '../../src/ratelimit/redis.ts';
 import type { LimitDecision, LimitRule } from '../../src/ratelimit/types.ts';
 import { REDIS_URL, deleteRedisKeys, freshKeyPrefix, headerMap } from './helpers.ts';
+import { startPrivateRedis } from './private-redis.ts';
 
 const CLOSED_PORT_URL = 'redis://127.0.0.1:1';
 const RULES: readonly LimitRule[] = [{ name: 'default', limit: 100, windowMs: 3_600_000, hard: true }];
-/** Generous for a loaded 2-core machine; the store's own bounds are 200 ms per command, 1 s at start. */
+/** Generous for a loaded 2-core machine; the store's own bounds are its timeout per call, 1 s at start. */
 const BOUND_MS = 5_000;
 
 interface LogLine {
@@ -113,34 +115,59 @@ describe('counter store: redis, when Redis fails', () => {
     assert.match(warnings(lines)[0].msg, /failing closed/);
   });
 
-  it('times out a connected Redis that never answers, after the command timeout', async () => {
-    const silent = net.createServer(() => {});
-    const open = new Set<net.Socket>();
-    silent.on('connection', (s) => open.add(s));
-    silent.listen(0, '127.0.0.1');
-    await new Promise((resolve) => silent.once('listening', resolve));
-    const { port } = silent.address() as AddressInfo;
-    const { logger, lines } = capturingLogger();
-    // No ready check: the client counts as connected at once, so the hit itself must time out.
-    const store = createRedisCounterStore({
-      url: `redis://127.0.0.1:${port}`,
-      failOpen: true,
-      timeoutMs: 200,
-      logger,
-      redisOptions: { enableReadyCheck: false },
-    });
-    try {
-      const { decisions, slowestMs } = await timedHits(() => store.hit('silent', RULES), 3);
-      assert.ok(slowestMs < BOUND_MS, `slowest hit took ${slowestMs} ms`);
-      for (const d of decisions) {
-        assert.equal(d.allowed, true);
-        assert.match(d.backendError ?? '', /timed out/i);
+  for (const failOpen of [true, false]) {
+    it(`issue-15: a frozen Redis gets calls rejected, never admitted uncounted, and charges none of them later (failOpen ${failOpen})`, { timeout: 30_000 }, async () => {
+      const redis = await startPrivateRedis();
+      const { logger, lines } = capturingLogger();
+      const store = createRedisCounterStore({ url: redis.url, failOpen, timeoutMs: 200, logger, keyPrefix: 'frozen:' });
+      let decisions: LimitDecision[] = [];
+      try {
+        assert.equal((await store.hit('warm-up', RULES)).backendError, undefined);
+        redis.freeze();
+        const timed = await timedHits(() => store.hit('frozen', RULES), 10);
+        redis.thaw();
+        decisions = timed.decisions;
+        assert.ok(timed.slowestMs < BOUND_MS, `slowest hit took ${timed.slowestMs} ms`);
+        assert.deepEqual(decisions.map((d) => d.allowed), new Array(10).fill(false), 'a slow reply is never admitted uncounted');
+        await sleep(300);
+        // Each rejected call put a command on the socket; Redis ran them when it resumed.
+        const after = await store.hit('frozen', RULES);
+        assert.equal(after.allowed, true);
+        assert.equal(after.results[0].count, 1, 'issue-15: the calls rejected while Redis was frozen were charged');
+        assert.equal(headerMap(rateLimitHeaders(after))['X-RateLimit-Remaining'], 'name=default,99;');
+      } finally {
+        await store.close();
       }
-      assert.equal(warnings(lines).length, 1);
+      const raw = new Redis(redis.url);
+      try {
+        const values = await Promise.all((await raw.keys('frozen:{frozen}*')).map((key) => raw.get(key)));
+        assert.deepEqual(values, ['1'], 'after close, Redis holds exactly the one admitted hit (unused lease hits given back)');
+      } finally {
+        raw.disconnect();
+        await redis.stop();
+      }
+      for (const d of decisions) assert.match(d.backendError ?? '', /no answer within 200 ms/);
+      assert.equal(warnings(lines).length, 1, 'one warning while Redis is slow, not one per call');
+    });
+  }
+
+  it('issue-15: a gateway whose event loop stalls past the timeout admits nothing over the limit', { timeout: 30_000 }, async () => {
+    const keyPrefix = freshKeyPrefix('stall');
+    const store = createRedisCounterStore({ url: REDIS_URL, failOpen: true, timeoutMs: 200, keyPrefix });
+    try {
+      const limit: readonly LimitRule[] = [{ name: 'default', limit: 20, windowMs: 3_600_000, hard: true }];
+      let admitted = 0;
+      for (let i = 0; i < 40; i++) if ((await store.hit('stall', limit)).allowed) admitted++;
+      assert.equal(admitted, 20);
+      const pending = Promise.all(Array.from({ length: 50 }, () => store.hit('stall', limit)));
+      // The replies arrive while the loop is busy; the timers are due before the socket is read.
+      const until = performance.now() + 300;
+      while (performance.now() < until);
+      const decisions = await pending;
+      assert.equal(decisions.filter((d) => d.allowed).length, 0, 'issue-15: calls admitted uncounted after a 300 ms stall');
     } finally {
       await store.close();
-      for (const s of open) s.destroy();
-      await new Promise((resolve) => silent.close(resolve));
+      await deleteRedisKeys(keyPrefix);
     }
   });
 
@@ -148,7 +175,7 @@ describe('counter store: redis, when Redis fails', () => {
     const keyPrefix = freshKeyPrefix('outage');
     let relay = await startRelay();
     const { logger, lines } = capturingLogger();
-    const store = createRedisCounterStore({ url: `redis://127.0.0.1:${relay.port}`, failOpen: true, logger, keyPrefix });
+    const store = createRedisCounterStore({ url: `redis://127.0.0.1:${relay.port}`, failOpen: true, logger, keyPrefix, leaseMax: 1 });
     try {
       const up = await store.hit('outage', RULES);
       assert.equal(up.backendError, undefined);
