@@ -44,8 +44,11 @@ export function ldapVerifier(
 ): UserVerifier {
   const timeoutMs = config.timeout * 1000;
   const connect = async (): Promise<Client> => {
-    const client = new Client({ url: config.url, timeout: timeoutMs, connectTimeout: timeoutMs, tlsOptions: tlsOptions(tls) });
-    if (config.starttls) await client.startTLS(tlsOptions(tls));
+    // ldapts speaks TLS from the first byte whenever tlsOptions is given: only for ldaps://.
+    const secure = config.url.startsWith('ldaps:') ? { tlsOptions: tlsOptions(tls) } : {};
+    const client = new Client({ url: config.url, timeout: timeoutMs, connectTimeout: timeoutMs, ...secure });
+    // The certificate is checked against the URL's host (tls.connect on an open socket knows none).
+    if (config.starttls) await client.startTLS({ ...tlsOptions(tls), host: new URL(config.url).hostname });
     return client;
   };
   const userDn = async (client: Client, username: string): Promise<string | undefined> => {
