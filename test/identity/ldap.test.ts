@@ -103,7 +103,7 @@ describe('LDAP over TLS', () => {
 });
 
 describe('LDAP answers are cached, positive only', () => {
-  test('a positive answer survives the server going away; a refusal is asked again', async () => {
+  test('only the positive answer is remembered: one entry after an accepted and a refused call', async () => {
     const cache = new VerdictCache({ ttlMs: 60_000, maxEntries: 10 });
     const v = verifier(searchConfig(), undefined, cache);
     assert.equal((await v.verify(credentials('alice', 'alice-pass-1'))).outcome, 'authenticated');
