@@ -30,6 +30,11 @@ export const errorCatalogue = {
   GW_INVALID_PATH: { status: 400, message: 'The request path is not valid: {reason}' },
   GW_UNSAFE_TARGET_VALUE: { status: 400, message: 'The value of {name} cannot be used in the backend URL: {reason}' },
   GW_UNAUTHORIZED: { status: 401, message: 'Invalid client id or secret.' },
+  GW_USER_UNAUTHORIZED: { status: 401, message: 'Invalid user name or password.' },
+  GW_REGISTRY_UNAVAILABLE: {
+    status: 503,
+    message: 'The user registry that authenticates this API could not be reached; the request is refused',
+  },
   GW_NOT_SUBSCRIBED: { status: 401, message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})' },
   GW_SECURITY_UNSUPPORTED: {
     status: 500,

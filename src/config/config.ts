@@ -52,6 +52,10 @@ export interface Settings {
   maxBackendBodyBytes: number;
   /** Analytics: events per batch write, and the longest an event waits before its batch is written. */
   analyticsBatchSize: number;
+  /** Seconds a user registry's positive answer is remembered (0: never). */
+  userRegistryCacheSeconds: number;
+  /** Most positive user-registry answers remembered at once (the oldest goes first). */
+  userRegistryCacheEntries: number;
   analyticsFlushMs: number;
   /** Analytics: payload capture limit per body, in bytes. */
   analyticsMaxPayloadBytes: number;
@@ -219,6 +223,8 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     maxRequestBytes: integer(env, 'PORTICO_MAX_REQUEST_BYTES', 4 * 1024 * 1024, 1),
     maxBackendBodyBytes: integer(env, 'PORTICO_MAX_BACKEND_BYTES', 16 * 1024 * 1024, 1),
     analyticsBatchSize: integer(env, 'PORTICO_ANALYTICS_BATCH', 500, 1, 100_000),
+    userRegistryCacheSeconds: integer(env, 'PORTICO_USER_REGISTRY_CACHE_SECONDS', 30, 0, 3600),
+    userRegistryCacheEntries: integer(env, 'PORTICO_USER_REGISTRY_CACHE_ENTRIES', 10_000, 0, 1_000_000),
     analyticsFlushMs: integer(env, 'PORTICO_ANALYTICS_FLUSH_MS', 1000, 10, 600_000),
     analyticsMaxPayloadBytes: integer(env, 'PORTICO_ANALYTICS_MAX_PAYLOAD', 64 * 1024, 0),
     analyticsRetentionDays: integer(env, 'PORTICO_ANALYTICS_RETENTION_DAYS', 30, 0),

@@ -11,14 +11,16 @@ import type { RawOperation } from './api-operations.ts';
 import { isRecord } from './json-path.ts';
 import type { PathSegment } from './json-path.ts';
 
-/** An apiKey the gateway enforces: where it is read and what it proves. */
+/** A scheme the gateway enforces: where its credential is read and what it proves. */
 export interface SupportedScheme {
   /** The scheme's name in `securityDefinitions` / `components.securitySchemes`. */
   scheme: string;
-  role: 'client-id' | 'client-secret';
+  role: 'client-id' | 'client-secret' | 'basic';
   in: 'header' | 'query';
-  /** The header or query parameter name as written, e.g. `X-IBM-Client-Id`. */
+  /** The header or query parameter name as written, e.g. `X-IBM-Client-Id` (`Authorization` for basic). */
   name: string;
+  /** Basic: the user registry that checks the user name and password. */
+  registry?: string;
 }
 
 /** One operation's security: `open` when anonymous callers are allowed (`[]`, or a `{}` alternative). */
@@ -39,9 +41,9 @@ export interface SecurityRefusal {
 // `x-key-type`, says whether it carries the client id or the client secret.
 const clientIdNames = new Set(['x-ibm-client-id', 'client_id', 'client-id']);
 const clientSecretNames = new Set(['x-ibm-client-secret', 'client_secret', 'client-secret']);
-const keyTypes: Record<string, SupportedScheme['role']> = { client_id: 'client-id', client_secret: 'client-secret' };
+const keyTypes: Record<string, 'client-id' | 'client-secret'> = { client_id: 'client-id', client_secret: 'client-secret' };
 
-const notYet = 'is not supported yet: the gateway enforces client ids and client secrets (apiKey) only';
+const notYet = 'is not supported yet: the gateway enforces client ids and client secrets (apiKey) and basic authentication';
 
 /** The security schemes a document declares, `$ref`s followed, as written. */
 export function declaredSchemes(document: Record<string, unknown>): Record<string, unknown> {
@@ -57,9 +59,7 @@ export function declaredSchemes(document: Record<string, unknown>): Record<strin
 export function schemeSupport(name: string, scheme: unknown): SupportedScheme | string {
   if (!isRecord(scheme)) return `security scheme ${name} is not an object`;
   const type = scheme.type;
-  if (type === 'basic' || (type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')) {
-    return `security scheme ${name}: basic authentication ${notYet}`;
-  }
+  if (type === 'basic' || (type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')) return basicSupport(name, scheme);
   if (type === 'oauth2' || type === 'openIdConnect' || type === 'mutualTLS') {
     return `security scheme ${name}: ${type} ${notYet}`;
   }
@@ -74,7 +74,24 @@ export function schemeSupport(name: string, scheme: unknown): SupportedScheme | 
   return { scheme: name, role, in: scheme.in, name: scheme.name };
 }
 
-function apiKeyRole(scheme: Record<string, unknown>): SupportedScheme['role'] | { reason: string } {
+/**
+ * A basic scheme names the user registry that checks its callers with
+ * `x-ibm-authentication-registry` (API Connect's field on a basic security definition). Whether
+ * the registry exists and is enabled in the catalog is judged at publish and in the snapshot.
+ */
+function basicSupport(name: string, scheme: Record<string, unknown>): SupportedScheme | string {
+  const registry = scheme['x-ibm-authentication-registry'];
+  if (scheme['x-ibm-authentication-url'] !== undefined) {
+    return `security scheme ${name}: x-ibm-authentication-url ${notYet} inline; create an authurl user registry ` +
+      'and name it with x-ibm-authentication-registry';
+  }
+  if (typeof registry !== 'string' || registry === '') {
+    return `security scheme ${name}: basic authentication needs x-ibm-authentication-registry naming a user registry`;
+  }
+  return { scheme: name, role: 'basic', in: 'header', name: 'Authorization', registry };
+}
+
+function apiKeyRole(scheme: Record<string, unknown>): 'client-id' | 'client-secret' | { reason: string } {
   const keyType = scheme['x-key-type'];
   if (keyType !== undefined) {
     return keyTypes[String(keyType)] ?? { reason: `x-key-type ${String(keyType)} is not client_id or client_secret` };
@@ -130,7 +147,7 @@ function requirementSchemes(
     const support = schemeSupport(name, schemes[name]);
     if (typeof support === 'string') refusals.push({ at, rule: 'unsupported-security', reason: support });
     else if (!Array.isArray(scopes) || scopes.length > 0) {
-      const reason = `security scheme ${name}: an apiKey requirement has no scopes or roles ([])`;
+      const reason = `security scheme ${name}: an apiKey or basic requirement has no scopes or roles ([])`;
       refusals.push({ at, rule: 'unsupported-security', reason });
     } else found.push(support);
   }
@@ -140,8 +157,21 @@ function requirementSchemes(
     refusals.push({ at: [index], rule: 'security-requirement', reason: problem });
     return undefined;
   }
-  // The client id first: the secret is checked against the credential the id names.
-  return found.sort((a, b) => (a.role === b.role ? 0 : a.role === 'client-id' ? -1 : 1));
+  // The client id first: the secret is checked against the credential the id names; basic last,
+  // so the registry is only called for a caller whose client id and secret already hold.
+  return found.sort((a, b) => roleOrder[a.role] - roleOrder[b.role]);
+}
+
+const roleOrder: Record<SupportedScheme['role'], number> = { 'client-id': 0, 'client-secret': 1, basic: 2 };
+
+/** The user registries an API's basic schemes name, for the publish-time check. */
+export function namedRegistries(document: Record<string, unknown>): string[] {
+  const names = new Set<string>();
+  for (const [name, scheme] of Object.entries(declaredSchemes(document))) {
+    const support = schemeSupport(name, scheme);
+    if (typeof support !== 'string' && support.registry !== undefined) names.add(support.registry);
+  }
+  return [...names];
 }
 
 // IBM "Applying security definitions to an API": at most one client id and one client secret,
@@ -152,6 +182,8 @@ function combinationProblem(schemes: SupportedScheme[]): string | undefined {
   if (ids.length > 1) return `one requirement names two client ids (${ids.join(', ')}); make them alternatives`;
   if (secrets.length > 1) return `one requirement names two client secrets (${secrets.join(', ')})`;
   if (secrets.length === 1 && ids.length === 0) return `client secret ${secrets[0]} needs a client id beside it`;
+  const basics = schemes.filter((s) => s.role === 'basic').map((s) => s.scheme);
+  if (basics.length > 1) return `one requirement names two basic schemes (${basics.join(', ')})`;
   return undefined;
 }
 

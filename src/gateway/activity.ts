@@ -36,6 +36,8 @@ export interface ActivityInput {
   api: CompiledApi;
   operation: CompiledOperation | undefined;
   clientId: string | undefined;
+  /** The user a basic scheme authenticated. */
+  user?: string;
   credential: CredentialInfo | undefined;
   subscription: SubscriptionInfo | undefined;
   backendMs: number;
@@ -139,6 +141,7 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
     latency_ms: Math.round(input.latencyMs * 1000) / 1000,
     backend_ms: Math.round(input.backendMs * 1000) / 1000,
     client_id: input.clientId ?? '',
+    user_name: input.user ?? '',
     app_id: input.credential?.app.id ?? '',
     app_name: input.credential?.app.title ?? '',
     consumer_org_name: input.credential?.app.consumerOrgName ?? '',

@@ -9,6 +9,7 @@ import { AnalyticsSink } from '../analytics/sink.ts';
 import type { Settings } from '../config/config.ts';
 import { parseRateLimit } from '../definitions/parse-rate-limit.ts';
 import { PorticoError } from '../errors.ts';
+import { VerdictCache } from '../identity/verdict-cache.ts';
 import { createWorkerCounterStore } from '../ratelimit/cluster.ts';
 import { createCounterStore } from '../ratelimit/index.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
@@ -81,6 +82,10 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
       invokeDenyHosts: [],
       counters,
       namedLimits: namedLimits(settings.namedRateLimits),
+      userRegistryCache: new VerdictCache({
+        ttlMs: settings.userRegistryCacheSeconds * 1000,
+        maxEntries: settings.userRegistryCacheEntries,
+      }),
     },
     maxRequestBytes: settings.maxRequestBytes,
     loadSnapshotData: () => store.consistentRead((trx) => loadSnapshotData(trx)),

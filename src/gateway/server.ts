@@ -31,7 +31,7 @@ import type { Redaction } from './activity.ts';
 import { setForwardedHeaders, trustedPeers } from './forwarded.ts';
 import { recordRequest } from './metrics.ts';
 import { authenticate } from './security/index.ts';
-import type { CallerDirectory, SecurityRequest } from './security/index.ts';
+import type { Caller, CallerDirectory, SecurityRequest } from './security/index.ts';
 import { compileSnapshot, matchRoute, subscriptionFor } from './snapshot.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, Snapshot, SubscriptionInfo } from './snapshot.ts';
 
@@ -133,6 +133,22 @@ function jsonHeaders(): ResponseHeaders {
   return headers;
 }
 
+function identified(caller: Caller, state: RequestState): void {
+  state.clientId = caller.clientId;
+  state.credential = caller.credential;
+  state.subscription = caller.subscription;
+  state.user = caller.user;
+}
+
+/** The security phase's PorticoError as the consumer's answer (`WWW-Authenticate` with a basic 401). */
+function refused(error: unknown, state: RequestState): never {
+  if (!(error instanceof PorticoError)) throw error;
+  state.clientId = error.params.clientId as string | undefined;
+  const challenge = error.params.challenge;
+  const headers: Array<[string, string]> = typeof challenge === 'string' ? [['WWW-Authenticate', challenge]] : [];
+  throw new ConsumerError(error.status, error.message, headers, error.code);
+}
+
 class ConsumerError extends Error {
   constructor(
     readonly status: number,
@@ -157,6 +173,8 @@ interface RequestState {
   clientId?: string;
   credential?: CredentialInfo;
   subscription?: SubscriptionInfo;
+  /** The user a basic scheme authenticated. */
+  user?: string;
   limitHeaders?: Array<[string, string]>;
   context?: GatewayContext;
   errorName?: string;
@@ -273,7 +291,8 @@ export class Gateway {
     state.operation = operation;
 
     const query = search.length > 1 ? new URLSearchParams(search.slice(1)) : undefined;
-    this.identify(snapshot, api, operation, { headers: req.headers, query }, state);
+    const identified = this.identify(snapshot, api, operation, { headers: req.headers, query }, state);
+    if (identified !== undefined) await identified;
     const parameters = readParameters(operation, req, query, match.pathParams);
     if (state.subscription && state.subscription.rules.length > 0) await this.enforcePlanLimits(state.subscription, state);
 
@@ -296,21 +315,20 @@ export class Gateway {
     operation: CompiledOperation,
     request: SecurityRequest,
     state: RequestState,
-  ): void {
+  ): Promise<void> | undefined {
     const directory: CallerDirectory = {
       credentials: snapshot.credentials,
       subscriptionFor: (appId) => subscriptionFor(api, appId),
     };
     try {
       const caller = authenticate(operation.security, request, directory);
-      state.clientId = caller.clientId;
-      state.credential = caller.credential;
-      state.subscription = caller.subscription;
+      // Only schemes that ask a user registry make the phase asynchronous.
+      if (caller instanceof Promise) return caller.then((found) => identified(found, state), (error) => refused(error, state));
+      identified(caller, state);
     } catch (error) {
-      if (!(error instanceof PorticoError)) throw error;
-      state.clientId = error.params.clientId as string | undefined;
-      throw new ConsumerError(error.status, error.message, [], error.code);
+      refused(error, state);
     }
+    return undefined;
   }
 
   private async enforcePlanLimits(subscription: SubscriptionInfo, state: RequestState): Promise<void> {
@@ -367,6 +385,8 @@ export class Gateway {
         'client-id': state.clientId,
       };
     }
+    // API Connect documents no context variable for a basic-authenticated user; Portico's name.
+    if (state.user !== undefined) request['authenticated-credential'] = state.user;
     if (subscription) {
       context.vars.plan = { id: subscription.planId, name: subscription.planName, version: subscription.planVersion, 'rate-limit': subscription.rateLimitText };
       context.vars.product = { name: subscription.productName, version: subscription.productVersion, title: subscription.productTitle };
@@ -438,6 +458,7 @@ export class Gateway {
       clientId: state.clientId,
       credential: state.credential,
       subscription: state.subscription,
+      user: state.user,
       backendMs: state.context?.backendMs ?? 0,
       errorName: state.errorName,
       requestBody: state.requestBody,

@@ -20,6 +20,8 @@ import type { CompiledParameter } from './parameters.ts';
 import { rawOperations } from '../definitions/api-operations.ts';
 import { compileOperationSecurity, credentialNames } from './security/index.ts';
 import type { OperationSecurity } from './security/index.ts';
+import { compileRegistries } from '../identity/verifiers.ts';
+import type { CatalogRegistries } from '../identity/verifiers.ts';
 
 export interface CompiledOperation {
   id: string | undefined;
@@ -224,6 +226,7 @@ function compileApi(
   row: SnapshotData['apis'][number],
   catalog: SnapshotData['catalogs'][number],
   options: SnapshotOptions,
+  registries: CatalogRegistries,
 ): CompiledApi {
   const document = JSON.parse(row.document) as Record<string, unknown>;
   const openapi = document.swagger === '2.0' ? '2.0' : String(document.openapi ?? '').startsWith('3.1') ? '3.1' : '3.0';
@@ -236,13 +239,14 @@ function compileApi(
     properties,
     catalog: { name: catalog.name, orgName: catalog.orgName },
     settings: options.settings,
+    userRegistries: registries,
   }, options.registry);
 
   const staticRoutes = new Map<string, Map<string, CompiledOperation>>();
   const templates = new Map<string, TemplateRoute>();
   const written = new Map(rawOperations(document).map((raw) => [`${raw.verb} ${raw.path}`, raw.operation]));
   for (const operation of definition.operations) {
-    const security = compileOperationSecurity(document, written.get(`${operation.verb} ${operation.path}`) ?? {});
+    const security = compileOperationSecurity(document, written.get(`${operation.verb} ${operation.path}`) ?? {}, registries);
     if (security.refused) refusedOperation(options, catalog, definition, operation, security.reason);
     const compiled: CompiledOperation = {
       id: operation.id,
@@ -339,6 +343,26 @@ function rateLimitText(limits: RateLimitDef[]): string {
   return limited.length === 0 ? 'unlimited' : limited.map((l) => l.value).join(', ');
 }
 
+/** Each catalog's enabled user registries, compiled, with a stamp that changes when any of them does. */
+function catalogRegistries(
+  data: SnapshotData,
+  options: SnapshotOptions,
+): Map<string, { compiled: CatalogRegistries; stamp: string }> {
+  const rowsByCatalog = new Map<string, NonNullable<SnapshotData['userRegistries']>>();
+  for (const row of data.userRegistries ?? []) {
+    const rows = rowsByCatalog.get(row.catalog_id);
+    if (rows) rows.push(row);
+    else rowsByCatalog.set(row.catalog_id, [row]);
+  }
+  const settings = { tlsProfiles: options.settings.tlsProfiles, cache: options.settings.userRegistryCache };
+  const out = new Map<string, { compiled: CatalogRegistries; stamp: string }>();
+  for (const [catalogId, rows] of rowsByCatalog) {
+    const stamp = rows.map((row) => `${row.id}@${row.updated_at}`).sort().join(',');
+    out.set(catalogId, { compiled: compileRegistries(rows, settings), stamp });
+  }
+  return out;
+}
+
 /** Builds a snapshot from the store's data. */
 export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): Snapshot {
   const started = performance.now();
@@ -351,6 +375,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     for (const api of routes.apis) reuse.set(`${api.id}|${api.orgName}|${api.catalogName}`, api);
   }
 
+  const registries = catalogRegistries(data, options);
   // catalog id → api id → compiled api
   const compiled = new Map<string, Map<string, CompiledApi>>();
   const productsById = new Map(data.products.map((p) => [p.id, p]));
@@ -364,9 +389,13 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     if (byApi.has(row.id)) continue;
     const cacheKey = `${row.id}|${catalog.orgName}|${catalog.name}`;
     const cached = reuse.get(cacheKey);
+    const enabled = registries.get(catalog.id) ?? { compiled: new Map(), stamp: '' };
+    // An API is reused only when neither it nor the registries its catalog enables changed.
+    const version = `${row.updated_at}|${enabled.stamp}`;
     try {
-      const api = cached && (cached as CompiledApi & { updatedAt?: string }).updatedAt === row.updated_at ? { ...cached, productSubscriptions: [] } : compileApi(row, catalog, options);
-      (api as CompiledApi & { updatedAt?: string }).updatedAt = row.updated_at;
+      const same = cached && (cached as CompiledApi & { updatedAt?: string }).updatedAt === version;
+      const api = same ? { ...cached, productSubscriptions: [] } : compileApi(row, catalog, options, enabled.compiled);
+      (api as CompiledApi & { updatedAt?: string }).updatedAt = version;
       byApi.set(row.id, api);
     } catch (error) {
       const reason = (error as Error).message;

@@ -5,6 +5,8 @@
  * the two cannot drift apart.
  */
 import Fastify from 'fastify';
+import { UserRegistries } from '../services/user-registries.ts';
+import { userRegistryRoutes } from './user-registry-routes.ts';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import type { Logger } from 'pino';
@@ -39,9 +41,9 @@ declare module 'fastify' {
   }
 }
 
-type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-interface RouteSpec {
+export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
   summary: string;
@@ -70,11 +72,11 @@ const documentBody = {
   },
 };
 
-function param(request: FastifyRequest, name: string): string {
+export function param(request: FastifyRequest, name: string): string {
   return (request.params as Record<string, string>)[name];
 }
 
-function orgId(request: FastifyRequest): string {
+export function orgId(request: FastifyRequest): string {
   return request.providerUser!.org_id;
 }
 
@@ -88,6 +90,7 @@ function routes(services: Services, sessionTtlMs: number): RouteSpec[] {
     productSummary(await services.setProductState(orgId(request), param(request, 'catalog'), param(request, 'name'), param(request, 'version'), state));
 
   return [
+    ...userRegistryRoutes(new UserRegistries(services)),
     {
       method: 'POST',
       url: '/api/login',

@@ -17,6 +17,7 @@ import * as products from '../store/products.ts';
 import type { ApiRow, ApiState, Catalog, ProductRow, ProductState, Subscription } from '../store/schema.ts';
 import { hashPassword, verifyPassword } from '../store/secrets.ts';
 import type { Db, Store } from '../store/store.ts';
+import { checkNamedRegistries } from '../services/user-registries.ts';
 import { SignInLimiter } from './sign-in-limiter.ts';
 
 /** Announces committed changes; the in-process gateway listens (`change` events). */
@@ -276,7 +277,7 @@ export class Services {
     const state = input.state ?? existing?.state ?? 'staged';
     if (state === 'published') {
       await this.checkBasePaths(catalog.id, apiLinks.map((l) => l.apiId), existing?.id);
-      await this.checkSecurity(apiLinks.map((l) => l.apiId));
+      await this.checkSecurity(apiLinks.map((l) => l.apiId), catalog.id);
     }
     if (existing && existing.state !== state && !productTransitions[existing.state].includes(state)) {
       throw new PorticoError('MGMT_CONFLICT', { reason: `product ${definition.name}:${definition.version} is ${existing.state} and cannot become ${state}` });
@@ -338,12 +339,13 @@ export class Services {
   }
 
   /** An API stored before the fail-closed rule is refused at publish as it would be at import. */
-  private async checkSecurity(apiIds: string[]): Promise<void> {
+  private async checkSecurity(apiIds: string[], catalogId: string): Promise<void> {
     for (const id of apiIds) {
       const api = await apisRepo.findApiById(this.db, id);
       if (!api) continue;
       const problems = securityProblems(JSON.parse(api.document) as Record<string, unknown>);
       if (problems.length > 0) throw new DefinitionError(`${api.name}:${api.version}`, problems);
+      await checkNamedRegistries(this.db, catalogId, api);
     }
   }
 
@@ -374,7 +376,7 @@ export class Services {
       throw new PorticoError('MGMT_CONFLICT', { reason: `product ${name}:${version} is ${product.state} and cannot become ${state}` });
     }
     if (state === 'published') {
-      await this.checkSecurity((await products.listProductApis(this.db, product.id)).map((api) => api.id));
+      await this.checkSecurity((await products.listProductApis(this.db, product.id)).map((api) => api.id), product.catalog_id);
     }
     await this.change('product-state', async (trx) => {
       await products.setProductState(trx, product.id, state);

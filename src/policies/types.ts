@@ -8,6 +8,8 @@
  */
 import type { Logger } from 'pino';
 import type { CounterStore, LimitRule } from '../ratelimit/types.ts';
+import type { VerdictCache } from '../identity/verdict-cache.ts';
+import type { CatalogRegistries } from '../identity/verifiers.ts';
 
 /** A JSON Schema (draft-07 subset that ajv understands). */
 export type JSONSchema = Record<string, unknown>;
@@ -22,6 +24,8 @@ export interface CompiledApiInfo {
   /** API properties resolved for the catalog being compiled (catalog overrides applied). */
   properties: Record<string, string>;
   catalog: { name: string; orgName: string };
+  /** The user registries the catalog enables, compiled (`user-security` authenticates against them). */
+  userRegistries?: CatalogRegistries;
   /** Settings a policy may need (timeouts, TLS profiles, limits), from the gateway config. */
   settings: PolicySettings;
   /** Compiles a nested `execute` list (used by operation-switch, switch, if). */
@@ -41,6 +45,8 @@ export interface PolicySettings {
   counters?: CounterStore;
   /** Limits defined for the whole gateway or catalog, by name (`source: gateway-named|catalog-named`). */
   namedLimits?: Record<string, readonly LimitRule[]>;
+  /** Positive user-registry answers, shared by every snapshot of the gateway (bounded; see identity/verdict-cache.ts). */
+  userRegistryCache?: VerdictCache;
 }
 
 /** What the assembly `ratelimit` policy may count against for the caller's subscription. */
@@ -138,6 +144,8 @@ export interface RequestVar {
   parameters: Record<string, unknown>;
   body: unknown;
   'content-type': string;
+  /** The user name a basic scheme or `user-security` policy authenticated. */
+  'authenticated-credential'?: string;
 }
 
 /**

@@ -168,6 +168,8 @@ export interface ActivityEventTable {
   product_name: string;
   plan_name: string;
   error_name: string;
+  /** The user a basic scheme or user-security policy authenticated ('' when none). */
+  user_name: Generated<string>;
   /** What was recorded: none, activity, header, payload. */
   content: string;
   request_headers: string | null;
@@ -214,7 +216,28 @@ export interface ChangeTable {
   kind: string;
 }
 
+/** A user registry (authentication URL or LDAP) of a provider org, as a JSON configuration. */
+export interface UserRegistryTable {
+  id: string;
+  org_id: string;
+  name: string;
+  title: string;
+  registry_type: 'authurl' | 'ldap';
+  /** The validated configuration as JSON text, secrets included (never returned by the API). */
+  configuration: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A catalog's API user registries: which of the org's registries its APIs may name. */
+export interface CatalogUserRegistryTable {
+  catalog_id: string;
+  registry_id: string;
+}
+
 export interface Database {
+  user_registries: UserRegistryTable;
+  catalog_user_registries: CatalogUserRegistryTable;
   provider_orgs: ProviderOrgTable;
   catalogs: CatalogTable;
   provider_users: ProviderUserTable;
@@ -248,3 +271,5 @@ export type Subscription = Selectable<SubscriptionTable>;
 export type ActivityEvent = Selectable<ActivityEventTable>;
 export type NewActivityEvent = Insertable<ActivityEventTable>;
 export type ApiUpdate = Updateable<ApiTable>;
+
+export type UserRegistryRow = Selectable<UserRegistryTable>;

@@ -4,8 +4,9 @@
  * bundle, and the consumer side (apps, credentials, live subscriptions).
  */
 import type { Db } from './store.ts';
-import type { ApiRow, PlanRow, ProductRow, SubscriptionState } from './schema.ts';
+import type { ApiRow, PlanRow, ProductRow, SubscriptionState, UserRegistryRow } from './schema.ts';
 import { latestChange } from './changes.ts';
+import { loadCatalogRegistries } from './user-registries.ts';
 
 export interface SnapshotData {
   change: number;
@@ -17,6 +18,8 @@ export interface SnapshotData {
   apps: Array<{ id: string; title: string; consumer_org_id: string; consumer_org_name: string; consumer_org_title: string }>;
   credentials: Array<{ client_id: string; secret_hash: string; app_id: string }>;
   subscriptions: Array<{ id: string; app_id: string; product_id: string; plan_id: string; state: SubscriptionState }>;
+  /** Each catalog's enabled user registries (configuration with secrets: the gateway binds with them). */
+  userRegistries?: Array<UserRegistryRow & { catalog_id: string }>;
 }
 
 /** Loads the snapshot data; run it in `Store.consistentRead` so the parts agree with each other. */
@@ -30,7 +33,8 @@ export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
   const products = await db.selectFrom('products').selectAll().where('state', 'in', ['published', 'deprecated']).execute();
   const productIds = products.map((p) => p.id);
   if (productIds.length === 0) {
-    return { change, catalogs, products, plans: [], productApis: [], apis: [], apps: [], credentials: [], subscriptions: [] };
+    const none = { plans: [], productApis: [], apis: [], apps: [], credentials: [], subscriptions: [] };
+    return { change, catalogs, products, ...none, userRegistries: [] };
   }
   const plans = await db.selectFrom('plans').selectAll().where('product_id', 'in', productIds).execute();
   const productApis = await db.selectFrom('product_apis').selectAll().where('product_id', 'in', productIds).execute();
@@ -47,5 +51,6 @@ export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
     .select(['apps.id', 'apps.title', 'apps.consumer_org_id', 'consumer_orgs.name as consumer_org_name', 'consumer_orgs.title as consumer_org_title'])
     .execute();
   const credentials = await db.selectFrom('app_credentials').select(['client_id', 'secret_hash', 'app_id']).execute();
-  return { change, catalogs, products, plans, productApis, apis, apps, credentials, subscriptions };
+  const userRegistries = await loadCatalogRegistries(db);
+  return { change, catalogs, products, plans, productApis, apis, apps, credentials, subscriptions, userRegistries };
 }

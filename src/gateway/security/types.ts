@@ -24,10 +24,15 @@ export interface Proof {
   credential?: CredentialInfo;
   /** A client secret matched the credential: the caller owns the client id. */
   secretVerified: boolean;
+  /** The user a basic scheme's registry authenticated. */
+  user?: string;
 }
 
-/** Why a scheme did not hold: its credential is absent, or present and wrong. */
-export type SchemeFailure = 'missing' | 'rejected';
+/**
+ * Why a scheme did not hold: its credential is absent, or present and wrong, or the registry
+ * that judges it could not answer (the caller is refused with a 503: fail closed).
+ */
+export type SchemeFailure = 'missing' | 'rejected' | 'unavailable';
 
 /**
  * One security scheme as the gateway enforces it, compiled once per operation. Basic, OAuth 2
@@ -38,6 +43,13 @@ export interface SchemeEnforcer {
   readonly scheme: string;
   /** Checks the request, adding what it proves to `proof`; a failure, never an exception. */
   check(request: SecurityRequest, proof: Proof, directory: CallerDirectory): SchemeFailure | undefined;
+  /**
+   * The part that asks a user registry (basic): run only once every `check` of the requirement
+   * held, so an unauthenticated caller cannot make the gateway call a registry for free.
+   */
+  verify?(request: SecurityRequest, proof: Proof): Promise<SchemeFailure | undefined>;
+  /** `WWW-Authenticate` value sent with a 401 when this scheme is one the caller could satisfy. */
+  readonly challenge?: string;
 }
 
 /** Who calls: empty for an anonymous caller of an open operation. */
@@ -48,6 +60,8 @@ export interface Caller {
   credential?: CredentialInfo;
   /** The app's active subscription to a product containing the API. */
   subscription?: SubscriptionInfo;
+  /** The user name a user registry authenticated (basic). */
+  user?: string;
 }
 
 /** Reads a header or query credential: the first value when it is repeated. */
