@@ -17,7 +17,7 @@ import * as products from '../store/products.ts';
 import type { ApiRow, ApiState, Catalog, ProductRow, ProductState, Subscription } from '../store/schema.ts';
 import { hashPassword, verifyPassword } from '../store/secrets.ts';
 import type { Db, Store } from '../store/store.ts';
-import { SignInLimiter } from './sign-in-limiter.ts';
+import { SignInLimiter } from '../web/sign-in-limiter.ts';
 
 /** Announces committed changes; the in-process gateway listens (`change` events). */
 export class ChangeBus extends EventEmitter {

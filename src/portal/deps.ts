@@ -1,6 +1,6 @@
 /** What the portal's route modules are given: the services, the session settings and the gateway to relay to. */
 import type { Services } from '../management/services.ts';
-import type { WebSessionOptions } from './web-session.ts';
+import type { WebSessionOptions } from '../web/web-session.ts';
 
 export interface PortalDeps {
   services: Services;

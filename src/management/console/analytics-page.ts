@@ -5,10 +5,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import { breadcrumbs, table, when } from '../../portal/components.ts';
-import { queryField } from '../../portal/form.ts';
-import { html } from '../../portal/html.ts';
-import type { SafeHtml } from '../../portal/html.ts';
+import { breadcrumbs, table, when } from '../../web/components.ts';
+import { queryField } from '../../web/form.ts';
+import { html } from '../../web/html.ts';
+import type { SafeHtml } from '../../web/html.ts';
 import * as analytics from '../../store/analytics.ts';
 import type { EventDimension, EventFilter } from '../../store/analytics.ts';
 import { barChart, formatMs, timeSeriesChart } from './charts.ts';

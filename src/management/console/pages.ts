@@ -1,10 +1,10 @@
 /** Console pages: overview, APIs (state, definition, assembly flow), products (lifecycle), approvals, consumers. */
 import type { FastifyInstance } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import { breadcrumbs, buttonForm, notice, statePill, table, when } from '../../portal/components.ts';
-import { html } from '../../portal/html.ts';
-import { apiView } from '../../portal/openapi-view.ts';
-import { approvalInWords, planLimitsInWords } from '../../portal/plan-words.ts';
+import { breadcrumbs, buttonForm, notice, statePill, table, when } from '../../web/components.ts';
+import { html } from '../../web/html.ts';
+import { apiView } from '../../web/openapi-view.ts';
+import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 import * as analytics from '../../store/analytics.ts';
 import { productsUsingApi } from '../../store/apis.ts';
 import * as consumers from '../../store/consumers.ts';

@@ -6,12 +6,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyFormbody from '@fastify/formbody';
 import { PorticoError } from '../../errors.ts';
-import { csrfField, notice } from '../../portal/components.ts';
-import { formField, localPath, queryField } from '../../portal/form.ts';
-import { html } from '../../portal/html.ts';
-import { registerStaticFiles } from '../../portal/static-files.ts';
-import { csrfTokenMatches, endWebSession, isStateChanging, loadWebSession, presentedCsrfToken, startWebSession } from '../../portal/web-session.ts';
-import type { WebSessionOptions } from '../../portal/web-session.ts';
+import { csrfField, notice } from '../../web/components.ts';
+import { formField, localPath, queryField } from '../../web/form.ts';
+import { html } from '../../web/html.ts';
+import { registerStaticFiles } from '../../web/static-files.ts';
+import { csrfTokenMatches, endWebSession, isStateChanging, loadWebSession, presentedCsrfToken, startWebSession } from '../../web/web-session.ts';
+import type { WebSessionOptions } from '../../web/web-session.ts';
 import * as consumers from '../../store/consumers.ts';
 import { findOrgById, findProviderUserById, listCatalogs } from '../../store/orgs.ts';
 import type { Services } from '../services.ts';

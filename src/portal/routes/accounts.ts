@@ -3,14 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PorticoError } from '../../errors.ts';
 import { passwordRules } from '../../management/services.ts';
 import { deleteUserSessions } from '../../store/sessions.ts';
-import { csrfField, notice } from '../components.ts';
+import { csrfField, notice } from '../../web/components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { formErrorMessage, formField, localPath, queryField } from '../form.ts';
-import { html } from '../html.ts';
+import { formErrorMessage, formField, localPath, queryField } from '../../web/form.ts';
+import { html } from '../../web/html.ts';
 import { sendPortalPage } from '../layout.ts';
-import { endWebSession, startWebSession } from '../web-session.ts';
+import { endWebSession, startWebSession } from '../../web/web-session.ts';
 
 interface SignInValues {
   email?: string;

@@ -7,9 +7,9 @@ import type { ApiPageInput } from '../api-page.ts';
 import { visibleProduct, visibleProductApi } from '../catalog-view.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { formField, formFields } from '../form.ts';
+import { formField, formFields } from '../../web/form.ts';
 import { sendPortalPage } from '../layout.ts';
-import { apiView } from '../openapi-view.ts';
+import { apiView } from '../../web/openapi-view.ts';
 import { relayTryIt } from '../try-it.ts';
 import { productUrl } from './products.ts';
 

@@ -4,13 +4,13 @@ import { listPlans, listProductApis } from '../../store/products.ts';
 import type { PlanRow, ProductRow } from '../../store/schema.ts';
 import { orgSubscriptions, productInfo, visibleProduct, visibleProducts } from '../catalog-view.ts';
 import type { SubscriptionDetail } from '../catalog-view.ts';
-import { breadcrumbs, notice, statePill } from '../components.ts';
+import { breadcrumbs, notice, statePill } from '../../web/components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { html, path } from '../html.ts';
+import { html, path } from '../../web/html.ts';
 import { sendPortalPage } from '../layout.ts';
-import { approvalInWords, planLimitsInWords } from '../plan-words.ts';
+import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 
 /** The product page's URL. */
 export function productUrl(product: { name: string; version: string }): string {
