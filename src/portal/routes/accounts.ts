@@ -1,8 +1,7 @@
 /** Sign up, sign in, sign out and change password. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import { passwordRules } from '../../management/services.ts';
-import { deleteUserSessions } from '../../store/sessions.ts';
+import { passwordRules } from '../../services/account-rules.ts';
 import { csrfField, notice } from '../../web/components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
@@ -149,7 +148,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
       return sendPortalPage(reply, context, { title: 'Account', section: 'account', status: 400, main: passwordForm(context, { error: message }) });
     }
     // A changed password ends every session of the account; this browser gets a fresh one.
-    await deleteUserSessions(services.store.db, context.user.id, 'portal');
+    await services.sessions.deleteUserSessions(context.user.id, 'portal');
     await startWebSession(request, reply, deps.sessions, context.user.id);
     return reply.redirect('/account?changed=1', 303);
   });
