@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'test-artifacts/', 'src/portal/static/vendor/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'test-artifacts/', 'src/web/static/vendor/'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -17,7 +17,8 @@
 import { fileURLToPath } from 'node:url';
 import { loadSettings } from '../src/config/config.ts';
 import { readDefinitionFolder } from '../src/management/folder.ts';
-import { Services } from '../src/management/services.ts';
+import { ConsumerServices } from '../src/services/consumer-services.ts';
+import { ProviderServices as Services } from '../src/services/provider-services.ts';
 import { openStore } from '../src/store/store.ts';
 import { envPort } from './lib/announce.ts';
 import { loadScaleData } from './scale-data.ts';
@@ -122,10 +123,11 @@ async function setUpBench(services: Services, mode: 'pass' | 'full', backend: st
 
 /** A developer, an app and an approved subscription to `plan` of `product`; the app's client id. */
 async function subscribedApp(services: Services, orgId: string, catalogId: string, product: string, plan: string): Promise<string> {
-  const { org: consumerOrg } = await services.signUp(catalogId, { email: 'bench@example.com', password: 'bench-pass-1234', orgTitle: 'Bench Developers' });
-  const { app, credential } = await services.createApp(consumerOrg.id, { title: 'Bench App' });
+  const consumer = new ConsumerServices(services.store, services.bus, services.signInLimiter);
+  const { org: consumerOrg } = await consumer.signUp(catalogId, { email: 'bench@example.com', password: 'bench-pass-1234', orgTitle: 'Bench Developers' });
+  const { app, credential } = await consumer.createApp(consumerOrg.id, { title: 'Bench App' });
   const row = await services.product(orgId, benchCatalog, product, '1.0.0');
-  const subscription = await services.subscribe(consumerOrg.id, { appId: app.id, productId: row.id, planName: plan });
+  const subscription = await consumer.subscribe(consumerOrg.id, { appId: app.id, productId: row.id, planName: plan });
   if (subscription.state === 'pending') await services.decideSubscription(orgId, benchCatalog, subscription.id, 'approve');
   return credential.client_id;
 }

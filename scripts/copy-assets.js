@@ -3,5 +3,5 @@
 // run time from beside itself: the portal's static files and the demo's example definitions.
 import { cpSync } from 'node:fs';
 
-cpSync('src/portal/static', 'dist/src/portal/static', { recursive: true });
+cpSync('src/web/static', 'dist/src/web/static', { recursive: true });
 cpSync('examples', 'dist/examples', { recursive: true });

@@ -12,8 +12,11 @@ import { createGateway } from './gateway/create-gateway.ts';
 import { startSnapshotSync } from './gateway/sync.ts';
 import { startHousekeeping } from './management/housekeeping.ts';
 import type { Gateway } from './gateway/server.ts';
-import { ChangeBus, Services } from './management/services.ts';
+import { ChangeBus } from './services/change-bus.ts';
+import { ConsumerServices } from './services/consumer-services.ts';
+import { ProviderServices } from './services/provider-services.ts';
 import { openStore } from './store/store.ts';
+import { SignInLimiter } from './web/sign-in-limiter.ts';
 import type { Store } from './store/store.ts';
 
 export type Role = 'gateway' | 'management' | 'portal' | 'all';
@@ -21,7 +24,10 @@ export type Role = 'gateway' | 'management' | 'portal' | 'all';
 export interface Platform {
   settings: Readonly<Settings>;
   store: Store;
-  services: Services;
+  /** What the management API, the console and the CLI use. */
+  services: ProviderServices;
+  /** What the portal uses. */
+  consumerServices: ConsumerServices;
   gateway?: Gateway;
   management?: FastifyInstance;
   portal?: FastifyInstance;
@@ -48,7 +54,10 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
   const runs = (part: Exclude<Role, 'all'>) => roles.has('all') || roles.has(part);
   const store = await openStore(settings.databaseUrl);
   const bus = new ChangeBus();
-  const services = new Services(store, bus);
+  // One limiter for every sign-in (portal, console, `POST /api/login`), so none is a way around another.
+  const signInLimiter = new SignInLimiter();
+  const services = new ProviderServices(store, bus, signInLimiter);
+  const consumerServices = new ConsumerServices(store, bus, signInLimiter);
   const closers: Array<() => Promise<void>> = [];
   const urls: Platform['urls'] = {};
   let gateway: Gateway | undefined;
@@ -96,7 +105,7 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       // Try it relays to the in-process gateway when there is one; else to the configured address.
       const { createPortalServer } = await import('./portal/server.ts');
       const app = await createPortalServer({
-        services,
+        services: consumerServices,
         logger,
         sessionTtlMs: settings.sessionTtlMs,
         gatewayUrl: urls.gateway ?? settings.gatewayPublicUrl,
@@ -119,6 +128,7 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
     settings,
     store,
     services,
+    consumerServices,
     gateway,
     management,
     portal,

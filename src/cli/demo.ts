@@ -10,11 +10,10 @@ import { startSamples } from '../../samples/index.ts';
 import type { Settings } from '../config/config.ts';
 import { PorticoError } from '../errors.ts';
 import { readDefinitionFolder } from '../management/folder.ts';
-import type { Services } from '../management/services.ts';
+import type { ConsumerServices } from '../services/consumer-services.ts';
+import type { ProviderServices } from '../services/provider-services.ts';
 import { startPlatform } from '../platform.ts';
 import type { Platform } from '../platform.ts';
-import * as consumers from '../store/consumers.ts';
-import { findProviderUser } from '../store/orgs.ts';
 import { demo } from './demo-scenario.ts';
 
 export { demo };
@@ -38,7 +37,7 @@ function retarget(text: string, urls: Record<string, number>): string {
   return out;
 }
 
-async function applyExamples(services: Services, orgId: string, ports: Record<string, number>, logger: Logger, dir: string): Promise<void> {
+async function applyExamples(services: ProviderServices, orgId: string, ports: Record<string, number>, logger: Logger, dir: string): Promise<void> {
   const folder = readDefinitionFolder(dir);
   const attachments = (files: Record<string, string>) => Object.fromEntries(Object.entries(files).map(([n, t]) => [n, retarget(t, ports)]));
   for (const doc of folder.apis) {
@@ -52,30 +51,37 @@ async function applyExamples(services: Services, orgId: string, ports: Record<st
   }
 }
 
-async function ensureDeveloperApp(services: Services, catalogId: string): Promise<{ clientId: string; clientSecret?: string; consumerOrgId: string }> {
-  const db = services.store.db;
-  let user = await consumers.findPortalUserByEmail(db, catalogId, demo.developer.email);
-  if (!user) {
-    user = (await services.signUp(catalogId, { email: demo.developer.email, password: demo.developer.password, name: demo.developer.name, orgTitle: demo.developer.org })).user;
-  }
-  const consumerOrgId = user.consumer_org_id;
-  const existing = (await consumers.listApps(db, consumerOrgId)).find((a) => a.title === demo.appTitle);
-  if (existing) {
-    const [credential] = await consumers.listCredentials(db, existing.id);
-    return { clientId: credential.client_id, consumerOrgId };
-  }
-  const created = await services.createApp(consumerOrgId, { title: demo.appTitle, description: 'Subscribed to Accessories Gold (approved) by the demo' });
-  return { clientId: created.credential.client_id, clientSecret: created.clientSecret, consumerOrgId };
+interface DemoApp {
+  appId: string;
+  clientId: string;
+  clientSecret?: string;
+  consumerOrgId: string;
 }
 
-async function ensureSubscription(services: Services, orgId: string, consumerOrgId: string, clientId: string, product: string, version: string, plan: string): Promise<void> {
-  const db = services.store.db;
+async function ensureDeveloperApp(consumer: ConsumerServices, catalogId: string): Promise<DemoApp> {
+  let user = await consumer.portalUserByEmail(catalogId, demo.developer.email);
+  if (!user) {
+    const { email, password, name, org: orgTitle } = demo.developer;
+    user = (await consumer.signUp(catalogId, { email, password, name, orgTitle })).user;
+  }
+  const consumerOrgId = user.consumer_org_id;
+  const existing = (await consumer.listApps(consumerOrgId)).find((a) => a.title === demo.appTitle);
+  if (existing) {
+    const [credential] = await consumer.listCredentials(existing.id);
+    return { appId: existing.id, clientId: credential.client_id, consumerOrgId };
+  }
+  const description = 'Subscribed to Accessories Gold (approved) by the demo';
+  const created = await consumer.createApp(consumerOrgId, { title: demo.appTitle, description });
+  return { appId: created.app.id, clientId: created.credential.client_id, clientSecret: created.clientSecret, consumerOrgId };
+}
+
+async function ensureSubscription(platform: Platform, orgId: string, app: DemoApp, product: string, version: string, plan: string): Promise<void> {
+  const { services, consumerServices } = platform;
   const row = await services.product(orgId, demo.catalog, product, version);
-  const credential = await db.selectFrom('app_credentials').select('app_id').where('client_id', '=', clientId).executeTakeFirstOrThrow();
-  const live = (await consumers.listSubscriptionDetails(db, { appId: credential.app_id })).find(
+  const live = (await consumerServices.appSubscriptions(app.appId)).find(
     (s) => s.product_id === row.id && (s.state === 'active' || s.state === 'pending'),
   );
-  const subscription = live ?? (await services.subscribe(consumerOrgId, { appId: credential.app_id, productId: row.id, planName: plan }));
+  const subscription = live ?? (await consumerServices.subscribe(app.consumerOrgId, { appId: app.appId, productId: row.id, planName: plan }));
   if (subscription.state === 'pending') await services.decideSubscription(orgId, demo.catalog, subscription.id, 'approve');
 }
 
@@ -101,14 +107,14 @@ export async function startDemo(settings: Readonly<Settings>, logger: Logger, sa
   try {
     const services = platform.services;
     const { orgId, sandbox } = await services.ensureOrg(demo.org, 'Demo Provider');
-    if (!(await findProviderUser(services.store.db, demo.provider.username))) {
+    if (!(await services.providerUserNamed(demo.provider.username))) {
       await services.addProviderUser(orgId, demo.provider);
     }
     const ports = Object.fromEntries(Object.entries(samples.urls).map(([name, url]) => [name, Number(new URL(url).port)]));
     await applyExamples(services, orgId, ports, logger, examplesDir);
-    const app = await ensureDeveloperApp(services, sandbox.id);
-    await ensureSubscription(services, orgId, app.consumerOrgId, app.clientId, 'accessories', '1.0.0', 'gold');
-    await ensureSubscription(services, orgId, app.consumerOrgId, app.clientId, 'inventory', '1.0.0', 'default');
+    const app = await ensureDeveloperApp(platform.consumerServices, sandbox.id);
+    await ensureSubscription(platform, orgId, app, 'accessories', '1.0.0', 'gold');
+    await ensureSubscription(platform, orgId, app, 'inventory', '1.0.0', 'default');
     await platform.gateway?.reload();
     const base = `${platform.urls.gateway}/${demo.org}/${demo.catalog}`;
     const header = `-H 'X-IBM-Client-Id: ${app.clientId}'`;

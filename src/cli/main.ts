@@ -207,8 +207,7 @@ async function bootstrapProvider(platform: Platform): Promise<void> {
   const { orgId } = await platform.services.ensureOrg(process.env.PORTICO_ORG ?? 'portico');
   const admin = process.env.PORTICO_ADMIN_USER;
   if (!admin || !process.env.PORTICO_ADMIN_PASSWORD) return;
-  const { findProviderUser } = await import('../store/orgs.ts');
-  if (!(await findProviderUser(platform.store.db, admin))) {
+  if (!(await platform.services.providerUserNamed(admin))) {
     await platform.services.addProviderUser(orgId, { username: admin, email: '', password: process.env.PORTICO_ADMIN_PASSWORD });
     out(`created provider user ${admin}`);
   }

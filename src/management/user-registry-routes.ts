@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { PorticoError } from '../errors.ts';
 import type { UserRegistries } from '../services/user-registries.ts';
 import { findOrgByName } from '../store/orgs.ts';
-import type { RouteSpec } from './server.ts';
+import type { RouteSpec } from './route-spec.ts';
 
 const registryBody = {
   type: 'object',

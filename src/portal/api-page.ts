@@ -1,11 +1,11 @@
 /** The HTML of an API page: operations, parameters, schemas, examples and a Try it form per operation. */
 import type { App, AppCredential, ApiRow, ProductRow } from '../store/schema.ts';
-import { breadcrumbs, csrfField, notice, table } from './components.ts';
+import { breadcrumbs, csrfField, notice, table } from '../web/components.ts';
 import type { PortalContext } from './context.ts';
-import { html } from './html.ts';
-import type { SafeHtml } from './html.ts';
-import type { ApiView, OperationView, ParameterView } from './openapi-view.ts';
-import { typeOf } from './openapi-view.ts';
+import { html } from '../web/html.ts';
+import type { SafeHtml } from '../web/html.ts';
+import type { ApiView, OperationView, ParameterView } from '../web/openapi-view.ts';
+import { typeOf } from '../web/openapi-view.ts';
 import type { TryResult } from './try-it.ts';
 
 export interface ApiPageInput {

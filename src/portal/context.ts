@@ -4,8 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { PorticoError } from '../errors.ts';
-import type { Services } from '../management/services.ts';
-import { findCatalog, findOrgByName, listOrgs } from '../store/orgs.ts';
+import type { ConsumerServices } from '../services/consumer-services.ts';
 import type { ConsumerOrg, PortalUser, Session } from '../store/schema.ts';
 
 export interface PortalCatalog {
@@ -47,15 +46,14 @@ export function signedIn(context: PortalContext): context is PortalContext & { u
  * provider organization's `sandbox`. Found once and then cached; undefined until it exists
  * (the demo creates its org after the servers start).
  */
-export function catalogResolver(services: Services, spec: string | undefined): () => Promise<PortalCatalog | undefined> {
+export function catalogResolver(services: ConsumerServices, spec: string | undefined): () => Promise<PortalCatalog | undefined> {
   let cached: PortalCatalog | undefined;
   const [wantedOrg, wantedCatalog] = spec && spec.includes('/') ? spec.split('/', 2) : [undefined, spec || 'sandbox'];
   return async () => {
     if (cached) return cached;
-    const db = services.store.db;
-    const org = wantedOrg ? await findOrgByName(db, wantedOrg) : (await listOrgs(db))[0];
-    const catalog = org ? await findCatalog(db, org.id, wantedCatalog) : undefined;
-    if (!org || !catalog) return undefined;
+    const found = await services.findCatalog(wantedOrg, wantedCatalog);
+    if (!found) return undefined;
+    const { org, catalog } = found;
     cached = { orgId: org.id, orgName: org.name, catalogId: catalog.id, catalogName: catalog.name, title: catalog.title };
     return cached;
   };

@@ -1,9 +1,9 @@
 /** What the portal's route modules are given: the services, the session settings and the gateway to relay to. */
-import type { Services } from '../management/services.ts';
-import type { WebSessionOptions } from './web-session.ts';
+import type { ConsumerServices } from '../services/consumer-services.ts';
+import type { WebSessionOptions } from '../web/web-session.ts';
 
 export interface PortalDeps {
-  services: Services;
+  services: ConsumerServices;
   sessions: WebSessionOptions;
   /** Where the portal server sends Try it calls (the gateway as this process reaches it). */
   gatewayUrl: string;

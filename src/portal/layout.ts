@@ -1,10 +1,10 @@
 /** The portal's page frame: header with navigation and account links, footer, error pages. */
 import type { FastifyReply } from 'fastify';
-import { html } from './html.ts';
-import type { SafeHtml } from './html.ts';
-import { csrfField } from './components.ts';
+import { html } from '../web/html.ts';
+import type { SafeHtml } from '../web/html.ts';
+import { csrfField } from '../web/components.ts';
 import type { PortalContext } from './context.ts';
-import { documentShell, sendPage } from './page-shell.ts';
+import { documentShell, sendPage } from '../web/page-shell.ts';
 
 export type PortalSection = 'home' | 'products' | 'apps' | 'account' | 'sign-in' | 'sign-up';
 

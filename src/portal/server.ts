@@ -10,14 +10,13 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { Logger } from 'pino';
 import { PorticoError } from '../errors.ts';
-import type { Services } from '../management/services.ts';
-import { findConsumerOrgById, findPortalUserById } from '../store/consumers.ts';
+import type { ConsumerServices } from '../services/consumer-services.ts';
 import { catalogResolver, portalContext, setContext } from './context.ts';
 import type { PortalContext } from './context.ts';
 import type { PortalDeps } from './deps.ts';
 import { sendPortalError } from './layout.ts';
-import { registerStaticFiles } from './static-files.ts';
-import { csrfTokenMatches, isStateChanging, loadWebSession, presentedCsrfToken } from './web-session.ts';
+import { registerStaticFiles } from '../web/static-files.ts';
+import { csrfTokenMatches, isStateChanging, loadWebSession, presentedCsrfToken } from '../web/web-session.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerApiRoutes } from './routes/apis.ts';
 import { registerAppRoutes } from './routes/apps.ts';
@@ -25,7 +24,7 @@ import { registerProductRoutes } from './routes/products.ts';
 import { registerSubscribeRoutes } from './routes/subscribe.ts';
 
 export interface PortalOptions {
-  services: Services;
+  services: ConsumerServices;
   logger: Logger;
   sessionTtlMs: number;
   /** Where Try it calls go: the gateway as this process reaches it. */
@@ -72,7 +71,7 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
 
   const deps: PortalDeps = {
     services,
-    sessions: { db: services.store.db, kind: 'portal', cookieName: 'portico_portal', cookiePath: '/', ttlMs: options.sessionTtlMs },
+    sessions: { store: services.sessions, kind: 'portal', cookieName: 'portico_portal', cookiePath: '/', ttlMs: options.sessionTtlMs },
     gatewayUrl: options.gatewayUrl,
     gatewayPublicUrl: options.gatewayPublicUrl ?? options.gatewayUrl,
     tryTimeoutMs: options.tryTimeoutMs ?? 15_000,
@@ -86,8 +85,8 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
       return sendError(request, reply, undefined, 503, 'Portal not ready', `The catalog ${options.catalog ?? 'sandbox'} this portal serves does not exist yet.`);
     }
     const state = await loadWebSession(request, reply, deps.sessions);
-    const user = state.session ? await findPortalUserById(services.store.db, state.session.user_id) : undefined;
-    const org = user && user.catalog_id === catalog.catalogId ? await findConsumerOrgById(services.store.db, user.consumer_org_id) : undefined;
+    const user = state.session ? await services.portalUser(state.session.user_id) : undefined;
+    const org = user && user.catalog_id === catalog.catalogId ? await services.consumerOrg(user.consumer_org_id) : undefined;
     const context: PortalContext = { catalog, csrfToken: state.csrfToken, ...(user && org ? { session: state.session, user, org } : {}) };
     setContext(request, context);
     if (isStateChanging(request.method) && !csrfTokenMatches(presentedCsrfToken(request), state.csrfToken)) {

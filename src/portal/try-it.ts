@@ -3,7 +3,7 @@
  * is needed and the secret never leaves the page it was typed into), with a time limit, and
  * reports status, headers, body (pretty JSON when it is JSON) and the time taken.
  */
-import type { OperationView } from './openapi-view.ts';
+import type { OperationView } from '../web/openapi-view.ts';
 
 export interface TryResult {
   status: number;

@@ -8,7 +8,7 @@ import { PorticoError } from '../errors.ts';
 import { namedRegistries } from '../definitions/security-support.ts';
 import { checkConfiguration, checkRegistryInput, publicConfiguration } from '../identity/registry-config.ts';
 import type { RegistryConfiguration } from '../identity/registry-config.ts';
-import type { Services } from '../management/services.ts';
+import type { ProviderServices } from './provider-services.ts';
 import { recordChange } from '../store/changes.ts';
 import * as orgs from '../store/orgs.ts';
 import type { UserRegistryRow } from '../store/schema.ts';
@@ -32,7 +32,7 @@ export function registrySummary(row: UserRegistryRow): RegistrySummary {
 }
 
 export class UserRegistries {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: ProviderServices) {}
 
   get db(): Db {
     return this.services.store.db;

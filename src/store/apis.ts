@@ -86,3 +86,22 @@ export async function productsUsingApi(db: Db, apiId: string): Promise<Array<{ i
 export async function deleteApi(db: Db, id: string): Promise<void> {
   await db.deleteFrom('apis').where('id', '=', id).execute();
 }
+
+/** The base paths of these APIs. */
+export function apiBasePaths(db: Db, apiIds: string[]) {
+  return db.selectFrom('apis').select(['id', 'name', 'version', 'base_path']).where('id', 'in', apiIds).execute();
+}
+
+/** The APIs served in a catalog (by its published and deprecated products), optionally but one product's. */
+export function servedApiBasePaths(db: Db, catalogId: string, exceptProductId: string | undefined) {
+  let query = db
+    .selectFrom('product_apis')
+    .innerJoin('products', 'products.id', 'product_apis.product_id')
+    .innerJoin('apis', 'apis.id', 'product_apis.api_id')
+    .select(['apis.id', 'apis.name', 'apis.version', 'apis.base_path'])
+    .select(['products.name as product_name', 'products.version as product_version'])
+    .where('products.catalog_id', '=', catalogId)
+    .where('products.state', 'in', ['published', 'deprecated']);
+  if (exceptProductId !== undefined) query = query.where('products.id', '!=', exceptProductId);
+  return query.execute();
+}

@@ -197,3 +197,26 @@ export function listSubscriptionDetails(db: Db, filter: { appId?: string; catalo
   if (filter.state !== undefined) query = query.where('subscriptions.state', '=', filter.state);
   return query.orderBy('subscriptions.created_at').execute();
 }
+
+/** A consumer organization and its owner, the first portal user; call inside a transaction. */
+export async function createConsumerOrgWithOwner(
+  trx: Db,
+  catalogId: string,
+  org: { name: string; title: string },
+  owner: { email: string; name: string; passwordHash: string },
+) {
+  const created = await createConsumerOrg(trx, { catalogId, name: org.name, title: org.title });
+  const user = await createPortalUser(trx, { catalogId, consumerOrgId: created.id, ...owner });
+  await trx.updateTable('consumer_orgs').set({ owner_id: user.id }).where('id', '=', created.id).execute();
+  return { user, org: { ...created, owner_id: user.id } };
+}
+
+/** Cancels the live (active or pending) subscriptions to a product, as retiring it does. */
+export async function cancelProductSubscriptions(db: Db, productId: string): Promise<void> {
+  await db
+    .updateTable('subscriptions')
+    .set({ state: 'cancelled', updated_at: now() })
+    .where('product_id', '=', productId)
+    .where('state', 'in', ['active', 'pending'])
+    .execute();
+}

@@ -6,7 +6,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import pg from 'pg';
 import { PorticoError } from '../errors.ts';
@@ -111,4 +111,9 @@ export async function migrate(db: Kysely<Database>, dialect: DialectName): Promi
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new PorticoError('STORE_UNREACHABLE', { url: dialect, reason: `migration ${failed} failed: ${(error as Error).message}` }, { cause: error });
   }
+}
+
+/** Resolves when the store answers a trivial query; rejects when it does not. */
+export async function pingStore(store: Store): Promise<void> {
+  await sql`select 1`.execute(store.db);
 }

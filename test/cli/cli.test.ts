@@ -118,11 +118,12 @@ describe('portico CLI against a running management server', () => {
 
   test('approvals list shows a pending Gold subscription, approve activates it', async () => {
     const services = t.platform.services;
+    const consumerServices = t.platform.consumerServices;
     const catalog = await services.catalog(t.orgId, 'sandbox');
-    const { org } = await services.signUp(catalog.id, { email: 'cli-dev@example.com', password: 'dev-pass-1234', orgTitle: 'CLI Devs' });
-    const { app } = await services.createApp(org.id, { title: 'CLI App' });
+    const { org } = await consumerServices.signUp(catalog.id, { email: 'cli-dev@example.com', password: 'dev-pass-1234', orgTitle: 'CLI Devs' });
+    const { app } = await consumerServices.createApp(org.id, { title: 'CLI App' });
     const product = await services.product(t.orgId, 'sandbox', 'accessories', '1.0.0');
-    const pending = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'gold' });
+    const pending = await consumerServices.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'gold' });
     const list = await portico(['approvals', 'list'], env);
     assert.match(list.stdout, new RegExp(`^${pending.id}\\tCLI Devs / CLI App\\tAccessories 1\\.0\\.0\\tGold$`, 'm'));
     const approve = await portico(['approvals', 'approve', pending.id], env);
@@ -153,7 +154,8 @@ describe('portico CLI against a running management server', () => {
     assert.match(list.stdout, /^partner-co\tPartner Co$/m);
     const catalog = await t.platform.services.catalog(t.orgId, 'sandbox');
     const services = t.platform.services;
-    const user = await services.authenticatePortalUser(catalog.id, 'pat@partner.example', 'partner-pass-1', 'cli-test');
+    const consumerServices = t.platform.consumerServices;
+    const user = await consumerServices.authenticatePortalUser(catalog.id, 'pat@partner.example', 'partner-pass-1', 'cli-test');
     assert.ok(user.consumer_org_id);
   });
 

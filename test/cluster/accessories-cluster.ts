@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { startSamples } from '../../samples/index.ts';
-import { Services } from '../../src/management/services.ts';
+import { ConsumerServices } from '../../src/services/consumer-services.ts';
+import { ProviderServices } from '../../src/services/provider-services.ts';
 import { findConsumerOrgByName } from '../../src/store/consumers.ts';
 import type { Store } from '../../src/store/store.ts';
 import { startPortico } from '../helpers/processes.ts';
@@ -59,18 +60,19 @@ export async function startAccessories(databaseUrl: string, store: Store, env: R
   const product = { document: read('accessories-product.yaml'), file: 'accessories-product.yaml', state: 'published' };
   const published = await api('POST', '/api/catalogs/sandbox/products', product);
   if (published.status !== 201) throw new Error(`publishing the product: ${published.status}`);
-  const services = new Services(store);
+  const services = new ProviderServices(store);
+  const consumer = new ConsumerServices(services.store, services.bus, services.signInLimiter);
   const orgId = (await services.ensureOrg('demo')).orgId;
   return {
     management,
     api,
     async newApp(plan, title) {
       const catalog = await services.catalog(orgId, 'sandbox');
-      await services.signUp(catalog.id, { email: `${title}@example.com`, password: 'dev-pass-1234', orgTitle: title });
+      await consumer.signUp(catalog.id, { email: `${title}@example.com`, password: 'dev-pass-1234', orgTitle: title });
       const org = (await findConsumerOrgByName(store.db, catalog.id, title.toLowerCase()))!;
-      const { app, credential } = await services.createApp(org.id, { title });
+      const { app, credential } = await consumer.createApp(org.id, { title });
       const found = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
-      const subscription = await services.subscribe(org.id, { appId: app.id, productId: found.id, planName: plan });
+      const subscription = await consumer.subscribe(org.id, { appId: app.id, productId: found.id, planName: plan });
       return { clientId: credential.client_id, subscriptionId: String(subscription.id) };
     },
     async close() {

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { startSamples } from '../../samples/index.ts';
 import { findConsumerOrgByName } from '../../src/store/consumers.ts';
-import { Services } from '../../src/management/services.ts';
+import { ConsumerServices } from '../../src/services/consumer-services.ts';
+import { ProviderServices as Services } from '../../src/services/provider-services.ts';
 import { postgresTestStore } from '../helpers/stores.ts';
 import type { TestStore } from '../helpers/stores.ts';
 import { startPortico, startRelay } from '../helpers/processes.ts';
@@ -52,11 +53,12 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
 
   const newApp = async (plan: string, title: string) => {
     const catalog = await services.catalog(orgId, 'sandbox');
-    await services.signUp(catalog.id, { email: `${title}@example.com`, password: 'dev-pass-1234', orgTitle: title });
+    const consumer = new ConsumerServices(services.store, services.bus, services.signInLimiter);
+    await consumer.signUp(catalog.id, { email: `${title}@example.com`, password: 'dev-pass-1234', orgTitle: title });
     const org = (await findConsumerOrgByName(services.store.db, catalog.id, title.toLowerCase()))!;
-    const { app, credential } = await services.createApp(org.id, { title });
+    const { app, credential } = await consumer.createApp(org.id, { title });
     const product = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
-    const subscription = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan });
+    const subscription = await consumer.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan });
     return { clientId: credential.client_id, subscriptionId: subscription.id };
   };
 

@@ -8,7 +8,7 @@ import { Agent, createServer, request } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { Services } from '../../src/management/services.ts';
+import { ProviderServices as Services } from '../../src/services/provider-services.ts';
 import { startPortico } from '../helpers/processes.ts';
 import type { PorticoProcess } from '../helpers/processes.ts';
 import { sqliteTestStore } from '../helpers/stores.ts';

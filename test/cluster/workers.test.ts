@@ -34,12 +34,13 @@ describe('serve --workers 2 without Redis', () => {
   test('the workers share one port and together admit exactly the plan limit', async () => {
     assert.match(node.output(), /\(2 workers\)/);
     const services = demo.platform.services;
+    const consumerServices = demo.platform.consumerServices;
     const { orgId, sandbox } = await services.ensureOrg('demo');
-    await services.signUp(sandbox.id, { email: 'workers@example.com', password: 'dev-pass-1234', orgTitle: 'Workers' });
+    await consumerServices.signUp(sandbox.id, { email: 'workers@example.com', password: 'dev-pass-1234', orgTitle: 'Workers' });
     const org = (await findConsumerOrgByName(services.store.db, sandbox.id, 'workers'))!;
-    const { app, credential } = await services.createApp(org.id, { title: 'Workers App' });
+    const { app, credential } = await consumerServices.createApp(org.id, { title: 'Workers App' });
     const product = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
-    await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'silver' });
+    await consumerServices.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'silver' });
     const url = `${node.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`;
     const headers = { 'X-IBM-Client-Id': credential.client_id };
     // The workers learn of the new subscription by polling the store's change counter; /ready

@@ -32,6 +32,7 @@ export async function startTestDemo(env: Record<string, string> = {}): Promise<T
   );
   const handle = await startDemo(settings, pino({ level: process.env.PORTICO_TEST_LOG ?? 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
   const services = handle.platform.services;
+  const consumerServices = handle.platform.consumerServices;
   const { orgId, sandbox } = await services.ensureOrg(demo.org);
   return {
     handle,
@@ -41,11 +42,11 @@ export async function startTestDemo(env: Record<string, string> = {}): Promise<T
     async newApp(plan, options = {}) {
       counter++;
       const email = `dev${counter}-${process.pid}@example.com`;
-      await services.signUp(sandbox.id, { email, password: 'dev-pass-1234', orgTitle: `Devs ${counter}` });
+      await consumerServices.signUp(sandbox.id, { email, password: 'dev-pass-1234', orgTitle: `Devs ${counter}` });
       const org = (await findConsumerOrgByName(services.store.db, sandbox.id, `devs-${counter}`))!;
-      const { app, credential, clientSecret } = await services.createApp(org.id, { title: `App ${counter}` });
+      const { app, credential, clientSecret } = await consumerServices.createApp(org.id, { title: `App ${counter}` });
       const product = await services.product(orgId, demo.catalog, options.product ?? 'accessories', '1.0.0');
-      let subscription = await services.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan });
+      let subscription = await consumerServices.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan });
       if (subscription.state === 'pending' && options.approve !== false) {
         subscription = await services.decideSubscription(orgId, demo.catalog, subscription.id, 'approve');
       }

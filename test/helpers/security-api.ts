@@ -73,6 +73,7 @@ let counter = 0;
 export async function startSecurityPlatform(env: Record<string, string> = {}): Promise<SecurityPlatform> {
   const t = await startTestPlatform({ env });
   const services = t.platform.services;
+  const consumerServices = t.platform.consumerServices;
   const { sandbox } = await services.ensureOrg('acme');
   const gateway = t.platform.gateway!;
   return {
@@ -91,15 +92,15 @@ export async function startSecurityPlatform(env: Record<string, string> = {}): P
     async newApp(plan) {
       counter++;
       const title = `Sec Devs ${counter} ${process.pid}`;
-      await services.signUp(sandbox.id, { email: `sec${counter}-${process.pid}@example.com`, password: 'dev-pass-1234', orgTitle: title });
+      await consumerServices.signUp(sandbox.id, { email: `sec${counter}-${process.pid}@example.com`, password: 'dev-pass-1234', orgTitle: title });
       const org = (await findConsumerOrgByName(services.store.db, sandbox.id, title.toLowerCase().replace(/[^a-z0-9]+/g, '-')))!;
-      const { app, credential, clientSecret } = await services.createApp(org.id, { title: `App ${counter}` });
+      const { app, credential, clientSecret } = await consumerServices.createApp(org.id, { title: `App ${counter}` });
       if (plan === undefined) {
         await gateway.reload();
         return { clientId: credential.client_id, clientSecret };
       }
       const published = await services.product(t.orgId, 'sandbox', 'sec', '1.0.0');
-      const subscription = await services.subscribe(org.id, { appId: app.id, productId: published.id, planName: plan });
+      const subscription = await consumerServices.subscribe(org.id, { appId: app.id, productId: published.id, planName: plan });
       await gateway.reload();
       return { clientId: credential.client_id, clientSecret, subscriptionId: subscription.id };
     },

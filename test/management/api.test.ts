@@ -138,11 +138,12 @@ describe('management API', () => {
 
   test('lists pending subscriptions and approves or rejects them once', async () => {
     const services = t.platform.services;
+    const consumerServices = t.platform.consumerServices;
     const catalog = await services.catalog(t.orgId, 'sandbox');
-    const { org } = await services.signUp(catalog.id, { email: 'dev@example.com', password: 'dev-pass-1234' });
-    const { app } = await services.createApp(org.id, { title: 'App' });
+    const { org } = await consumerServices.signUp(catalog.id, { email: 'dev@example.com', password: 'dev-pass-1234' });
+    const { app } = await consumerServices.createApp(org.id, { title: 'App' });
     const productRow = await services.product(t.orgId, 'sandbox', 'accessories', '1.0.0');
-    const pending = await services.subscribe(org.id, { appId: app.id, productId: productRow.id, planName: 'gold' });
+    const pending = await consumerServices.subscribe(org.id, { appId: app.id, productId: productRow.id, planName: 'gold' });
     assert.equal(pending.state, 'pending');
 
     const list = await t.call('GET', '/api/catalogs/sandbox/subscriptions?state=pending');

@@ -66,9 +66,9 @@ test('issue-12: a stranger signing up as "Partner Co" gets another name, neither
   assert.doesNotMatch((await client.get('/products')).text, /Partner Only/);
   assert.equal((await client.get('/products/partner-only/1.0.0')).status, 404);
   const product = await findProduct(running.handle.platform.store.db, catalogId, 'partner-only', '1.0.0');
-  const { app } = await running.handle.platform.services.createApp(org!.id, { title: 'Stranger app' });
+  const { app } = await running.handle.platform.consumerServices.createApp(org!.id, { title: 'Stranger app' });
   const subscription = { appId: app.id, productId: product!.id, planName: 'default' };
-  await assert.rejects(running.handle.platform.services.subscribe(org!.id, subscription), { code: 'MGMT_NOT_FOUND' });
+  await assert.rejects(running.handle.platform.consumerServices.subscribe(org!.id, subscription), { code: 'MGMT_NOT_FOUND' });
 });
 
 test('issue-12: the provider creates the partner org by name; its owner signs in and sees the product', async () => {

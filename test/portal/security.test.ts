@@ -138,7 +138,7 @@ test("another organization's app and subscription ids answer 404 and stay untouc
   const catalog = await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow();
   const inventory = await findProduct(db, catalog.id, 'inventory', '1.0.0');
   const app = await consumers.findAppById(db, appId);
-  const subscription = await running.handle.platform.services.subscribe(app!.consumer_org_id, { appId, productId: inventory!.id, planName: 'default' });
+  const subscription = await running.handle.platform.consumerServices.subscribe(app!.consumer_org_id, { appId, productId: inventory!.id, planName: 'default' });
 
   await b.get('/apps');
   for (const path of [`/apps/${appId}`, `/apps/${appId}/delete`, `/subscriptions/${subscription.id}`, `/products/inventory/1.0.0/subscribe/review?plan=default&app=${appId}`]) {

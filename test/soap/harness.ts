@@ -27,9 +27,10 @@ export async function startSoapPlatform(): Promise<SoapPlatform> {
   const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_DRAIN_SECONDS: '0' }, { dataDir });
   const platform = await startPlatform(settings, pino({ level: 'silent' }), 'gateway');
   const services = platform.services;
+  const consumerServices = platform.consumerServices;
   const { orgId, sandbox } = await services.ensureOrg('soaptest', 'SOAP tests');
-  const { user } = await services.signUp(sandbox.id, { email: 'dev@example.com', password: 'portico-test-1', name: 'Dev', orgTitle: 'Dev Org' });
-  const app = await services.createApp(user.consumer_org_id, { title: 'SOAP test app' });
+  const { user } = await consumerServices.signUp(sandbox.id, { email: 'dev@example.com', password: 'portico-test-1', name: 'Dev', orgTitle: 'Dev Org' });
+  const app = await consumerServices.createApp(user.consumer_org_id, { title: 'SOAP test app' });
   const clientId = app.credential.client_id as string;
   return {
     platform,
@@ -46,7 +47,7 @@ export async function startSoapPlatform(): Promise<SoapPlatform> {
         `apis: { api: { name: '${imported.api.name}:${imported.api.version}' } }`,
       ].join('\n');
       const published = await services.putProduct(orgId, 'sandbox', { text, file: `${product}.yaml`, state: 'published' });
-      await services.subscribe(user.consumer_org_id, { appId: app.app.id, productId: published.product.id, planName: 'default' });
+      await consumerServices.subscribe(user.consumer_org_id, { appId: app.app.id, productId: published.product.id, planName: 'default' });
       await platform.gateway?.reload();
       return { base: `${platform.urls.gateway}/soaptest/sandbox${imported.definition.basePath}`, clientId };
     },

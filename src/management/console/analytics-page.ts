@@ -5,11 +5,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import { breadcrumbs, table, when } from '../../portal/components.ts';
-import { queryField } from '../../portal/form.ts';
-import { html } from '../../portal/html.ts';
-import type { SafeHtml } from '../../portal/html.ts';
-import * as analytics from '../../store/analytics.ts';
+import { breadcrumbs, table, when } from '../../web/components.ts';
+import { queryField } from '../../web/form.ts';
+import { html } from '../../web/html.ts';
+import type { SafeHtml } from '../../web/html.ts';
 import type { EventDimension, EventFilter } from '../../store/analytics.ts';
 import { barChart, formatMs, timeSeriesChart } from './charts.ts';
 import { signedInConsole, viewOf, withCatalog } from './context.ts';
@@ -65,7 +64,7 @@ function percentileChart(p: { p50: number; p90: number; p99: number }): SafeHtml
 
 /** Registers the analytics page and the call detail page. */
 export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps): void {
-  const db = deps.services.store.db;
+  const { services } = deps;
 
   app.get('/analytics', async (request, reply) => {
     const context = signedInConsole(request);
@@ -77,10 +76,10 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
     const filter: EventFilter = { orgName: context.org.name, catalogName: context.catalog.name, apiName, fromTs, toTs };
     const apis = await deps.services.listApis(context.org.id);
     const [series, percentiles, events, ...groups] = await Promise.all([
-      analytics.callsOverTime(db, filter, range.bucketMs),
-      analytics.latencyPercentiles(db, filter),
-      analytics.listEvents(db, filter, 25),
-      ...dimensions.map(([dimension]) => analytics.countBy(db, filter, dimension)),
+      services.callsOverTime(filter, range.bucketMs),
+      services.latencyPercentiles(filter),
+      services.events(filter, 25),
+      ...dimensions.map(([dimension]) => services.eventCounts(filter, dimension)),
     ]);
     const errors = series.reduce((s, p) => s + Number(p.errors), 0);
     const panels = dimensions.map(([dimension, title], i) => {
@@ -122,7 +121,7 @@ ${events.length === 0 ? html`<p>No calls in this period.</p>` : table('Latest ca
   app.get('/analytics/events/:id', async (request, reply) => {
     const context = signedInConsole(request);
     const id = Number((request.params as { id: string }).id);
-    const event = Number.isInteger(id) ? await analytics.findEvent(db, id) : undefined;
+    const event = Number.isInteger(id) ? await services.event(id) : undefined;
     if (!event || event.org_name !== context.org.name) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'event', id: String(id) });
     const main = html`${breadcrumbs([['Analytics', withCatalog('/console/analytics', context)], [`Call ${event.tx_id}`]])}
 <h1>Call <code>${event.tx_id}</code></h1>

@@ -3,8 +3,8 @@
  * provider looks for (an invoke's verb and URL, a switch case's condition, an
  * operation-switch case's operations), with nested cases, `otherwise`, `catch` and `finally`.
  */
-import { html } from '../../portal/html.ts';
-import type { SafeHtml } from '../../portal/html.ts';
+import { html } from '../../web/html.ts';
+import type { SafeHtml } from '../../web/html.ts';
 
 type Json = Record<string, unknown>;
 

@@ -2,8 +2,8 @@
  * Server-side SVG charts for the console (no script, no inline style: CSP-safe). Each chart is
  * an `img` with a title and a description, and the same numbers are offered as a table.
  */
-import { html } from '../../portal/html.ts';
-import type { SafeHtml } from '../../portal/html.ts';
+import { html } from '../../web/html.ts';
+import type { SafeHtml } from '../../web/html.ts';
 
 export interface TimePoint {
   bucket: number;

@@ -1,9 +1,9 @@
 /** The console's page frame: header with the provider's navigation, footer, error pages. */
 import type { FastifyReply } from 'fastify';
-import { csrfField } from '../../portal/components.ts';
-import { html } from '../../portal/html.ts';
-import type { SafeHtml } from '../../portal/html.ts';
-import { documentShell, sendPage } from '../../portal/page-shell.ts';
+import { csrfField } from '../../web/components.ts';
+import { html } from '../../web/html.ts';
+import type { SafeHtml } from '../../web/html.ts';
+import { documentShell, sendPage } from '../../web/page-shell.ts';
 import type { ProviderUser } from '../../store/schema.ts';
 
 export type ConsoleSection = 'overview' | 'apis' | 'products' | 'approvals' | 'consumers' | 'analytics' | 'sign-in';

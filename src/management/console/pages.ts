@@ -1,16 +1,12 @@
 /** Console pages: overview, APIs (state, definition, assembly flow), products (lifecycle), approvals, consumers. */
 import type { FastifyInstance } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import { breadcrumbs, buttonForm, notice, statePill, table, when } from '../../portal/components.ts';
-import { html } from '../../portal/html.ts';
-import { apiView } from '../../portal/openapi-view.ts';
-import { approvalInWords, planLimitsInWords } from '../../portal/plan-words.ts';
-import * as analytics from '../../store/analytics.ts';
-import { productsUsingApi } from '../../store/apis.ts';
-import * as consumers from '../../store/consumers.ts';
-import { listPlans, listProductApis } from '../../store/products.ts';
+import { breadcrumbs, buttonForm, notice, statePill, table, when } from '../../web/components.ts';
+import { html } from '../../web/html.ts';
+import { apiView } from '../../web/openapi-view.ts';
+import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 import type { ApiState, ProductState } from '../../store/schema.ts';
-import { allowedProductTransitions } from '../services.ts';
+import { allowedProductTransitions } from '../../services/provider-services.ts';
 import { assemblyFlow } from './assembly-flow.ts';
 import { formatMs, timeSeriesChart } from './charts.ts';
 import { signedInConsole, viewOf, withCatalog } from './context.ts';
@@ -46,7 +42,6 @@ function catalogPicker(context: SignedInConsole, action: string) {
 /** Registers the console's pages (analytics has its own module). */
 export function registerConsolePages(app: FastifyInstance, deps: ConsoleDeps): void {
   const { services } = deps;
-  const db = services.store.db;
 
   app.get('/', async (request, reply) => {
     const context = signedInConsole(request);
@@ -54,7 +49,7 @@ export function registerConsolePages(app: FastifyInstance, deps: ConsoleDeps): v
     const toTs = Date.now();
     const fromTs = toTs - 86_400_000;
     const filter = { orgName: context.org.name, catalogName: context.catalog.name, fromTs, toTs };
-    const [series, percentiles] = await Promise.all([analytics.callsOverTime(db, filter, 3_600_000), analytics.latencyPercentiles(db, filter)]);
+    const [series, percentiles] = await Promise.all([services.callsOverTime(filter, 3_600_000), services.latencyPercentiles(filter)]);
     const errors = series.reduce((s, p) => s + Number(p.errors), 0);
     const main = html`<h1>Overview</h1>${catalogPicker(context, '/console')}
 <ul class="stats">
@@ -75,7 +70,7 @@ ${context.pendingCount > 0 ? notice('info', html`${context.pendingCount} subscri
     const apis = await services.listApis(context.org.id);
     const rows = await Promise.all(
       apis.map(async (api) => {
-        const used = await productsUsingApi(db, api.id);
+        const used = await services.productsUsingApi(api.id);
         return [
           html`<a href="${apiUrl(api)}">${api.title}</a>`,
           html`<code>${api.name}:${api.version}</code>`,
@@ -97,7 +92,7 @@ ${apis.length === 0 ? html`<p>No APIs yet; import one with <code>portico apis im
     const api = await services.api(context.org.id, name, version);
     const document = JSON.parse(api.document) as Record<string, unknown>;
     const view = apiView(document);
-    const used = await productsUsingApi(db, api.id);
+    const used = await services.productsUsingApi(api.id);
     const main = html`${breadcrumbs([['APIs', '/console/apis'], [`${api.title} ${api.version}`]])}
 <h1>${api.title} <span class="meta">${api.version}</span> ${statePill(api.state)}</h1>
 <dl class="facts"><dt>Name</dt><dd><code>${api.name}:${api.version}</code></dd><dt>Base path</dt><dd><code>${api.base_path}</code></dd>
@@ -124,7 +119,7 @@ ${table('Operations', ['Method', 'Path', 'Operation id', 'Summary'], view.operat
     const products = await services.listProducts(context.org.id, context.catalog.name);
     const sections = await Promise.all(
       products.map(async (product) => {
-        const [plans, apis] = await Promise.all([listPlans(db, product.id), listProductApis(db, product.id)]);
+        const [plans, apis] = await Promise.all([services.productPlans(product.id), services.productApis(product.id)]);
         const actions = allowedProductTransitions(product.state).filter((s) => s !== product.state);
         const action = (state: ProductState) => Object.keys(actionStates).find((k) => actionStates[k] === state)!;
         return html`<section class="panel" aria-labelledby="p-${product.id}"><h2 id="p-${product.id}">${product.title} <span class="meta">${product.version}</span> ${statePill(product.state)}</h2>
@@ -157,7 +152,7 @@ ${products.length === 0 ? html`<p>No products in this catalog.</p>` : html`<div 
 
   app.get('/approvals', async (request, reply) => {
     const context = signedInConsole(request);
-    const all = await consumers.listSubscriptionDetails(db, { catalogId: context.catalog.id });
+    const all = await services.listSubscriptions(context.catalog.id);
     const pending = all.filter((s) => s.state === 'pending');
     const decided = all.filter((s) => s.state !== 'pending').slice(-15).reverse();
     const rows = pending.map((s) => [
@@ -192,9 +187,9 @@ ${table('Recent subscriptions', ['Consumer organization', 'App', 'Product', 'Pla
   app.get('/consumers', async (request, reply) => {
     const context = signedInConsole(request);
     const [orgs, apps, subscriptions] = await Promise.all([
-      consumers.listConsumerOrgs(db, context.catalog.id),
-      consumers.listAppsInCatalog(db, context.catalog.id),
-      consumers.listSubscriptionDetails(db, { catalogId: context.catalog.id }),
+      services.listConsumerOrgs(context.catalog.id),
+      services.listApps(context.catalog.id),
+      services.listSubscriptions(context.catalog.id),
     ]);
     const sections = orgs.map((org) => {
       const orgApps = apps.filter((a) => a.consumer_org_id === org.id);

@@ -6,15 +6,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyFormbody from '@fastify/formbody';
 import { PorticoError } from '../../errors.ts';
-import { csrfField, notice } from '../../portal/components.ts';
-import { formField, localPath, queryField } from '../../portal/form.ts';
-import { html } from '../../portal/html.ts';
-import { registerStaticFiles } from '../../portal/static-files.ts';
-import { csrfTokenMatches, endWebSession, isStateChanging, loadWebSession, presentedCsrfToken, startWebSession } from '../../portal/web-session.ts';
-import type { WebSessionOptions } from '../../portal/web-session.ts';
-import * as consumers from '../../store/consumers.ts';
-import { findOrgById, findProviderUserById, listCatalogs } from '../../store/orgs.ts';
-import type { Services } from '../services.ts';
+import { csrfField, notice } from '../../web/components.ts';
+import { formField, localPath, queryField } from '../../web/form.ts';
+import { html } from '../../web/html.ts';
+import { registerStaticFiles } from '../../web/static-files.ts';
+import { csrfTokenMatches, endWebSession, isStateChanging, loadWebSession, presentedCsrfToken, startWebSession } from '../../web/web-session.ts';
+import type { WebSessionOptions } from '../../web/web-session.ts';
+import type { ProviderServices } from '../../services/provider-services.ts';
 import { registerAnalyticsPages } from './analytics-page.ts';
 import { consoleContext, setConsoleContext, viewOf } from './context.ts';
 import type { ConsoleContext } from './context.ts';
@@ -22,13 +20,13 @@ import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { registerConsolePages } from './pages.ts';
 
 export interface ConsoleOptions {
-  services: Services;
+  services: ProviderServices;
   sessionTtlMs: number;
 }
 
 /** What the console's page modules are given. */
 export interface ConsoleDeps {
-  services: Services;
+  services: ProviderServices;
   sessions: WebSessionOptions;
 }
 
@@ -43,15 +41,15 @@ ${values.error ? notice('error', values.error) : ''}
 }
 
 async function buildContext(request: FastifyRequest, reply: FastifyReply, deps: ConsoleDeps): Promise<ConsoleContext> {
-  const db = deps.services.store.db;
+  const { services } = deps;
   const state = await loadWebSession(request, reply, deps.sessions);
-  const user = state.session ? await findProviderUserById(db, state.session.user_id) : undefined;
+  const user = state.session ? await services.providerUser(state.session.user_id) : undefined;
   if (!user) return { csrfToken: state.csrfToken, catalogs: [], pendingCount: 0 };
-  const org = await findOrgById(db, user.org_id);
-  const catalogs = await listCatalogs(db, user.org_id);
+  const org = await services.org(user.org_id);
+  const catalogs = await services.listCatalogs(user.org_id);
   const wanted = queryField(request, 'catalog') || (request.params as { catalog?: string } | undefined)?.catalog || 'sandbox';
   const catalog = catalogs.find((c) => c.name === wanted) ?? catalogs[0];
-  const pendingCount = catalog ? (await consumers.listSubscriptionDetails(db, { catalogId: catalog.id, state: 'pending' })).length : 0;
+  const pendingCount = catalog ? (await services.listSubscriptions(catalog.id, 'pending')).length : 0;
   return { csrfToken: state.csrfToken, user, org, catalogs, catalog, pendingCount };
 }
 
@@ -59,7 +57,7 @@ async function buildContext(request: FastifyRequest, reply: FastifyReply, deps: 
 async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const deps: ConsoleDeps = {
     services: options.services,
-    sessions: { db: options.services.store.db, kind: 'provider', cookieName: 'portico_console', cookiePath: '/console', ttlMs: options.sessionTtlMs },
+    sessions: { store: options.services.sessions, kind: 'provider', cookieName: 'portico_console', cookiePath: '/console', ttlMs: options.sessionTtlMs },
   };
   await app.register(fastifyFormbody);
 

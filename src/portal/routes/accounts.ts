@@ -1,16 +1,15 @@
 /** Sign up, sign in, sign out and change password. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import { passwordRules } from '../../management/services.ts';
-import { deleteUserSessions } from '../../store/sessions.ts';
-import { csrfField, notice } from '../components.ts';
+import { passwordRules } from '../../services/account-rules.ts';
+import { csrfField, notice } from '../../web/components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { formErrorMessage, formField, localPath, queryField } from '../form.ts';
-import { html } from '../html.ts';
+import { formErrorMessage, formField, localPath, queryField } from '../../web/form.ts';
+import { html } from '../../web/html.ts';
 import { sendPortalPage } from '../layout.ts';
-import { endWebSession, startWebSession } from '../web-session.ts';
+import { endWebSession, startWebSession } from '../../web/web-session.ts';
 
 interface SignInValues {
   email?: string;
@@ -149,7 +148,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
       return sendPortalPage(reply, context, { title: 'Account', section: 'account', status: 400, main: passwordForm(context, { error: message }) });
     }
     // A changed password ends every session of the account; this browser gets a fresh one.
-    await deleteUserSessions(services.store.db, context.user.id, 'portal');
+    await services.sessions.deleteUserSessions(context.user.id, 'portal');
     await startWebSession(request, reply, deps.sessions, context.user.id);
     return reply.redirect('/account?changed=1', 303);
   });

@@ -1,15 +1,13 @@
 /** API pages of a product, and Try it (relayed to the gateway for the developer's own apps only). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import * as consumers from '../../store/consumers.ts';
 import { apiPage } from '../api-page.ts';
 import type { ApiPageInput } from '../api-page.ts';
-import { visibleProduct, visibleProductApi } from '../catalog-view.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { formField, formFields } from '../form.ts';
+import { formField, formFields } from '../../web/form.ts';
 import { sendPortalPage } from '../layout.ts';
-import { apiView } from '../openapi-view.ts';
+import { apiView } from '../../web/openapi-view.ts';
 import { relayTryIt } from '../try-it.ts';
 import { productUrl } from './products.ts';
 
@@ -23,16 +21,15 @@ interface ApiParams {
 /** Registers the API page and its Try it endpoint. */
 export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const { services } = deps;
-  const db = services.store.db;
 
   async function pageInput(request: FastifyRequest): Promise<ApiPageInput> {
     const context = portalContext(request);
     const params = request.params as ApiParams;
-    const product = await visibleProduct(services, context, params.name, params.version);
-    const api = await visibleProductApi(services, context, product, params.apiName, params.apiVersion);
+    const product = await services.visibleProduct(context, params.name, params.version);
+    const api = await services.visibleProductApi(context, product, params.apiName, params.apiVersion);
     const view = apiView(JSON.parse(api.document) as Record<string, unknown>);
     const apps = signedIn(context)
-      ? await Promise.all((await consumers.listApps(db, context.org.id)).map(async (a) => ({ app: a, credential: (await consumers.listCredentials(db, a.id))[0] })))
+      ? await Promise.all((await services.listApps(context.org.id)).map(async (a) => ({ app: a, credential: (await services.listCredentials(a.id))[0] })))
       : [];
     const base = productUrl(product);
     return {
@@ -65,7 +62,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
     if (!operation) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'operation', id: formField(request, 'operation') });
     // Ownership is checked here, on the server: only the developer's own org's apps can be used.
     const chosen = await services.app(context.org.id, formField(request, 'app'));
-    const credential = (await consumers.listCredentials(db, chosen.id))[0];
+    const credential = (await services.listCredentials(chosen.id))[0];
     if (!credential) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'credential', id: chosen.id });
     const values = formFields(request);
     const outcome = await relayTryIt({

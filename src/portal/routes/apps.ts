@@ -5,17 +5,15 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import * as consumers from '../../store/consumers.ts';
 import type { App } from '../../store/schema.ts';
-import { orgSubscriptions } from '../catalog-view.ts';
-import type { SubscriptionDetail } from '../catalog-view.ts';
-import { breadcrumbs, buttonForm, copyField, csrfField, notice, statePill, table, when } from '../components.ts';
+import type { SubscriptionDetail } from '../../services/consumer-services.ts';
+import { breadcrumbs, buttonForm, copyField, csrfField, notice, statePill, table, when } from '../../web/components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { formErrorMessage, formField } from '../form.ts';
-import { html, path } from '../html.ts';
-import type { SafeHtml } from '../html.ts';
+import { formErrorMessage, formField } from '../../web/form.ts';
+import { html, path } from '../../web/html.ts';
+import type { SafeHtml } from '../../web/html.ts';
 import { sendPortalPage } from '../layout.ts';
 import { redirectToSignIn } from './accounts.ts';
 import { productUrl } from './products.ts';
@@ -42,9 +40,8 @@ function subscriptionRows(subscriptions: SubscriptionDetail[], context: SignedIn
 }
 
 async function appPage(deps: PortalDeps, context: SignedInContext, app: App, extra: SafeHtml | '' = '') {
-  const db = deps.services.store.db;
-  const credentials = await consumers.listCredentials(db, app.id);
-  const subscriptions = (await orgSubscriptions(deps.services, context)).filter((s) => s.app_id === app.id);
+  const credentials = await deps.services.listCredentials(app.id);
+  const subscriptions = (await deps.services.orgSubscriptions(context)).filter((s) => s.app_id === app.id);
   const base = path('apps', app.id);
   const credentialRows = credentials.map((c, i) => [
     html`<code>${c.client_id}</code>`,
@@ -96,8 +93,8 @@ export function registerAppRoutes(app: FastifyInstance, deps: PortalDeps): void 
   app.get('/apps', async (request, reply) => {
     const context = requireUser(request);
     if (!context) return redirectToSignIn(request, reply);
-    const apps = await consumers.listApps(services.store.db, context.org.id);
-    const subscriptions = await orgSubscriptions(services, context);
+    const apps = await services.listApps(context.org.id);
+    const subscriptions = await services.orgSubscriptions(context);
     const rows = apps.map((a) => {
       const mine = subscriptions.filter((s) => s.app_id === a.id && s.state !== 'cancelled');
       return [
@@ -195,7 +192,7 @@ ${notice('warn', 'Its credentials stop working at once and its subscriptions end
     const context = requireUser(request);
     if (!context) return redirectToSignIn(request, reply);
     const id = (request.params as { id: string }).id;
-    const subscription = (await orgSubscriptions(services, context)).find((s) => s.id === id);
+    const subscription = (await services.orgSubscriptions(context)).find((s) => s.id === id);
     if (!subscription) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'subscription', id });
     await services.cancelSubscription(context.org.id, id);
     return reply.redirect(path('apps', subscription.app_id), 303);

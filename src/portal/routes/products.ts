@@ -1,16 +1,15 @@
 /** The home page, the API Products list and a product's page with its APIs and plans. */
 import type { FastifyInstance } from 'fastify';
-import { listPlans, listProductApis } from '../../store/products.ts';
 import type { PlanRow, ProductRow } from '../../store/schema.ts';
-import { orgSubscriptions, productInfo, visibleProduct, visibleProducts } from '../catalog-view.ts';
-import type { SubscriptionDetail } from '../catalog-view.ts';
-import { breadcrumbs, notice, statePill } from '../components.ts';
+import type { SubscriptionDetail } from '../../services/consumer-services.ts';
+import { productInfo } from '../catalog-view.ts';
+import { breadcrumbs, notice, statePill } from '../../web/components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { html, path } from '../html.ts';
+import { html, path } from '../../web/html.ts';
 import { sendPortalPage } from '../layout.ts';
-import { approvalInWords, planLimitsInWords } from '../plan-words.ts';
+import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 
 /** The product page's URL. */
 export function productUrl(product: { name: string; version: string }): string {
@@ -68,13 +67,13 @@ export function registerProductRoutes(app: FastifyInstance, deps: PortalDeps): v
 
   app.get('/', async (request, reply) => {
     const context = portalContext(request);
-    const products = await visibleProducts(services, context);
+    const products = await services.visibleProducts(context);
     return sendPortalPage(reply, context, { title: 'Home', section: 'home', main: homePage(context, products) });
   });
 
   app.get('/products', async (request, reply) => {
     const context = portalContext(request);
-    const products = await visibleProducts(services, context);
+    const products = await services.visibleProducts(context);
     const main = html`<h1>API Products</h1><p class="lede">Each product bundles APIs and offers plans; subscribe an app to a plan to call its APIs.</p>${productList(products, context)}`;
     return sendPortalPage(reply, context, { title: 'API Products', section: 'products', main });
   });
@@ -82,11 +81,11 @@ export function registerProductRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/products/:name/:version', async (request, reply) => {
     const context = portalContext(request);
     const { name, version } = request.params as { name: string; version: string };
-    const product = await visibleProduct(services, context, name, version);
+    const product = await services.visibleProduct(context, name, version);
     const [plans, apis, subscriptions] = await Promise.all([
-      listPlans(services.store.db, product.id),
-      listProductApis(services.store.db, product.id),
-      orgSubscriptions(services, context),
+      services.productPlans(product.id),
+      services.productApis(product.id),
+      services.orgSubscriptions(context),
     ]);
     const info = productInfo(product);
     const main = html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`]])}

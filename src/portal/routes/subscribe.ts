@@ -5,19 +5,16 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import * as consumers from '../../store/consumers.ts';
-import { listPlans } from '../../store/products.ts';
 import type { App, PlanRow, ProductRow } from '../../store/schema.ts';
-import { orgSubscriptions, visibleProduct } from '../catalog-view.ts';
-import { breadcrumbs, csrfField, notice, statePill } from '../components.ts';
+import { breadcrumbs, csrfField, notice, statePill } from '../../web/components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
-import { formErrorMessage, formField, queryField } from '../form.ts';
-import { html, path } from '../html.ts';
-import type { SafeHtml } from '../html.ts';
+import { formErrorMessage, formField, queryField } from '../../web/form.ts';
+import { html, path } from '../../web/html.ts';
+import type { SafeHtml } from '../../web/html.ts';
 import { sendPortalPage } from '../layout.ts';
-import { approvalInWords, planLimitsInWords } from '../plan-words.ts';
+import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 import { redirectToSignIn } from './accounts.ts';
 import { productUrl } from './products.ts';
 
@@ -37,7 +34,7 @@ function planFacts(product: ProductRow, plan: PlanRow, app?: App): SafeHtml {
 }
 
 async function planOf(deps: PortalDeps, product: ProductRow, name: string): Promise<PlanRow> {
-  const plan = (await listPlans(deps.services.store.db, product.id)).find((p) => p.name === name);
+  const plan = (await deps.services.productPlans(product.id)).find((p) => p.name === name);
   if (!plan) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'plan', id: name });
   return plan;
 }
@@ -57,16 +54,15 @@ ${plan.approval === 1 ? notice('info', 'The API provider approves this plan. Unt
 /** Registers the wizard's pages and the subscription summary. */
 export function registerSubscribeRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const { services } = deps;
-  const db = services.store.db;
 
   app.get('/products/:name/:version/subscribe', async (request, reply) => {
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
     const { name, version } = request.params as { name: string; version: string };
-    const product = await visibleProduct(services, context, name, version);
+    const product = await services.visibleProduct(context, name, version);
     const plan = await planOf(deps, product, queryField(request, 'plan'));
-    const apps = await consumers.listApps(db, context.org.id);
-    const live = (await orgSubscriptions(services, context)).filter((s) => s.product_id === product.id && (s.state === 'active' || s.state === 'pending'));
+    const apps = await services.listApps(context.org.id);
+    const live = (await services.orgSubscriptions(context)).filter((s) => s.product_id === product.id && (s.state === 'active' || s.state === 'pending'));
     const firstFree = apps.findIndex((a) => !live.some((s) => s.app_id === a.id));
     const choices = apps.map((a, i) => {
       const existing = live.find((s) => s.app_id === a.id);
@@ -88,7 +84,7 @@ ${apps.length === 0
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
     const { name, version } = request.params as { name: string; version: string };
-    const product = await visibleProduct(services, context, name, version);
+    const product = await services.visibleProduct(context, name, version);
     const plan = await planOf(deps, product, queryField(request, 'plan'));
     const appId = queryField(request, 'app');
     if (!appId) return reply.redirect(`${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}`, 303);
@@ -100,7 +96,7 @@ ${apps.length === 0
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
     const { name, version } = request.params as { name: string; version: string };
-    const product = await visibleProduct(services, context, name, version);
+    const product = await services.visibleProduct(context, name, version);
     const plan = await planOf(deps, product, formField(request, 'plan'));
     const chosen = await services.app(context.org.id, formField(request, 'app'));
     try {
@@ -117,10 +113,10 @@ ${apps.length === 0
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
     const id = (request.params as { id: string }).id;
-    const subscription = (await orgSubscriptions(services, context)).find((s) => s.id === id);
+    const subscription = (await services.orgSubscriptions(context)).find((s) => s.id === id);
     if (!subscription) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'subscription', id });
-    const product = await visibleProduct(services, context, subscription.product_name, subscription.product_version).catch(() => undefined);
-    const plan = product ? (await listPlans(db, product.id)).find((p) => p.id === subscription.plan_id) : undefined;
+    const product = await services.visibleProduct(context, subscription.product_name, subscription.product_version).catch(() => undefined);
+    const plan = product ? (await services.productPlans(product.id)).find((p) => p.id === subscription.plan_id) : undefined;
     const stateNote =
       subscription.state === 'pending'
         ? notice('info', 'Pending approval: the API provider has been asked to approve it. The state changes to Active on the app page once approved.')

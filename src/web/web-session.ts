@@ -10,11 +10,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session, SessionKind } from '../store/schema.ts';
-import { createSession, deleteSession, findSession } from '../store/sessions.ts';
-import type { Db } from '../store/store.ts';
+
+/** The slice of the session service a web session uses (src/services/sessions.ts). */
+export interface SessionStore {
+  create(input: { kind: SessionKind; userId: string; ttlMs: number }): Promise<{ token: string; csrfToken: string; session: Session }>;
+  find(token: string, kinds: SessionKind[]): Promise<Session | undefined>;
+  delete(token: string): Promise<void>;
+}
 
 export interface WebSessionOptions {
-  db: Db;
+  store: SessionStore;
   kind: Extract<SessionKind, 'portal' | 'provider'>;
   /** Cookie name of the session; the pre-session cookie is `${cookieName}_pre`. */
   cookieName: string;
@@ -49,13 +54,13 @@ function preSessionCookie(options: WebSessionOptions): string {
 /** Reads the session cookie; without a live session, the pre-session (a new one when the cookie names none). */
 export async function loadWebSession(request: FastifyRequest, reply: FastifyReply, options: WebSessionOptions): Promise<WebSessionState> {
   const token = request.cookies[options.cookieName];
-  const session = token ? await findSession(options.db, token, [options.kind]) : undefined;
+  const session = token ? await options.store.find(token, [options.kind]) : undefined;
   if (session) return { session, csrfToken: session.csrf_token };
   const preKind = `pre-${options.kind}` as const;
   const pre = request.cookies[preSessionCookie(options)];
-  const preSession = pre ? await findSession(options.db, pre, [preKind]) : undefined;
+  const preSession = pre ? await options.store.find(pre, [preKind]) : undefined;
   if (preSession) return { csrfToken: preSession.csrf_token };
-  const created = await createSession(options.db, { kind: preKind, userId: '', ttlMs: preSessionTtlMs });
+  const created = await options.store.create({ kind: preKind, userId: '', ttlMs: preSessionTtlMs });
   reply.setCookie(preSessionCookie(options), created.token, cookieOptions(request, options));
   return { csrfToken: created.csrfToken };
 }
@@ -64,10 +69,10 @@ export async function loadWebSession(request: FastifyRequest, reply: FastifyRepl
 export async function startWebSession(request: FastifyRequest, reply: FastifyReply, options: WebSessionOptions, userId: string): Promise<WebSessionState> {
   for (const name of [options.cookieName, preSessionCookie(options)]) {
     const previous = request.cookies[name];
-    if (previous) await deleteSession(options.db, previous);
+    if (previous) await options.store.delete(previous);
   }
   reply.clearCookie(preSessionCookie(options), cookieOptions(request, options));
-  const created = await createSession(options.db, { kind: options.kind, userId, ttlMs: options.ttlMs });
+  const created = await options.store.create({ kind: options.kind, userId, ttlMs: options.ttlMs });
   reply.setCookie(options.cookieName, created.token, cookieOptions(request, options, Math.floor(options.ttlMs / 1000)));
   return { session: created.session, csrfToken: created.csrfToken };
 }
@@ -75,7 +80,7 @@ export async function startWebSession(request: FastifyRequest, reply: FastifyRep
 /** Deletes the session row (so the cookie no longer works anywhere) and clears the cookie. */
 export async function endWebSession(request: FastifyRequest, reply: FastifyReply, options: WebSessionOptions): Promise<void> {
   const token = request.cookies[options.cookieName];
-  if (token) await deleteSession(options.db, token);
+  if (token) await options.store.delete(token);
   reply.clearCookie(options.cookieName, cookieOptions(request, options));
 }
 

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { demo } from '../../src/cli/demo.ts';
-import { defaultSignInLimits } from '../../src/management/sign-in-limiter.ts';
+import { defaultSignInLimits } from '../../src/web/sign-in-limiter.ts';
 import { startPortalDemo } from '../helpers/browser.ts';
 import type { RunningDemo } from '../helpers/browser.ts';
 import { WebClient } from '../helpers/web-client.ts';

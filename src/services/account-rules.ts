@@ -1,0 +1,38 @@
+/** The rules provider and portal accounts share: passwords, email addresses, password checks. */
+import { PorticoError } from '../errors.ts';
+import { verifyPassword } from '../store/secrets.ts';
+
+export const passwordRules = 'at least 10 characters, with at least one letter and one digit';
+
+/** Checks a new password against the stated rules; throws naming the field. */
+export function checkPasswordRules(password: unknown, field = 'password'): string {
+  if (typeof password !== 'string' || password.length < 10 || !/[A-Za-z]/.test(password) || !/\d/.test(password)) {
+    throw new PorticoError('MGMT_VALIDATION', { field, reason: `must be ${passwordRules}` });
+  }
+  if (password.length > 200) {
+    throw new PorticoError('MGMT_VALIDATION', { field, reason: 'must be at most 200 characters' });
+  }
+  return password;
+}
+
+/** Checks and normalises an email address; throws naming `field`. */
+export function checkEmail(value: unknown, field = 'email'): string {
+  const email = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) {
+    throw new PorticoError('MGMT_VALIDATION', { field, reason: 'must be an email address' });
+  }
+  return email;
+}
+
+// An argon2id hash of a random string: verifying against it costs what a real check costs.
+const dummyHash = '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$CTFhFdXPJO1aFaMaO6Mm5c8y7cJHAph8ArZWb2GRPPc';
+
+/**
+ * Whether `password` matches the user's hash. An unknown user is checked against a dummy
+ * hash, so timing does not tell whether the account exists.
+ */
+export function passwordMatches(user: { password_hash: string } | undefined, password: unknown): Promise<boolean> {
+  return verifyPassword(user?.password_hash ?? dummyHash, typeof password === 'string' ? password : '').then(
+    (ok) => ok && user !== undefined,
+  );
+}

@@ -1,0 +1,145 @@
+/**
+ * The consumer services: what the developer portal does for a visitor and a signed-in
+ * developer. Changes reach the gateways by the change bus; the work itself is in
+ * src/services/consumer/, one file per subject.
+ */
+import * as consumers from '../store/consumers.ts';
+import * as orgs from '../store/orgs.ts';
+import { listPlans, listProductApis } from '../store/products.ts';
+import type { ProductRow } from '../store/schema.ts';
+import type { Store } from '../store/store.ts';
+import { SignInLimiter } from '../web/sign-in-limiter.ts';
+import { ChangeBus } from './change-bus.ts';
+import * as accounts from './consumer/accounts.ts';
+import type { SignUp } from './consumer/accounts.ts';
+import * as apps from './consumer/apps.ts';
+import * as catalog from './consumer/catalog.ts';
+import type { Visitor } from './consumer/catalog.ts';
+import * as subscriptions from './consumer/subscriptions.ts';
+import type { NewSubscription } from './consumer/subscriptions.ts';
+import type { ServiceContext } from './service-context.ts';
+import { SessionService } from './sessions.ts';
+
+export { canSee } from './consumer/subscriptions.ts';
+export type { SubscriptionDetail, Visitor } from './consumer/catalog.ts';
+
+export class ConsumerServices implements ServiceContext {
+  readonly sessions: SessionService;
+
+  constructor(
+    readonly store: Store,
+    readonly bus: ChangeBus = new ChangeBus(),
+    readonly signInLimiter: SignInLimiter = new SignInLimiter(),
+  ) {
+    this.sessions = new SessionService(store);
+  }
+
+  // ── the catalog a portal serves ──
+
+  /** The catalog `catalogName` of the provider organization `orgName`, or of the first organization. */
+  async findCatalog(orgName: string | undefined, catalogName: string) {
+    const org = orgName ? await orgs.findOrgByName(this.store.db, orgName) : (await orgs.listOrgs(this.store.db))[0];
+    const found = org ? await orgs.findCatalog(this.store.db, org.id, catalogName) : undefined;
+    return org && found ? { org, catalog: found } : undefined;
+  }
+
+  visibleProducts(visitor: Visitor) {
+    return catalog.visibleProducts(this, visitor);
+  }
+
+  visibleProduct(visitor: Visitor, name: string, version: string) {
+    return catalog.visibleProduct(this, visitor, name, version);
+  }
+
+  visibleProductApi(visitor: Visitor, product: ProductRow, apiName: string, apiVersion: string) {
+    return catalog.visibleProductApi(this, visitor, product, apiName, apiVersion);
+  }
+
+  productPlans(productId: string) {
+    return listPlans(this.store.db, productId);
+  }
+
+  productApis(productId: string) {
+    return listProductApis(this.store.db, productId);
+  }
+
+  // ── accounts ──
+
+  signUp(catalogId: string, input: SignUp) {
+    return accounts.signUp(this, catalogId, input);
+  }
+
+  /** The portal user for these credentials, limited per email and client address. */
+  authenticatePortalUser(catalogId: string, email: string, password: string, address: string) {
+    return accounts.authenticatePortalUser(this, catalogId, email, password, address);
+  }
+
+  changePortalPassword(userId: string, current: string, next: string) {
+    return accounts.changePortalPassword(this, userId, current, next);
+  }
+
+  portalUser(userId: string) {
+    return consumers.findPortalUserById(this.store.db, userId);
+  }
+
+  portalUserByEmail(catalogId: string, email: string) {
+    return consumers.findPortalUserByEmail(this.store.db, catalogId, email);
+  }
+
+  consumerOrg(consumerOrgId: string) {
+    return consumers.findConsumerOrgById(this.store.db, consumerOrgId);
+  }
+
+  // ── apps and credentials ──
+
+  createApp(consumerOrgId: string, input: { title: string; description?: string }) {
+    return apps.createApp(this, consumerOrgId, input);
+  }
+
+  app(consumerOrgId: string, appId: string) {
+    return apps.app(this, consumerOrgId, appId);
+  }
+
+  listApps(consumerOrgId: string) {
+    return consumers.listApps(this.store.db, consumerOrgId);
+  }
+
+  deleteApp(consumerOrgId: string, appId: string) {
+    return apps.deleteApp(this, consumerOrgId, appId);
+  }
+
+  listCredentials(appId: string) {
+    return consumers.listCredentials(this.store.db, appId);
+  }
+
+  addCredential(consumerOrgId: string, appId: string, description = '') {
+    return apps.addCredential(this, consumerOrgId, appId, description);
+  }
+
+  resetSecret(consumerOrgId: string, appId: string, credentialId: string) {
+    return apps.resetSecret(this, consumerOrgId, appId, credentialId);
+  }
+
+  deleteCredential(consumerOrgId: string, appId: string, credentialId: string) {
+    return apps.deleteCredential(this, consumerOrgId, appId, credentialId);
+  }
+
+  // ── subscriptions ──
+
+  subscribe(consumerOrgId: string, input: NewSubscription) {
+    return subscriptions.subscribe(this, consumerOrgId, input);
+  }
+
+  cancelSubscription(consumerOrgId: string, subscriptionId: string) {
+    return subscriptions.cancelSubscription(this, consumerOrgId, subscriptionId);
+  }
+
+  /** The subscriptions of every app of the visitor's organization (none when anonymous). */
+  orgSubscriptions(visitor: Visitor) {
+    return catalog.orgSubscriptions(this, visitor);
+  }
+
+  appSubscriptions(appId: string) {
+    return consumers.listSubscriptionDetails(this.store.db, { appId });
+  }
+}

@@ -1,0 +1,69 @@
+/** Developer accounts of the portal: sign-up, sign-in, password change. */
+import { PorticoError } from '../../errors.ts';
+import * as consumers from '../../store/consumers.ts';
+import { visibilityOrgNames } from '../../store/products.ts';
+import { hashPassword, verifyPassword } from '../../store/secrets.ts';
+import type { Db } from '../../store/store.ts';
+import { checkEmail, checkPasswordRules, passwordMatches } from '../account-rules.ts';
+import type { ServiceContext } from '../service-context.ts';
+
+export interface SignUp {
+  email: string;
+  password: string;
+  name?: string;
+  orgTitle?: string;
+}
+
+/**
+ * Signs up a developer: a consumer organization and its first portal user, in one
+ * transaction. The organization's name comes from its title but never takes a name a
+ * product's visibility lists or another organization has: those get a numbered suffix.
+ * The password is hashed before the email is looked up, so a taken email (MGMT_CONFLICT,
+ * field `email`) costs the same time as a new account.
+ */
+export async function signUp(context: ServiceContext, catalogId: string, input: SignUp) {
+  const email = checkEmail(input.email);
+  checkPasswordRules(input.password);
+  const passwordHash = await hashPassword(input.password);
+  if (await consumers.findPortalUserByEmail(context.store.db, catalogId, email)) {
+    throw new PorticoError('MGMT_CONFLICT', { field: 'email', reason: 'an account with this email already exists' });
+  }
+  const name = (input.name ?? '').trim() || email.split('@')[0];
+  const orgTitle = (input.orgTitle ?? '').trim() || `${name}'s organization`;
+  return context.store.transaction(async (trx) => {
+    const orgName = await unclaimedConsumerOrgName(trx, catalogId, orgTitle);
+    return consumers.createConsumerOrgWithOwner(trx, catalogId, { name: orgName, title: orgTitle }, { email, name, passwordHash });
+  });
+}
+
+/**
+ * A name for a self-registered organization: from its title, with a suffix when a product's
+ * visibility (any catalog) or another organization of the catalog already uses it.
+ */
+async function unclaimedConsumerOrgName(db: Db, catalogId: string, title: string): Promise<string> {
+  const base = title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'org';
+  const listed = await visibilityOrgNames(db);
+  for (let n = 0; ; n++) {
+    const name = n === 0 ? base : `${base}-${n + 1}`;
+    if (!listed.has(name) && !(await consumers.findConsumerOrgByName(db, catalogId, name))) return name;
+  }
+}
+
+/** The portal user for these credentials, under the same limits as provider sign-in. */
+export function authenticatePortalUser(context: ServiceContext, catalogId: string, email: string, password: string, address: string) {
+  const wanted = typeof email === 'string' ? email.trim().toLowerCase() : '';
+  return context.signInLimiter.guard({ account: `portal|${catalogId}|${wanted}`, address }, async () => {
+    const user = wanted ? await consumers.findPortalUserByEmail(context.store.db, catalogId, wanted) : undefined;
+    if (!(await passwordMatches(user, password)) || !user) throw new PorticoError('MGMT_BAD_CREDENTIALS');
+    return user;
+  });
+}
+
+export async function changePortalPassword(context: ServiceContext, userId: string, current: string, next: string): Promise<void> {
+  const user = await consumers.findPortalUserById(context.store.db, userId);
+  if (!user || !(await verifyPassword(user.password_hash, current))) {
+    throw new PorticoError('MGMT_VALIDATION', { field: 'currentPassword', reason: 'is not your current password' });
+  }
+  checkPasswordRules(next, 'newPassword');
+  await consumers.setPortalUserPassword(context.store.db, userId, await hashPassword(next));
+}

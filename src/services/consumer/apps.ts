@@ -1,0 +1,62 @@
+/** A consumer organization's applications and their credential pairs. */
+import { PorticoError } from '../../errors.ts';
+import * as consumers from '../../store/consumers.ts';
+import type { App } from '../../store/schema.ts';
+import { change, notFound } from '../service-context.ts';
+import type { ServiceContext } from '../service-context.ts';
+
+/** Creates an app with its first credential pair; the secret is returned once. */
+export function createApp(context: ServiceContext, consumerOrgId: string, input: { title: string; description?: string }) {
+  const title = typeof input.title === 'string' ? input.title.trim() : '';
+  if (title.length === 0 || title.length > 100) {
+    throw new PorticoError('MGMT_VALIDATION', { field: 'title', reason: 'is required (1-100 characters)' });
+  }
+  const description = typeof input.description === 'string' ? input.description.slice(0, 1000) : '';
+  return change(context, 'app', async (trx) => {
+    const app = await consumers.createApp(trx, { consumerOrgId, title, description });
+    const issued = await consumers.addCredential(trx, app.id, 'Default credentials');
+    return { app, credential: issued.credential, clientSecret: issued.clientSecret };
+  });
+}
+
+/** The consumer org's app, or MGMT_NOT_FOUND (also for another org's app). */
+export async function app(context: ServiceContext, consumerOrgId: string, appId: string): Promise<App> {
+  const found = await consumers.findApp(context.store.db, consumerOrgId, appId);
+  if (!found) throw notFound('app', appId);
+  return found;
+}
+
+export async function deleteApp(context: ServiceContext, consumerOrgId: string, appId: string): Promise<void> {
+  await app(context, consumerOrgId, appId);
+  await change(context, 'app-delete', (trx) => consumers.deleteApp(trx, appId));
+}
+
+/** Adds a second credential pair (rotation without downtime); the secret is returned once. */
+export async function addCredential(context: ServiceContext, consumerOrgId: string, appId: string, description = '') {
+  await app(context, consumerOrgId, appId);
+  return change(context, 'credential', (trx) => consumers.addCredential(trx, appId, description));
+}
+
+export async function resetSecret(
+  context: ServiceContext,
+  consumerOrgId: string,
+  appId: string,
+  credentialId: string,
+): Promise<{ clientId: string; clientSecret: string }> {
+  await app(context, consumerOrgId, appId);
+  const credential = (await consumers.listCredentials(context.store.db, appId)).find((c) => c.id === credentialId);
+  if (!credential) throw notFound('credential', credentialId);
+  const clientSecret = await change(context, 'secret-reset', (trx) => consumers.resetCredentialSecret(trx, credentialId));
+  return { clientId: credential.client_id, clientSecret };
+}
+
+export async function deleteCredential(context: ServiceContext, consumerOrgId: string, appId: string, credentialId: string): Promise<void> {
+  await app(context, consumerOrgId, appId);
+  const all = await consumers.listCredentials(context.store.db, appId);
+  if (!all.some((c) => c.id === credentialId)) throw notFound('credential', credentialId);
+  if (all.length === 1) {
+    const reason = 'an app keeps at least one credential pair; add another before deleting this one';
+    throw new PorticoError('MGMT_CONFLICT', { reason });
+  }
+  await change(context, 'credential-delete', (trx) => consumers.deleteCredential(trx, credentialId));
+}

@@ -1,0 +1,70 @@
+/** What a consumer organization may see and subscribe to, and its subscriptions. */
+import { PorticoError } from '../../errors.ts';
+import * as consumers from '../../store/consumers.ts';
+import * as products from '../../store/products.ts';
+import type { ProductRow, Subscription } from '../../store/schema.ts';
+import { change, notFound } from '../service-context.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { app } from './apps.ts';
+
+/**
+ * Whether a consumer org (or an anonymous visitor, `undefined`) may see a product: public to
+ * all, authenticated to any signed-in org, custom to listed orgs; deprecated products only
+ * to existing subscribers (checked by the caller), retired and archived to nobody.
+ */
+export function canSee(product: ProductRow, consumerOrgName: string | undefined): boolean {
+  if (product.state !== 'published' && product.state !== 'deprecated') return false;
+  if (product.view_type === 'public') return true;
+  if (consumerOrgName === undefined) return false;
+  if (product.view_type === 'authenticated') return true;
+  return (JSON.parse(product.view_orgs) as string[]).includes(consumerOrgName);
+}
+
+export interface NewSubscription {
+  appId: string;
+  productId: string;
+  planName: string;
+}
+
+/**
+ * Subscribes an app to a plan of a published product. Plans needing approval start
+ * `pending`; others are `active` at once. One live subscription per app and product.
+ */
+export async function subscribe(context: ServiceContext, consumerOrgId: string, input: NewSubscription): Promise<Subscription> {
+  const db = context.store.db;
+  const subscriber = await app(context, consumerOrgId, input.appId);
+  const product = await products.findProductById(db, input.productId);
+  const org = await consumers.findConsumerOrgById(db, consumerOrgId);
+  if (!product || !org || product.catalog_id !== org.catalog_id || !canSee(product, org.name)) {
+    throw notFound('product', input.productId);
+  }
+  if (product.state !== 'published') {
+    const reason = `product ${product.name}:${product.version} is ${product.state} and takes no new subscriptions`;
+    throw new PorticoError('MGMT_CONFLICT', { reason });
+  }
+  if (product.subscribe_type === 'custom' && !(JSON.parse(product.subscribe_orgs) as string[]).includes(org.name)) {
+    throw new PorticoError('MGMT_FORBIDDEN', { reason: 'your organization may not subscribe to this product' });
+  }
+  const plan = (await products.listPlans(db, product.id)).find((p) => p.name === input.planName);
+  if (!plan) {
+    throw new PorticoError('MGMT_VALIDATION', { field: 'plan', reason: `product ${product.name} has no plan ${input.planName}` });
+  }
+  const live = (await consumers.listSubscriptionDetails(db, { appId: subscriber.id })).find(
+    (s) => s.product_id === product.id && (s.state === 'active' || s.state === 'pending'),
+  );
+  if (live) {
+    const reason = `app ${subscriber.title} is already subscribed to ${product.title} (${live.plan_title}, ${live.state})`;
+    throw new PorticoError('MGMT_CONFLICT', { reason });
+  }
+  const row = { appId: subscriber.id, productId: product.id, planId: plan.id, state: plan.approval ? 'pending' : 'active' } as const;
+  return change(context, 'subscription', (trx) => consumers.createSubscription(trx, row));
+}
+
+/** Cancels a subscription of one of the consumer org's apps. */
+export async function cancelSubscription(context: ServiceContext, consumerOrgId: string, subscriptionId: string): Promise<void> {
+  const subscription = await consumers.findSubscriptionById(context.store.db, subscriptionId);
+  if (!subscription || !(await consumers.findApp(context.store.db, consumerOrgId, subscription.app_id))) {
+    throw notFound('subscription', subscriptionId);
+  }
+  await change(context, 'subscription-cancel', (trx) => consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'));
+}

@@ -1,0 +1,191 @@
+/**
+ * The provider services: what the management REST API, the console and the CLI do. Every
+ * change goes through here in one transaction and reaches the gateways by the change bus;
+ * the work itself is in src/services/provider/, one file per subject.
+ */
+import * as analytics from '../store/analytics.ts';
+import type { EventDimension, EventFilter } from '../store/analytics.ts';
+import { productsUsingApi, listApis } from '../store/apis.ts';
+import * as consumers from '../store/consumers.ts';
+import * as orgs from '../store/orgs.ts';
+import * as productsRepo from '../store/products.ts';
+import type { ApiState, ProductState, SubscriptionState } from '../store/schema.ts';
+import type { Store } from '../store/store.ts';
+import { SignInLimiter } from '../web/sign-in-limiter.ts';
+import { ChangeBus } from './change-bus.ts';
+import * as apis from './provider/apis.ts';
+import type { ApiImport, WsdlFile } from './provider/apis.ts';
+import * as consumerOrgs from './provider/consumer-orgs.ts';
+import type { NewConsumerOrg } from './provider/consumer-orgs.ts';
+import * as organizations from './provider/organizations.ts';
+import * as products from './provider/products.ts';
+import type { ProductInput } from './provider/products.ts';
+import type { ServiceContext } from './service-context.ts';
+import { SessionService } from './sessions.ts';
+
+export { allowedProductTransitions } from './provider/products.ts';
+export type { ImportedApi } from './provider/apis.ts';
+export type { NewConsumerOrg } from './provider/consumer-orgs.ts';
+export type { PublishedProduct } from './provider/products.ts';
+
+export class ProviderServices implements ServiceContext {
+  readonly sessions: SessionService;
+
+  constructor(
+    readonly store: Store,
+    readonly bus: ChangeBus = new ChangeBus(),
+    readonly signInLimiter: SignInLimiter = new SignInLimiter(),
+  ) {
+    this.sessions = new SessionService(store);
+  }
+
+  // ── organizations, catalogs, provider users ──
+
+  ensureOrg(name: string, title = name) {
+    return organizations.ensureOrg(this, name, title);
+  }
+
+  org(orgId: string) {
+    return orgs.findOrgById(this.store.db, orgId);
+  }
+
+  catalog(orgId: string, name: string) {
+    return organizations.catalog(this, orgId, name);
+  }
+
+  listCatalogs(orgId: string) {
+    return orgs.listCatalogs(this.store.db, orgId);
+  }
+
+  createCatalog(orgId: string, name: string, title: string) {
+    return organizations.createCatalog(this, orgId, name, title);
+  }
+
+  addProviderUser(orgId: string, input: { username: string; email: string; password: string }) {
+    return organizations.addProviderUser(this, orgId, input);
+  }
+
+  providerUser(userId: string) {
+    return orgs.findProviderUserById(this.store.db, userId);
+  }
+
+  providerUserNamed(username: string) {
+    return orgs.findProviderUser(this.store.db, username);
+  }
+
+  listProviderUsers(orgId: string) {
+    return orgs.listProviderUsers(this.store.db, orgId);
+  }
+
+  /** See `organizations.authenticateProvider`: limited per name and client address. */
+  authenticateProvider(username: string, password: string, address: string) {
+    return organizations.authenticateProvider(this, username, password, address);
+  }
+
+  // ── APIs ──
+
+  importApi(orgId: string, input: ApiImport) {
+    return apis.importApi(this, orgId, input);
+  }
+
+  addWsdlTarget(orgId: string, name: string, version: string, wsdl: WsdlFile) {
+    return apis.addWsdlTarget(this, orgId, name, version, wsdl);
+  }
+
+  api(orgId: string, name: string, version: string) {
+    return apis.api(this, orgId, name, version);
+  }
+
+  listApis(orgId: string) {
+    return listApis(this.store.db, orgId);
+  }
+
+  setApiState(orgId: string, name: string, version: string, state: ApiState) {
+    return apis.setApiState(this, orgId, name, version, state);
+  }
+
+  deleteApi(orgId: string, name: string, version: string) {
+    return apis.deleteApi(this, orgId, name, version);
+  }
+
+  /** Products (any catalog) that bundle the API. */
+  productsUsingApi(apiId: string) {
+    return productsUsingApi(this.store.db, apiId);
+  }
+
+  // ── products ──
+
+  putProduct(orgId: string, catalogName: string, input: ProductInput) {
+    return products.putProduct(this, orgId, catalogName, input);
+  }
+
+  product(orgId: string, catalogName: string, name: string, version: string) {
+    return products.product(this, orgId, catalogName, name, version);
+  }
+
+  async listProducts(orgId: string, catalogName: string, states?: ProductState[]) {
+    const catalog = await this.catalog(orgId, catalogName);
+    return productsRepo.listProducts(this.store.db, catalog.id, states);
+  }
+
+  productPlans(productId: string) {
+    return productsRepo.listPlans(this.store.db, productId);
+  }
+
+  productApis(productId: string) {
+    return productsRepo.listProductApis(this.store.db, productId);
+  }
+
+  setProductState(orgId: string, catalogName: string, name: string, version: string, state: ProductState) {
+    return products.setProductState(this, orgId, catalogName, name, version, state);
+  }
+
+  // ── consumers of a catalog: organizations, apps, subscriptions and approvals ──
+
+  createConsumerOrg(orgId: string, catalogName: string, input: NewConsumerOrg) {
+    return consumerOrgs.createConsumerOrg(this, orgId, catalogName, input);
+  }
+
+  listConsumerOrgs(catalogId: string) {
+    return consumers.listConsumerOrgs(this.store.db, catalogId);
+  }
+
+  /** The catalog's applications with their consumer organization. */
+  listApps(catalogId: string) {
+    return consumers.listAppsInCatalog(this.store.db, catalogId);
+  }
+
+  listSubscriptions(catalogId: string, state?: SubscriptionState) {
+    return consumers.listSubscriptionDetails(this.store.db, { catalogId, state });
+  }
+
+  decideSubscription(orgId: string, catalogName: string, subscriptionId: string, decision: 'approve' | 'reject') {
+    return consumerOrgs.decideSubscription(this, orgId, catalogName, subscriptionId, decision);
+  }
+
+  revokeSubscription(orgId: string, catalogName: string, subscriptionId: string) {
+    return consumerOrgs.revokeSubscription(this, orgId, catalogName, subscriptionId);
+  }
+
+  // ── analytics ──
+
+  events(filter: EventFilter, limit?: number) {
+    return analytics.listEvents(this.store.db, filter, limit);
+  }
+
+  event(id: number) {
+    return analytics.findEvent(this.store.db, id);
+  }
+
+  eventCounts(filter: EventFilter, dimension: EventDimension) {
+    return analytics.countBy(this.store.db, filter, dimension);
+  }
+
+  callsOverTime(filter: EventFilter, bucketMs: number) {
+    return analytics.callsOverTime(this.store.db, filter, bucketMs);
+  }
+
+  latencyPercentiles(filter: EventFilter) {
+    return analytics.latencyPercentiles(this.store.db, filter);
+  }
+}

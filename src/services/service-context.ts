@@ -1,0 +1,22 @@
+/** What every service function is given, and the helpers they share. */
+import { PorticoError } from '../errors.ts';
+import type { SignInLimiter } from '../web/sign-in-limiter.ts';
+import type { Db, Store } from '../store/store.ts';
+import { commitChange } from './change-bus.ts';
+import type { ChangeBus } from './change-bus.ts';
+
+export interface ServiceContext {
+  readonly store: Store;
+  readonly bus: ChangeBus;
+  /** One limiter for every sign-in (portal, console, `POST /api/login`), so none is a way around another. */
+  readonly signInLimiter: SignInLimiter;
+}
+
+/** Runs `work` as one announced change (see `commitChange`). */
+export function change<T>(context: ServiceContext, kind: string, work: (trx: Db) => Promise<T>): Promise<T> {
+  return commitChange(context.store, context.bus, kind, work);
+}
+
+export function notFound(kind: string, id: string): PorticoError {
+  return new PorticoError('MGMT_NOT_FOUND', { kind, id });
+}
