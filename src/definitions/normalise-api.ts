@@ -191,7 +191,7 @@ function toSecurityScheme(name: string, scheme: Document): SecurityScheme {
   result.name = String(scheme.name);
   result.in = scheme.in as SecurityScheme['in'];
   const support = schemeSupport(name, scheme);
-  if (typeof support !== 'string') result.role = support.role;
+  if (typeof support !== 'string' && support.role !== 'oauth2-introspect') result.role = support.role;
   return result;
 }
 

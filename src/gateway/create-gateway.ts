@@ -68,6 +68,17 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
       invokeDenyHosts: [],
       counters,
       namedLimits: namedLimits(settings.namedRateLimits),
+      introspection: {
+        timeoutMs: settings.introspectionTimeoutMs,
+        cacheMs: settings.introspectionCacheSeconds * 1000,
+        cacheEntries: settings.introspectionCacheEntries,
+      },
+      jwks: {
+        refreshMs: settings.jwksRefreshSeconds * 1000,
+        unknownKidIntervalMs: settings.jwksUnknownKidIntervalMs,
+        maxStaleMs: settings.jwksMaxStaleSeconds * 1000,
+        timeoutMs: settings.jwksTimeoutMs,
+      },
     },
     maxRequestBytes: settings.maxRequestBytes,
     loadSnapshotData: () => store.consistentRead((trx) => loadSnapshotData(trx)),

@@ -31,7 +31,7 @@ import type { Redaction } from './activity.ts';
 import { setForwardedHeaders, trustedPeers } from './forwarded.ts';
 import { recordRequest } from './metrics.ts';
 import { authenticate } from './security/index.ts';
-import type { CallerDirectory, SecurityRequest } from './security/index.ts';
+import type { Caller, CallerDirectory, SecurityRequest } from './security/index.ts';
 import { compileSnapshot, matchRoute, subscriptionFor } from './snapshot.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, Snapshot, SubscriptionInfo } from './snapshot.ts';
 
@@ -144,6 +144,22 @@ class ConsumerError extends Error {
   }
 }
 
+function admit(caller: Caller, state: RequestState): void {
+  state.clientId = caller.clientId;
+  state.credential = caller.credential;
+  state.subscription = caller.subscription;
+  state.scopes = caller.scopes;
+}
+
+/** The security phase's coded error as the consumer's answer (with RFC 6750's challenge when a bearer scheme asks). */
+function refuse(error: unknown, state: RequestState): never {
+  if (!(error instanceof PorticoError)) throw error;
+  state.clientId = error.params.clientId as string | undefined;
+  const challenge = error.params.challenge;
+  const headers: Array<[string, string]> = challenge === undefined ? [] : [['www-authenticate', String(challenge)]];
+  throw new ConsumerError(error.status, error.message, headers, error.code);
+}
+
 function consumerError(code: ErrorCode, params: ErrorParams = {}, headers: Array<[string, string]> = []): ConsumerError {
   const error = new PorticoError(code, params);
   return new ConsumerError(error.status, error.message, headers, code);
@@ -157,6 +173,8 @@ interface RequestState {
   clientId?: string;
   credential?: CredentialInfo;
   subscription?: SubscriptionInfo;
+  /** Scopes granted to the caller's bearer token. */
+  scopes?: readonly string[];
   limitHeaders?: Array<[string, string]>;
   context?: GatewayContext;
   errorName?: string;
@@ -273,7 +291,8 @@ export class Gateway {
     state.operation = operation;
 
     const query = search.length > 1 ? new URLSearchParams(search.slice(1)) : undefined;
-    this.identify(snapshot, api, operation, { headers: req.headers, query }, state);
+    const identified = this.identify(snapshot, api, operation, { headers: req.headers, query }, state);
+    if (identified !== undefined) await identified;
     const parameters = readParameters(operation, req, query, match.pathParams);
     if (state.subscription && state.subscription.rules.length > 0) await this.enforcePlanLimits(state.subscription, state);
 
@@ -296,21 +315,20 @@ export class Gateway {
     operation: CompiledOperation,
     request: SecurityRequest,
     state: RequestState,
-  ): void {
+  ): Promise<void> | undefined {
     const directory: CallerDirectory = {
       credentials: snapshot.credentials,
       subscriptionFor: (appId) => subscriptionFor(api, appId),
     };
     try {
       const caller = authenticate(operation.security, request, directory);
-      state.clientId = caller.clientId;
-      state.credential = caller.credential;
-      state.subscription = caller.subscription;
+      // Only an operation whose security asks another server (introspection) waits.
+      if (caller instanceof Promise) return caller.then((found) => admit(found, state), (error) => refuse(error, state));
+      admit(caller, state);
     } catch (error) {
-      if (!(error instanceof PorticoError)) throw error;
-      state.clientId = error.params.clientId as string | undefined;
-      throw new ConsumerError(error.status, error.message, [], error.code);
+      refuse(error, state);
     }
+    return undefined;
   }
 
   private async enforcePlanLimits(subscription: SubscriptionInfo, state: RequestState): Promise<void> {

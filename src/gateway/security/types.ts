@@ -22,12 +22,25 @@ export interface CallerDirectory {
 export interface Proof {
   clientId?: string;
   credential?: CredentialInfo;
-  /** A client secret matched the credential: the caller owns the client id. */
+  /**
+   * A client secret matched the credential, or the client's own provider vouched for it
+   * (a token issued to the client id): the caller owns the client id.
+   */
   secretVerified: boolean;
+  /** Scopes granted to the bearer token (oauth2). */
+  scopes?: readonly string[];
+  /** What the token's provider said about it (introspection answer), for the assembly. */
+  claims?: Readonly<Record<string, unknown>>;
+  /** The scopes the requirement asked for and the token lacks (403 insufficient_scope). */
+  missingScopes?: readonly string[];
 }
 
-/** Why a scheme did not hold: its credential is absent, or present and wrong. */
-export type SchemeFailure = 'missing' | 'rejected';
+/**
+ * Why a scheme did not hold: its credential is absent, or present and wrong; `forbidden` =
+ * valid but not enough (RFC 6750 insufficient_scope); `unavailable` = the scheme's authority
+ * could not answer, so nothing is proved (fail closed, 503).
+ */
+export type SchemeFailure = 'missing' | 'rejected' | 'forbidden' | 'unavailable';
 
 /**
  * One security scheme as the gateway enforces it, compiled once per operation. Basic, OAuth 2
@@ -36,8 +49,19 @@ export type SchemeFailure = 'missing' | 'rejected';
 export interface SchemeEnforcer {
   /** The scheme's name in the document, for logs. */
   readonly scheme: string;
-  /** Checks the request, adding what it proves to `proof`; a failure, never an exception. */
-  check(request: SecurityRequest, proof: Proof, directory: CallerDirectory): SchemeFailure | undefined;
+  /**
+   * Checks the request, adding what it proves to `proof`; a failure, never an exception. Only a
+   * scheme that asks another server (introspection) answers with a promise.
+   */
+  check(
+    request: SecurityRequest,
+    proof: Proof,
+    directory: CallerDirectory,
+  ): SchemeFailure | undefined | Promise<SchemeFailure | undefined>;
+  /** The scheme may answer with a promise: the operation's security phase then awaits. */
+  readonly asynchronous?: boolean;
+  /** The scheme reads a bearer token: failures answer with an RFC 6750 `WWW-Authenticate` challenge. */
+  readonly bearer?: boolean;
 }
 
 /** Who calls: empty for an anonymous caller of an open operation. */
@@ -48,6 +72,10 @@ export interface Caller {
   credential?: CredentialInfo;
   /** The app's active subscription to a product containing the API. */
   subscription?: SubscriptionInfo;
+  /** Scopes granted to the caller's bearer token (oauth2). */
+  scopes?: readonly string[];
+  /** What the token's provider said about it (RFC 7662 introspection answer). */
+  claims?: Readonly<Record<string, unknown>>;
 }
 
 /** Reads a header or query credential: the first value when it is repeated. */
