@@ -33,6 +33,11 @@ function oneOfStrings(values: string[], description: string, defaultValue?: stri
   return str(description, defaultValue, { enum: values });
 }
 
+/** A field API Connect writes that Portico refuses at import (`not: {}` matches nothing). */
+function refused(description: string): JSONSchema {
+  return { type: 'string', description, not: {} };
+}
+
 const executeList: JSONSchema = {
   type: 'array',
   default: [],
@@ -333,9 +338,9 @@ export const policySchemas: Record<string, PolicySchemaEntry> = {
           description: 'Portico: algorithms accepted (default: every one the key type allows; none never).',
           items: { type: 'string' },
         },
-        'jws-crypto': { description: 'DataPower crypto object: not supported by Portico (use jws-jwk or jwks-url).', not: {} },
-        'jwe-crypto': { description: 'DataPower crypto object for JWE: not supported by Portico.', not: {} },
-        'jwe-jwk': { description: 'JWK to decrypt a JWE: encrypted JWTs are not supported by Portico.', not: {} },
+        'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk or jwks-url).'),
+        'jwe-crypto': refused('DataPower crypto object for JWE: not supported by Portico.'),
+        'jwe-jwk': refused('JWK to decrypt a JWE: encrypted JWTs are not supported by Portico.'),
       },
       [],
       { anyOf: [{ required: ['jws-jwk'] }, { required: ['jwks-url'] }] },
@@ -357,11 +362,11 @@ export const policySchemas: Record<string, PolicySchemaEntry> = {
         ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'HS256', 'HS384', 'HS512', 'EdDSA'],
         'Signing algorithm; default: the first the key type allows (RS256, ES256 by curve, HS256, EdDSA).',
       ),
-      'jws-crypto': { description: 'DataPower crypto object: not supported by Portico (use jws-jwk).', not: {} },
-      'jwe-crypto': { description: 'DataPower crypto object for JWE: not supported by Portico.', not: {} },
-      'jwe-jwk': { description: 'JWK to encrypt the JWT: JWE is not supported by Portico.', not: {} },
-      'jwe-enc-alg': { description: 'JWE content encryption: not supported by Portico.', not: {} },
-      'jwe-alg': { description: 'JWE key management: not supported by Portico.', not: {} },
+      'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk).'),
+      'jwe-crypto': refused('DataPower crypto object for JWE: not supported by Portico.'),
+      'jwe-jwk': refused('JWK to encrypt the JWT: JWE is not supported by Portico.'),
+      'jwe-enc-alg': refused('JWE content encryption: not supported by Portico.'),
+      'jwe-alg': refused('JWE key management: not supported by Portico.'),
     }, ['jws-jwk']),
   },
   throw: {
