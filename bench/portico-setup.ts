@@ -9,6 +9,10 @@
  * - `pass`: one API, no security, activity log off, assembly = one invoke of the backend;
  * - `full`: client-id security, an approved subscription, a plan limit far above the load
  *   (counted, headers added), one invoke, activity log `activity` (batched to SQLite);
+ * - `jwt`: `full` plus a jwt-validate of `Authorization: Bearer` against the JWKS of
+ *   `BENCH_AUTH_URL` (fetched once, then cached) before the invoke;
+ * - `introspect`: `full` with the client id replaced by an oauth2 definition whose
+ *   x-tokenIntrospect is `BENCH_AUTH_URL` (answers cached);
  * - `accessories`: the demo's examples (logistics, financing) against the sample backends,
  *   whose ports come in `BENCH_SAMPLE_PORTS` (JSON), subscribed to Gold.
  *
@@ -24,7 +28,7 @@ import { envPort } from './lib/announce.ts';
 import { loadScaleData } from './scale-data.ts';
 import type { ScaleFacts } from './scale-data.ts';
 
-export type SetupMode = 'pass' | 'full' | 'accessories';
+export type SetupMode = 'pass' | 'full' | 'jwt' | 'introspect' | 'accessories';
 
 export const benchOrg = 'bench';
 export const benchCatalog = 'sandbox';
@@ -40,8 +44,29 @@ export interface SetupResult {
 }
 
 /** The bench API: one GET operation whose assembly is one invoke of the backend. */
-export function benchApiText(options: { name: string; basePath: string; backend: string; secured: boolean; activity: boolean }): string {
-  const security = options.secured
+export function benchApiText(options: {
+  name: string;
+  basePath: string;
+  backend: string;
+  secured: boolean;
+  activity: boolean;
+  auth?: { kind: 'jwt' | 'introspect'; url: string };
+}): string {
+  const auth = options.auth;
+  const security = auth?.kind === 'introspect'
+    ? `securityDefinitions:
+  oauth:
+    type: oauth2
+    flow: application
+    tokenUrl: ${auth.url}/token
+    scopes:
+      read: read
+    x-tokenIntrospect:
+      url: ${auth.url}/introspect
+security:
+  - oauth: [read]
+`
+    : options.secured
     ? `securityDefinitions:
   clientID:
     type: apiKey
@@ -74,7 +99,12 @@ x-ibm-configuration:
     error-content: activity
   assembly:
     execute:
-      - invoke:
+${auth?.kind === 'jwt' ? `      - jwt-validate:
+          version: 2.0.0
+          jwks-url: '${auth.url}/jwks.json'
+          iss-claim: '^https://bench\\.example$'
+          aud-claim: '^bench$'
+` : ''}      - invoke:
           version: 2.0.0
           title: backend
           target-url: '${options.backend}/item'
@@ -111,9 +141,11 @@ ${list}
 `;
 }
 
-async function setUpBench(services: Services, mode: 'pass' | 'full', backend: string): Promise<{ clientId?: string; orgId: string; catalogId: string }> {
+async function setUpBench(services: Services, mode: Exclude<SetupMode, 'accessories'>, backend: string): Promise<{ clientId?: string; orgId: string; catalogId: string }> {
   const { orgId, sandbox } = await services.ensureOrg(benchOrg);
-  const text = benchApiText({ name: 'bench', basePath: '/bench', backend, secured: mode === 'full', activity: mode === 'full' });
+  const full = mode !== 'pass';
+  const auth = mode === 'jwt' || mode === 'introspect' ? { kind: mode, url: process.env.BENCH_AUTH_URL ?? '' } : undefined;
+  const text = benchApiText({ name: 'bench', basePath: '/bench', backend, secured: full, activity: full, auth });
   await services.importApi(orgId, { text, file: 'bench.yaml', state: 'online' });
   await services.putProduct(orgId, benchCatalog, { text: benchProductText('bench-product', ['bench']), file: 'bench-product.yaml', state: 'published' });
   if (mode === 'pass') return { orgId, catalogId: sandbox.id };
@@ -155,8 +187,10 @@ async function setUpAccessories(services: Services, samplePorts: Record<string, 
 /** Reads BENCH_MODE. */
 export function readMode(): SetupMode {
   const mode = process.env.BENCH_MODE ?? 'full';
-  if (mode !== 'pass' && mode !== 'full' && mode !== 'accessories') throw new Error(`BENCH_MODE must be pass, full or accessories, got ${mode}`);
-  return mode;
+  if (!['pass', 'full', 'jwt', 'introspect', 'accessories'].includes(mode)) {
+    throw new Error(`BENCH_MODE must be pass, full, jwt, introspect or accessories, got ${mode}`);
+  }
+  return mode as SetupMode;
 }
 
 /** Writes the catalog for `mode` into the store of `dataDir`. */

@@ -25,6 +25,7 @@ import { loadSettings } from '../src/config/config.ts';
 import { startPlatform } from '../src/platform.ts';
 import type { Platform } from '../src/platform.ts';
 import { announce, envPort, exitOnSignal } from './lib/announce.ts';
+import { startBenchAuthority } from './auth-server.ts';
 import { benchScript } from './lib/build.ts';
 import { benchCatalog, benchOrg, benchProductText, readMode } from './portico-setup.ts';
 import type { SetupResult } from './portico-setup.ts';
@@ -73,10 +74,21 @@ async function startCpuProfile(file: string): Promise<() => Promise<void>> {
   };
 }
 
+/** What every request sends: the client id, and the bearer token of the jwt / introspect targets. */
+function benchHeaders(mode: string, clientId: string | undefined, token: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (clientId && mode !== 'introspect') headers['X-IBM-Client-Id'] = clientId;
+  if (token) headers.Authorization = `Bearer ${token}`;
+  return headers;
+}
+
 async function main(): Promise<void> {
   const mode = readMode();
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
+  const authority = mode === 'jwt' || mode === 'introspect' ? await startBenchAuthority() : undefined;
+  if (authority) process.env.BENCH_AUTH_URL = authority.url;
   const setup = runSetup(dataDir);
+  if (authority) authority.clientId = setup.clientId ?? '';
   const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'warn' }, pino.destination(2));
   const settings = loadSettings(
     { PORTICO_GATEWAY_PORT: String(envPort('BENCH_PORT', 0)), PORTICO_REDIS_URL: process.env.PORTICO_REDIS_URL, PORTICO_LOG_LEVEL: 'warn' },
@@ -94,7 +106,7 @@ async function main(): Promise<void> {
   announce({
     port: Number(new URL(platform.urls.gateway!).port),
     path: Object.values(setup.paths)[0],
-    headers: setup.clientId ? { 'X-IBM-Client-Id': setup.clientId } : {},
+    headers: benchHeaders(mode, setup.clientId, authority?.token),
     facts: { mode, paths: setup.paths, apis: gateway.current?.apiCount, compileMs: gateway.current?.compileMs, setupMs: setup.setupMs, scale: setup.scale, redis: settings.redisUrl !== undefined },
   });
 
@@ -106,6 +118,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify({ final: true, ...publisher?.tally, lastCompileMs: gateway.current?.compileMs, change: gateway.current?.change, loopDelay: loop })}\n`);
     await stopProfile?.();
     await platform.close();
+    authority?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 }

@@ -36,6 +36,15 @@ export const errorCatalogue = {
     message: 'The user registry that authenticates this API could not be reached; the request is refused',
   },
   GW_NOT_SUBSCRIBED: { status: 401, message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})' },
+  GW_INVALID_TOKEN: {
+    status: 401,
+    message: 'The access token is not valid: unknown, inactive, expired, or not issued to a known application',
+  },
+  GW_INSUFFICIENT_SCOPE: { status: 403, message: 'The access token does not grant the scope this operation needs: {scope}' },
+  GW_INTROSPECTION_UNAVAILABLE: { status: 503, message: 'The access token cannot be checked now: the OAuth provider did not answer' },
+  GW_JWT_INVALID: { status: 401, message: 'The JWT is not valid: {reason}' },
+  GW_JWKS_UNAVAILABLE: { status: 503, message: 'No key to verify the JWT is available: {reason}' },
+  GW_JWT_GENERATE_FAILED: { status: 500, message: 'The JWT could not be generated: {reason}' },
   GW_SECURITY_UNSUPPORTED: {
     status: 500,
     message: 'This operation is refused: its security cannot be enforced by the gateway ({reason})',

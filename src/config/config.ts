@@ -79,6 +79,15 @@ export interface Settings {
   tlsProfiles: Record<string, TlsProfileSetting>;
   /** Header and JSON field names replaced by `[redacted]` in captured activity payloads. */
   analyticsRedact: string[];
+  /** RFC 7662 introspection: deadline, and ceiling and size of the positive-answer cache. */
+  introspectionTimeoutMs: number;
+  introspectionCacheSeconds: number;
+  introspectionCacheEntries: number;
+  /** jwt-validate's JWKS URLs: refresh, unknown-kid refetch spacing, stale-key lifetime, fetch deadline. */
+  jwksRefreshSeconds: number;
+  jwksUnknownKidIntervalMs: number;
+  jwksMaxStaleSeconds: number;
+  jwksTimeoutMs: number;
 }
 
 export interface TlsProfileSetting {
@@ -237,6 +246,13 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     portalCatalog: portalCatalog(env),
     trustProxy: boolean(env, 'PORTICO_TRUST_PROXY', false),
     tlsProfiles: tlsProfiles(env),
+    introspectionTimeoutMs: integer(env, 'PORTICO_INTROSPECTION_TIMEOUT_MS', 5000, 50, 60_000),
+    introspectionCacheSeconds: integer(env, 'PORTICO_INTROSPECTION_CACHE_SECONDS', 60, 0, 86_400),
+    introspectionCacheEntries: integer(env, 'PORTICO_INTROSPECTION_CACHE_ENTRIES', 10_000, 0, 10_000_000),
+    jwksRefreshSeconds: integer(env, 'PORTICO_JWKS_REFRESH_SECONDS', 600, 1, 86_400),
+    jwksUnknownKidIntervalMs: integer(env, 'PORTICO_JWKS_UNKNOWN_KID_INTERVAL_MS', 30_000, 0, 3_600_000),
+    jwksMaxStaleSeconds: integer(env, 'PORTICO_JWKS_MAX_STALE_SECONDS', 86_400, 1, 30 * 86_400),
+    jwksTimeoutMs: integer(env, 'PORTICO_JWKS_TIMEOUT_MS', 5000, 50, 60_000),
     analyticsRedact: (env.PORTICO_ANALYTICS_REDACT ?? '').split(',').map((name) => name.trim()).filter((name) => name.length > 0),
     ...overrides,
   };

@@ -191,7 +191,9 @@ function toSecurityScheme(name: string, scheme: Document): SecurityScheme {
   result.name = String(scheme.name);
   result.in = scheme.in as SecurityScheme['in'];
   const support = schemeSupport(name, scheme);
-  if (typeof support !== 'string' && support.role !== 'basic') result.role = support.role;
+  if (typeof support !== 'string' && (support.role === 'client-id' || support.role === 'client-secret')) {
+    result.role = support.role;
+  }
   return result;
 }
 

@@ -33,6 +33,11 @@ function oneOfStrings(values: string[], description: string, defaultValue?: stri
   return str(description, defaultValue, { enum: values });
 }
 
+/** A field API Connect writes that Portico refuses at import (`not: {}` matches nothing). */
+function refused(description: string): JSONSchema {
+  return { type: 'string', description, not: {} };
+}
+
 const executeList: JSONSchema = {
   type: 'array',
   default: [],
@@ -313,6 +318,56 @@ export const policySchemas: Record<string, PolicySchemaEntry> = {
       },
       ['actions'],
     ),
+  },
+  'jwt-validate': {
+    versions: ['1.0.0', '2.0.0'],
+    description: 'Verifies a JWT (signature, exp/nbf, iss and aud patterns) and writes its claims to output-claims.',
+    schema: policy(
+      ['1.0.0', '2.0.0'],
+      {
+        jwt: str('Variable holding the JWT (`Bearer <jwt>` in request.headers.authorization).', 'request.headers.authorization'),
+        'output-claims': str('Variable the verified claims are written to.', 'decoded.claims'),
+        'iss-claim': str('Regular expression the iss claim must match; empty = not checked.'),
+        'aud-claim': str('Regular expression the aud claim (or one of its values) must match; empty = not checked.'),
+        'jws-jwk': str('Variable holding the verification JWK or JWK set (api.properties.* is read once at publish).'),
+        'jwks-url': str('Portico: a JWKS URL ($(property) allowed), fetched and kept (PORTICO_JWKS_* settings).'),
+        'tls-profile': str('Portico: TLS profile (PORTICO_TLS_PROFILES) for an https jwks-url.'),
+        'jws-algorithms': {
+          type: 'array',
+          default: [],
+          description: 'Portico: algorithms accepted (default: every one the key type allows; none never).',
+          items: { type: 'string' },
+        },
+        'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk or jwks-url).'),
+        'jwe-crypto': refused('DataPower crypto object for JWE: not supported by Portico.'),
+        'jwe-jwk': refused('JWK to decrypt a JWE: encrypted JWTs are not supported by Portico.'),
+      },
+      [],
+      { anyOf: [{ required: ['jws-jwk'] }, { required: ['jwks-url'] }] },
+    ),
+  },
+  'jwt-generate': {
+    versions: ['1.0.0', '2.0.0'],
+    description: 'Signs a JWT with claims taken from variables and stores it in jwt.',
+    schema: policy(['1.0.0', '2.0.0'], {
+      jwt: str('Variable the signed JWT is written to.', 'generated.jwt'),
+      'jti-claim': bool('Add a random jti claim.', false),
+      'iss-claim': str('Variable holding the iss claim.', 'iss.claim'),
+      'sub-claim': str('Variable holding the sub claim.'),
+      'aud-claim': str('Variable holding the aud claim (a string or a list).'),
+      'exp-claim': { type: ['integer', 'string'], default: 3600, description: 'Lifetime in seconds (exp = iat + this).' },
+      'private-claims': str('Variable holding a JSON object of further claims (registered claims are not overridden).'),
+      'jws-jwk': str('Variable holding the private signing JWK (api.properties.* is read once at publish).'),
+      'jws-alg': oneOfStrings(
+        ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'HS256', 'HS384', 'HS512', 'EdDSA'],
+        'Signing algorithm; default: the first the key type allows (RS256, ES256 by curve, HS256, EdDSA).',
+      ),
+      'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk).'),
+      'jwe-crypto': refused('DataPower crypto object for JWE: not supported by Portico.'),
+      'jwe-jwk': refused('JWK to encrypt the JWT: JWE is not supported by Portico.'),
+      'jwe-enc-alg': refused('JWE content encryption: not supported by Portico.'),
+      'jwe-alg': refused('JWE key management: not supported by Portico.'),
+    }, ['jws-jwk']),
   },
   throw: {
     versions: ['1.0.0', '2.0.0', '2.1.0'],

@@ -15,12 +15,16 @@ import type { PathSegment } from './json-path.ts';
 export interface SupportedScheme {
   /** The scheme's name in `securityDefinitions` / `components.securitySchemes`. */
   scheme: string;
-  role: 'client-id' | 'client-secret' | 'basic';
+  role: 'client-id' | 'client-secret' | 'basic' | 'oauth2-introspect';
   in: 'header' | 'query';
-  /** The header or query parameter name as written, e.g. `X-IBM-Client-Id` (`Authorization` for basic). */
+  /** The header or query parameter name as written, e.g. `X-IBM-Client-Id` (`Authorization` for basic and bearer). */
   name: string;
   /** Basic: the user registry that checks the user name and password. */
   registry?: string;
+  /** oauth2: the third-party provider's RFC 7662 endpoint (API Connect's `x-tokenIntrospect`). */
+  introspect?: { url: string; tlsProfile?: string };
+  /** oauth2: the scopes the requirement asks for (every one must be granted). */
+  scopes?: readonly string[];
 }
 
 /** One operation's security: `open` when anonymous callers are allowed (`[]`, or a `{}` alternative). */
@@ -43,7 +47,9 @@ const clientIdNames = new Set(['x-ibm-client-id', 'client_id', 'client-id']);
 const clientSecretNames = new Set(['x-ibm-client-secret', 'client_secret', 'client-secret']);
 const keyTypes: Record<string, 'client-id' | 'client-secret'> = { client_id: 'client-id', client_secret: 'client-secret' };
 
-const notYet = 'is not supported yet: the gateway enforces client ids and client secrets (apiKey) and basic authentication';
+const notYet =
+  'is not supported yet: the gateway enforces client ids and client secrets (apiKey), basic authentication ' +
+  'against a user registry, and oauth2 with x-tokenIntrospect';
 
 /** The security schemes a document declares, `$ref`s followed, as written. */
 export function declaredSchemes(document: Record<string, unknown>): Record<string, unknown> {
@@ -60,6 +66,7 @@ export function schemeSupport(name: string, scheme: unknown): SupportedScheme | 
   if (!isRecord(scheme)) return `security scheme ${name} is not an object`;
   const type = scheme.type;
   if (type === 'basic' || (type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')) return basicSupport(name, scheme);
+  if (type === 'oauth2' && scheme['x-tokenIntrospect'] !== undefined) return introspectedOAuth(name, scheme);
   if (type === 'oauth2' || type === 'openIdConnect' || type === 'mutualTLS') {
     return `security scheme ${name}: ${type} ${notYet}`;
   }
@@ -89,6 +96,25 @@ function basicSupport(name: string, scheme: Record<string, unknown>): SupportedS
     return `security scheme ${name}: basic authentication needs x-ibm-authentication-registry naming a user registry`;
   }
   return { scheme: name, role: 'basic', in: 'header', name: 'Authorization', registry };
+}
+
+// IBM "Integrating third party OAuth provider": `x-tokenIntrospect: {url, tls-profile}` on an
+// oauth2 definition; the bearer token is sent to the URL as RFC 7662 says.
+function introspectedOAuth(name: string, scheme: Record<string, unknown>): SupportedScheme | string {
+  const introspect = scheme['x-tokenIntrospect'];
+  if (!isRecord(introspect)) return `security scheme ${name}: x-tokenIntrospect must be an object with a url`;
+  const unknown = Object.keys(introspect).filter((key) => key !== 'url' && key !== 'tls-profile');
+  if (unknown.length > 0) return `security scheme ${name}: x-tokenIntrospect has unknown fields (${unknown.join(', ')})`;
+  const { url, 'tls-profile': tlsProfile } = introspect;
+  if (typeof url !== 'string' || !/^https?:\/\/[^/]/i.test(url)) {
+    return `security scheme ${name}: x-tokenIntrospect.url must be an http(s) URL`;
+  }
+  if (tlsProfile !== undefined && (typeof tlsProfile !== 'string' || tlsProfile === '')) {
+    return `security scheme ${name}: x-tokenIntrospect.tls-profile must name a TLS profile`;
+  }
+  const found: SupportedScheme = { scheme: name, role: 'oauth2-introspect', in: 'header', name: 'Authorization' };
+  found.introspect = tlsProfile === undefined ? { url } : { url, tlsProfile };
+  return found;
 }
 
 function apiKeyRole(scheme: Record<string, unknown>): 'client-id' | 'client-secret' | { reason: string } {
@@ -146,10 +172,11 @@ function requirementSchemes(
     }
     const support = schemeSupport(name, schemes[name]);
     if (typeof support === 'string') refusals.push({ at, rule: 'unsupported-security', reason: support });
-    else if (!Array.isArray(scopes) || scopes.length > 0) {
-      const reason = `security scheme ${name}: an apiKey or basic requirement has no scopes or roles ([])`;
-      refusals.push({ at, rule: 'unsupported-security', reason });
-    } else found.push(support);
+    else {
+      const withScopes = requiredScopes(support, scopes);
+      if (typeof withScopes === 'string') refusals.push({ at, rule: 'unsupported-security', reason: withScopes });
+      else found.push(withScopes);
+    }
   }
   if (refusals.length > before) return undefined;
   const problem = combinationProblem(found);
@@ -157,12 +184,32 @@ function requirementSchemes(
     refusals.push({ at: [index], rule: 'security-requirement', reason: problem });
     return undefined;
   }
-  // The client id first: the secret is checked against the credential the id names; basic last,
-  // so the registry is only called for a caller whose client id and secret already hold.
+  // The client id first: the secret is checked against the credential the id names, and a
+  // token's client_id against the client id presented; a registry or an introspection endpoint
+  // is only asked for a caller whose client id and secret already hold.
   return found.sort((a, b) => roleOrder[a.role] - roleOrder[b.role]);
 }
 
-const roleOrder: Record<SupportedScheme['role'], number> = { 'client-id': 0, 'client-secret': 1, basic: 2 };
+const roleOrder: Record<SupportedScheme['role'], number> = {
+  'client-id': 0,
+  'client-secret': 1,
+  basic: 2,
+  'oauth2-introspect': 3,
+};
+
+/** The scheme with the requirement's scopes: only an oauth2 requirement has any. */
+function requiredScopes(scheme: SupportedScheme, scopes: unknown): SupportedScheme | string {
+  const list = Array.isArray(scopes) ? scopes : undefined;
+  if (scheme.role !== 'oauth2-introspect') {
+    if (list === undefined || list.length > 0) return `security scheme ${scheme.scheme}: an apiKey or basic requirement has no scopes or roles ([])`;
+    return scheme;
+  }
+  if (list === undefined || !list.every((scope) => typeof scope === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope))) {
+    // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+    return `security scheme ${scheme.scheme}: the required scopes must be a list of scope tokens (RFC 6749 §3.3)`;
+  }
+  return { ...scheme, scopes: list as string[] };
+}
 
 /** The user registries an API's basic schemes name, for the publish-time check. */
 export function namedRegistries(document: Record<string, unknown>): string[] {
@@ -179,11 +226,16 @@ export function namedRegistries(document: Record<string, unknown>): string[] {
 function combinationProblem(schemes: SupportedScheme[]): string | undefined {
   const ids = schemes.filter((s) => s.role === 'client-id').map((s) => s.scheme);
   const secrets = schemes.filter((s) => s.role === 'client-secret').map((s) => s.scheme);
+  const tokens = schemes.filter((s) => s.role === 'oauth2-introspect').map((s) => s.scheme);
   if (ids.length > 1) return `one requirement names two client ids (${ids.join(', ')}); make them alternatives`;
+  if (tokens.length > 1) return `one requirement names two OAuth schemes (${tokens.join(', ')}); one bearer token cannot be both`;
   if (secrets.length > 1) return `one requirement names two client secrets (${secrets.join(', ')})`;
   if (secrets.length === 1 && ids.length === 0) return `client secret ${secrets[0]} needs a client id beside it`;
   const basics = schemes.filter((s) => s.role === 'basic').map((s) => s.scheme);
   if (basics.length > 1) return `one requirement names two basic schemes (${basics.join(', ')})`;
+  if (basics.length > 0 && tokens.length > 0) {
+    return `one requirement names basic ${basics[0]} and OAuth ${tokens[0]}: both read the Authorization header`;
+  }
   return undefined;
 }
 

@@ -86,6 +86,17 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
         ttlMs: settings.userRegistryCacheSeconds * 1000,
         maxEntries: settings.userRegistryCacheEntries,
       }),
+      introspection: {
+        timeoutMs: settings.introspectionTimeoutMs,
+        cacheMs: settings.introspectionCacheSeconds * 1000,
+        cacheEntries: settings.introspectionCacheEntries,
+      },
+      jwks: {
+        refreshMs: settings.jwksRefreshSeconds * 1000,
+        unknownKidIntervalMs: settings.jwksUnknownKidIntervalMs,
+        maxStaleMs: settings.jwksMaxStaleSeconds * 1000,
+        timeoutMs: settings.jwksTimeoutMs,
+      },
     },
     maxRequestBytes: settings.maxRequestBytes,
     loadSnapshotData: () => store.consistentRead((trx) => loadSnapshotData(trx)),

@@ -133,22 +133,6 @@ function jsonHeaders(): ResponseHeaders {
   return headers;
 }
 
-function identified(caller: Caller, state: RequestState): void {
-  state.clientId = caller.clientId;
-  state.credential = caller.credential;
-  state.subscription = caller.subscription;
-  state.user = caller.user;
-}
-
-/** The security phase's PorticoError as the consumer's answer (`WWW-Authenticate` with a basic 401). */
-function refused(error: unknown, state: RequestState): never {
-  if (!(error instanceof PorticoError)) throw error;
-  state.clientId = error.params.clientId as string | undefined;
-  const challenge = error.params.challenge;
-  const headers: Array<[string, string]> = typeof challenge === 'string' ? [['WWW-Authenticate', challenge]] : [];
-  throw new ConsumerError(error.status, error.message, headers, error.code);
-}
-
 class ConsumerError extends Error {
   constructor(
     readonly status: number,
@@ -158,6 +142,26 @@ class ConsumerError extends Error {
   ) {
     super(info);
   }
+}
+
+function admit(caller: Caller, state: RequestState): void {
+  state.clientId = caller.clientId;
+  state.credential = caller.credential;
+  state.subscription = caller.subscription;
+  state.scopes = caller.scopes;
+  state.user = caller.user;
+}
+
+/**
+ * The security phase's coded error as the consumer's answer, with the `WWW-Authenticate`
+ * challenge of the scheme the caller could satisfy (basic: RFC 7617, bearer: RFC 6750).
+ */
+function refuse(error: unknown, state: RequestState): never {
+  if (!(error instanceof PorticoError)) throw error;
+  state.clientId = error.params.clientId as string | undefined;
+  const challenge = error.params.challenge;
+  const headers: Array<[string, string]> = challenge === undefined ? [] : [['www-authenticate', String(challenge)]];
+  throw new ConsumerError(error.status, error.message, headers, error.code);
 }
 
 function consumerError(code: ErrorCode, params: ErrorParams = {}, headers: Array<[string, string]> = []): ConsumerError {
@@ -175,6 +179,8 @@ interface RequestState {
   subscription?: SubscriptionInfo;
   /** The user a basic scheme authenticated. */
   user?: string;
+  /** Scopes granted to the caller's bearer token. */
+  scopes?: readonly string[];
   limitHeaders?: Array<[string, string]>;
   context?: GatewayContext;
   errorName?: string;
@@ -322,11 +328,11 @@ export class Gateway {
     };
     try {
       const caller = authenticate(operation.security, request, directory);
-      // Only schemes that ask a user registry make the phase asynchronous.
-      if (caller instanceof Promise) return caller.then((found) => identified(found, state), (error) => refused(error, state));
-      identified(caller, state);
+      // Only an operation whose security asks another server (a user registry, introspection) waits.
+      if (caller instanceof Promise) return caller.then((found) => admit(found, state), (error) => refuse(error, state));
+      admit(caller, state);
     } catch (error) {
-      refused(error, state);
+      refuse(error, state);
     }
     return undefined;
   }

@@ -246,7 +246,8 @@ function compileApi(
   const templates = new Map<string, TemplateRoute>();
   const written = new Map(rawOperations(document).map((raw) => [`${raw.verb} ${raw.path}`, raw.operation]));
   for (const operation of definition.operations) {
-    const security = compileOperationSecurity(document, written.get(`${operation.verb} ${operation.path}`) ?? {}, registries);
+    const writtenOperation = written.get(`${operation.verb} ${operation.path}`) ?? {};
+    const security = compileOperationSecurity(document, writtenOperation, { properties, settings: options.settings, registries });
     if (security.refused) refusedOperation(options, catalog, definition, operation, security.reason);
     const compiled: CompiledOperation = {
       id: operation.id,

@@ -5,6 +5,8 @@
 import type { PolicyType } from './types.ts';
 import { gatewayscriptPolicy } from './gatewayscript/index.ts';
 import { ifPolicy } from './if.ts';
+import { jwtGeneratePolicy } from './jwt-generate.ts';
+import { jwtValidatePolicy } from './jwt-validate.ts';
 import { logPolicy } from './log.ts';
 import { mapPolicy } from './map/index.ts';
 import { operationSwitchPolicy } from './operation-switch.ts';
@@ -25,6 +27,8 @@ const policies = [
   parsePolicy,
   validatePolicy,
   logPolicy,
+  jwtValidatePolicy,
+  jwtGeneratePolicy,
 ] as unknown as Array<PolicyType<never>>;
 
 /** Core policy types by name, for the flow compiler's registry. */

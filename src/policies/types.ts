@@ -47,6 +47,22 @@ export interface PolicySettings {
   namedLimits?: Record<string, readonly LimitRule[]>;
   /** Positive user-registry answers, shared by every snapshot of the gateway (bounded; see identity/verdict-cache.ts). */
   userRegistryCache?: VerdictCache;
+  /** RFC 7662 introspection of third-party OAuth tokens: deadline and cache bounds. */
+  introspection?: { timeoutMs: number; cacheMs: number; cacheEntries: number };
+  /** JWKS URLs of jwt-validate: refresh interval, unknown-kid refetch spacing, key lifetime without refresh. */
+  jwks?: JwksSettings;
+}
+
+/** How jwt-validate keeps the key sets of JWKS URLs (docs/configuration.md). */
+export interface JwksSettings {
+  /** A key set older than this is fetched again (in the background; the old keys keep working). */
+  refreshMs: number;
+  /** At most one fetch per key set in this time for a `kid` the set does not have. */
+  unknownKidIntervalMs: number;
+  /** Keys not refreshed for this long are dropped (JWKS URL down): then 503. */
+  maxStaleMs: number;
+  /** Deadline of one fetch. */
+  timeoutMs: number;
 }
 
 /** What the assembly `ratelimit` policy may count against for the caller's subscription. */

@@ -13,20 +13,19 @@ import type { SchemeEnforcer } from './types.ts';
 export function basicScheme(scheme: SupportedScheme, verifier: UserVerifier): SchemeEnforcer {
   return {
     scheme: scheme.scheme,
+    kind: 'user',
+    asynchronous: true,
     // RFC 7617 §2: the realm names the protection space; here, the registry that checks.
     challenge: `Basic realm="${verifier.registry}"`,
-    check: function basic(request) {
-      const header = request.headers.authorization;
-      return parseBasicHeader(header) === undefined ? 'missing' : undefined;
-    },
-    verify: async function basicRegistry(request, proof) {
+    check: function basic(request, proof) {
       const credentials = parseBasicHeader(request.headers.authorization);
       if (credentials === undefined) return 'missing';
-      const verdict = await verifier.verify(credentials);
-      if (verdict.outcome === 'unavailable') return 'unavailable';
-      if (verdict.outcome === 'refused') return 'rejected';
-      proof.user = verdict.user;
-      return undefined;
+      return verifier.verify(credentials).then((verdict) => {
+        if (verdict.outcome === 'unavailable') return 'unavailable';
+        if (verdict.outcome === 'refused') return 'rejected';
+        proof.user = verdict.user;
+        return undefined;
+      });
     },
   };
 }

@@ -11,6 +11,7 @@ export function clientIdScheme(scheme: SupportedScheme): SchemeEnforcer {
   const lowerName = scheme.name.toLowerCase();
   return {
     scheme: scheme.scheme,
+    kind: 'app',
     check: function clientId(request, proof, directory) {
       const presented = readCredential(request, scheme.in, lowerName, scheme.name);
       if (presented === undefined || presented === '') return 'missing';

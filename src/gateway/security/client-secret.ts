@@ -15,6 +15,7 @@ export function clientSecretScheme(scheme: SupportedScheme): SchemeEnforcer {
   const lowerName = scheme.name.toLowerCase();
   return {
     scheme: scheme.scheme,
+    kind: 'app',
     check: function clientSecret(request, proof) {
       const presented = readCredential(request, scheme.in, lowerName, scheme.name);
       if (presented === undefined || presented === '') return 'missing';

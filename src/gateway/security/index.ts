@@ -14,39 +14,85 @@ import {
 import type { SupportedScheme } from '../../definitions/security-support.ts';
 import { PorticoError } from '../../errors.ts';
 import type { CatalogRegistries } from '../../identity/verifiers.ts';
+import { dispatcherFor } from '../../policies/invoke.ts';
+import type { PolicySettings } from '../../policies/types.ts';
 import { basicScheme } from './basic.ts';
 import { clientIdScheme } from './client-id.ts';
 import { clientSecretScheme } from './client-secret.ts';
+import { Introspector } from './introspection.ts';
+import type { IntrospectionSettings } from './introspection.ts';
+import { oauth2IntrospectScheme } from './oauth2.ts';
 import type { Caller, CallerDirectory, Proof, SchemeEnforcer, SchemeFailure, SecurityRequest } from './types.ts';
 
 export type { Caller, CallerDirectory, SecurityRequest } from './types.ts';
+export type { IntrospectionSettings } from './introspection.ts';
 
 /** One operation's compiled security. */
 export type OperationSecurity =
-  | { refused: false; open: boolean; alternatives: readonly SchemeEnforcer[][] }
+  | { refused: false; open: boolean; alternatives: readonly SchemeEnforcer[][]; asynchronous: boolean }
   | { refused: true; reason: string };
 
-const noRegistries: CatalogRegistries = new Map();
+/** What compiling a scheme may need besides the document: the API's properties and the gateway settings. */
+export interface SecurityCompileOptions {
+  /** API properties for the catalog (`x-introspect-basic-authorization-header`). */
+  properties: Readonly<Record<string, string>>;
+  settings: PolicySettings;
+  /** The user registries the API's catalog enables (basic schemes name one). */
+  registries?: CatalogRegistries;
+}
 
-/** One scheme compiled, or why it cannot be enforced in this catalog. */
-function enforcer(scheme: SupportedScheme, registries: CatalogRegistries): SchemeEnforcer | string {
+// One introspection client (and cache) per API document and endpoint, shared by its operations.
+const introspectors = new WeakMap<object, Map<string, Introspector>>();
+
+// An API property in API Connect: the Authorization header the gateway sends to the endpoint.
+const introspectAuthorization = 'x-introspect-basic-authorization-header';
+
+const defaultIntrospection: IntrospectionSettings = { timeoutMs: 5000, cacheMs: 60_000, cacheEntries: 10_000 };
+
+function enforcerFor(
+  scheme: SupportedScheme,
+  document: Record<string, unknown>,
+  options: SecurityCompileOptions | undefined,
+): SchemeEnforcer | string {
   if (scheme.role === 'client-id') return clientIdScheme(scheme);
   if (scheme.role === 'client-secret') return clientSecretScheme(scheme);
-  const registry = registries.get(scheme.registry!);
+  if (scheme.role === 'basic') return userScheme(scheme, options?.registries);
+  const introspect = scheme.introspect!;
+  const settings = options?.settings;
+  if (introspect.tlsProfile !== undefined && settings?.tlsProfiles[introspect.tlsProfile] === undefined) {
+    return `security scheme ${scheme.scheme}: TLS profile ${introspect.tlsProfile} is not configured (PORTICO_TLS_PROFILES)`;
+  }
+  let byEndpoint = introspectors.get(document);
+  if (byEndpoint === undefined) introspectors.set(document, (byEndpoint = new Map()));
+  const authorization = options?.properties[introspectAuthorization];
+  const key = `${introspect.url} ${introspect.tlsProfile ?? ''} ${authorization ?? ''}`;
+  let introspector = byEndpoint.get(key);
+  if (introspector === undefined) {
+    introspector = new Introspector({
+      url: introspect.url,
+      authorization: authorization === '' ? undefined : authorization,
+      dispatcher: dispatcherFor(introspect.tlsProfile, settings ?? ({ tlsProfiles: {} } as unknown as PolicySettings)),
+      settings: settings?.introspection ?? defaultIntrospection,
+    });
+    byEndpoint.set(key, introspector);
+  }
+  return oauth2IntrospectScheme(scheme, introspector);
+}
+
+/** A basic scheme against the registry it names, or why this catalog cannot enforce it. */
+function userScheme(scheme: SupportedScheme, registries: CatalogRegistries | undefined): SchemeEnforcer | string {
+  const registry = registries?.get(scheme.registry!);
   if (registry === undefined) {
     return `security scheme ${scheme.scheme} names user registry ${scheme.registry}, which this catalog does not enable`;
   }
   return 'refused' in registry ? `security scheme ${scheme.scheme}: ${registry.refused}` : basicScheme(scheme, registry);
 }
 
-/**
- * Compiles the security in force for one operation of an API document (as stored, maybe never
- * validated); `registries` are the user registries the catalog enables.
- */
+/** Compiles the security in force for one operation of an API document (as stored, maybe never validated). */
 export function compileOperationSecurity(
   document: Record<string, unknown>,
   operation: Record<string, unknown>,
-  registries: CatalogRegistries = noRegistries,
+  options?: SecurityCompileOptions,
 ): OperationSecurity {
   const apiWide = apiSecurityRefusal(document);
   if (apiWide) return { refused: true, reason: apiWide.reason };
@@ -54,32 +100,30 @@ export function compileOperationSecurity(
   if (Array.isArray(plan)) return { refused: true, reason: plan.map((refusal) => refusal.reason).join('; ') };
   const alternatives: SchemeEnforcer[][] = [];
   for (const schemes of plan.alternatives) {
-    const compiled = schemes.map((scheme) => enforcer(scheme, registries));
-    const reasons = compiled.filter((item): item is string => typeof item === 'string');
-    if (reasons.length > 0) return { refused: true, reason: reasons.join('; ') };
-    alternatives.push(compiled as SchemeEnforcer[]);
+    const alternative: SchemeEnforcer[] = [];
+    for (const scheme of schemes) {
+      const enforcer = enforcerFor(scheme, document, options);
+      if (typeof enforcer === 'string') return { refused: true, reason: enforcer };
+      alternative.push(enforcer);
+    }
+    alternatives.push(alternative);
   }
-  return { refused: false, open: plan.open, alternatives };
+  const asynchronous = alternatives.some((alternative) => alternative.some((scheme) => scheme.asynchronous === true));
+  return { refused: false, open: plan.open, alternatives, asynchronous };
 }
 
 const anonymous: Caller = Object.freeze({});
 
-/** What the alternatives tried so far left behind, to choose the error when none holds. */
-interface Attempts {
-  presented?: string;
-  unsubscribed?: PorticoError;
-  userRefused: boolean;
-  unavailable: boolean;
-}
-
 /**
- * Who calls this operation: synchronous unless a scheme asks a user registry. Without a verified
- * secret, an unknown client id, an unsubscribed one and one whose subscription awaits approval
- * get the same 401, so the answer does not tell a valid client id from an invalid one.
- * @throws PorticoError `GW_UNAUTHORIZED` / `GW_USER_UNAUTHORIZED` (`params.challenge` holds the
- *   `WWW-Authenticate` value when a basic scheme could hold), `GW_NOT_SUBSCRIBED` (secret
- *   verified), `GW_REGISTRY_UNAVAILABLE` or `GW_SECURITY_UNSUPPORTED`; `params.clientId` holds
- *   the client id presented, for the activity log.
+ * Who calls this operation. Without a verified secret (or token), an unknown client id, an
+ * unsubscribed one and one whose subscription awaits approval get the same 401, so the answer
+ * does not tell a valid client id from an invalid one. Only an operation with a scheme that asks
+ * another server (a user registry, introspection) answers with a promise.
+ * @throws PorticoError `GW_UNAUTHORIZED`, `GW_USER_UNAUTHORIZED`, `GW_INVALID_TOKEN` (401),
+ *   `GW_NOT_SUBSCRIBED` (ownership proved), `GW_INSUFFICIENT_SCOPE` (403),
+ *   `GW_REGISTRY_UNAVAILABLE` / `GW_INTROSPECTION_UNAVAILABLE` (503) or `GW_SECURITY_UNSUPPORTED`;
+ *   `params.clientId` holds the client id presented, for the activity log, and `params.challenge`
+ *   the `WWW-Authenticate` value of the scheme the caller could satisfy (RFC 7617, RFC 6750 §3).
  */
 export function authenticate(
   security: OperationSecurity,
@@ -87,104 +131,122 @@ export function authenticate(
   directory: CallerDirectory,
 ): Caller | Promise<Caller> {
   if (security.refused) throw new PorticoError('GW_SECURITY_UNSUPPORTED', { reason: security.reason });
-  return tryFrom(security, request, directory, 0, { userRefused: false, unavailable: false });
+  if (security.asynchronous) return authenticateAsync(security, request, directory);
+  const tally = new Tally();
+  for (const alternative of security.alternatives) {
+    const proof: Proof = { secretVerified: false };
+    const failures = alternative.map((scheme) => scheme.check(request, proof, directory) as SchemeFailure | undefined);
+    const outcome = conclude(alternative, failures, proof, directory);
+    if (tally.add(outcome, proof)) return outcome as Caller;
+  }
+  return tally.verdict(security);
 }
 
-function tryFrom(
-  security: Extract<OperationSecurity, { refused: false }>,
+async function authenticateAsync(
+  security: OperationSecurity & { refused: false },
   request: SecurityRequest,
   directory: CallerDirectory,
-  first: number,
-  attempts: Attempts,
-): Caller | Promise<Caller> {
-  for (let index = first; index < security.alternatives.length; index++) {
-    const alternative = security.alternatives[index];
+): Promise<Caller> {
+  const tally = new Tally();
+  for (const alternative of security.alternatives) {
     const proof: Proof = { secretVerified: false };
-    const outcome = prove(alternative, request, proof, directory);
-    if (outcome instanceof Promise) {
-      return outcome.then((settled) => {
-        const caller = settle(settled, proof, attempts);
-        return caller ?? tryFrom(security, request, directory, index + 1, attempts);
-      });
+    const failures: Array<SchemeFailure | undefined> = [];
+    // In order: a later scheme reads what an earlier one proved (the client id before the token).
+    // A scheme that asks another server runs only when everything before it held: a caller
+    // without a valid client id cannot make the gateway call a registry or an endpoint for free.
+    for (const scheme of alternative) {
+      const failed = failures.some((failure) => failure !== undefined);
+      failures.push(scheme.asynchronous === true && failed ? 'missing' : await scheme.check(request, proof, directory));
     }
-    const caller = settle(outcome, proof, attempts);
-    if (caller !== undefined) return caller;
+    const outcome = conclude(alternative, failures, proof, directory);
+    if (tally.add(outcome, proof)) return outcome as Caller;
   }
-  if (security.open) return anonymous;
-  throw refusal(security, attempts);
+  return tally.verdict(security);
 }
 
-/** The caller when the alternative held; otherwise notes why it did not. */
-function settle(outcome: Outcome, proof: Proof, attempts: Attempts): Caller | undefined {
-  attempts.presented ??= proof.clientId;
-  if (typeof outcome !== 'string') return outcome;
-  if (outcome === 'user-refused') attempts.userRefused = true;
-  if (outcome === 'unavailable') attempts.unavailable = true;
-  if (outcome === 'not-subscribed' || outcome === 'pending') {
-    const reason = outcome === 'pending' ? 'the subscription is pending approval' : 'no subscription';
-    attempts.unsubscribed ??= new PorticoError('GW_NOT_SUBSCRIBED', { clientId: proof.clientId, reason });
-  }
-  return undefined;
-}
+/** Why an alternative did not hold, with the kind of scheme that decided it. */
+type Failure =
+  | { reason: 'failed' | 'not-subscribed' | 'pending' }
+  | { reason: Exclude<SchemeFailure, 'missing'>; kind: SchemeEnforcer['kind'] };
+type Outcome = Caller | Failure;
 
-function refusal(security: Extract<OperationSecurity, { refused: false }>, attempts: Attempts): PorticoError {
-  if (attempts.unavailable) return new PorticoError('GW_REGISTRY_UNAVAILABLE', { clientId: attempts.presented });
-  if (attempts.unsubscribed) return attempts.unsubscribed;
-  const schemes = security.alternatives.flat();
-  const challenge = schemes.find((scheme) => scheme.challenge !== undefined)?.challenge;
-  const onlyUsers = !schemes.some((scheme) => scheme.challenge === undefined);
-  const code = attempts.userRefused || onlyUsers ? 'GW_USER_UNAUTHORIZED' : 'GW_UNAUTHORIZED';
-  return new PorticoError(code, { clientId: attempts.presented, challenge });
-}
+const failed: Failure = { reason: 'failed' };
 
-type Outcome = Caller | 'failed' | 'user-refused' | 'unavailable' | 'not-subscribed' | 'pending';
-
-/**
- * One alternative: every scheme must hold (all synchronous checks run, so a failure early costs
- * what one late does); registry checks run after, only when the others held.
- */
-function prove(
+/** One alternative: every scheme must hold (all synchronous ones run, so an early failure costs what a late one does). */
+function conclude(
   alternative: readonly SchemeEnforcer[],
-  request: SecurityRequest,
+  failures: ReadonlyArray<SchemeFailure | undefined>,
   proof: Proof,
   directory: CallerDirectory,
-): Outcome | Promise<Outcome> {
-  let failed = false;
-  let asks = false;
-  for (const scheme of alternative) {
-    if (scheme.check(request, proof, directory) !== undefined) failed = true;
-    if (scheme.verify !== undefined) asks = true;
+): Outcome {
+  // A user's or a token's verdict matters only when the app's schemes held (or when its
+  // authority is down: fail closed with a 503, not a 401 that blames the caller).
+  const appFailed = failures.some((failure, index) => failure !== undefined && alternative[index].kind === 'app');
+  for (let index = 0; index < failures.length; index++) {
+    const failure = failures[index];
+    if (failure === undefined || failure === 'missing' || alternative[index].kind === 'app') continue;
+    if (!appFailed || failure === 'unavailable') return { reason: failure, kind: alternative[index].kind };
   }
-  if (failed || !asks) return caller(failed, proof, directory);
-  return verifyAll(alternative, request, proof).then((failure) => {
-    if (failure === 'unavailable') return 'unavailable';
-    if (failure !== undefined) return 'user-refused';
-    return caller(false, proof, directory);
-  });
-}
-
-async function verifyAll(alternative: readonly SchemeEnforcer[], request: SecurityRequest, proof: Proof) {
-  let failure: SchemeFailure | undefined;
-  for (const scheme of alternative) {
-    if (scheme.verify === undefined) continue;
-    const result = await scheme.verify(request, proof);
-    if (result === 'unavailable' || failure === undefined) failure = result ?? failure;
-  }
-  return failure;
-}
-
-/** The caller an alternative whose schemes held proves: a user, an app with a subscription, or both. */
-function caller(failed: boolean, proof: Proof, directory: CallerDirectory): Outcome {
+  if (failures.some((failure) => failure !== undefined)) return failed;
   const credential = proof.credential;
-  if (failed) return 'failed';
-  if (credential === undefined) return proof.user === undefined ? 'failed' : { user: proof.user };
+  if (credential === undefined) return proof.user === undefined ? failed : { user: proof.user };
   const subscription = directory.subscriptionFor(credential.app.id);
   if (subscription !== undefined && subscription.state === 'active') {
-    return { clientId: proof.clientId, credential, subscription, user: proof.user };
+    const caller: Caller = { clientId: proof.clientId, credential, subscription };
+    if (proof.scopes !== undefined) Object.assign(caller, { scopes: proof.scopes, claims: proof.claims });
+    if (proof.user !== undefined) caller.user = proof.user;
+    return caller;
   }
   // Only a caller who proved ownership of the client id learns why it is refused.
-  if (!proof.secretVerified) return 'failed';
-  return subscription === undefined ? 'not-subscribed' : 'pending';
+  if (!proof.secretVerified) return failed;
+  return { reason: subscription === undefined ? 'not-subscribed' : 'pending' };
+}
+
+/** The failures of every alternative, and the one answer they make. */
+class Tally {
+  private presented: string | undefined;
+  private unsubscribed: PorticoError | undefined;
+  private missingScopes: readonly string[] | undefined;
+  private unavailable: SchemeEnforcer['kind'] | undefined;
+  private rejected: SchemeEnforcer['kind'] | undefined;
+
+  /** Records one alternative's outcome; true when it is a caller. */
+  add(outcome: Outcome, proof: Proof): boolean {
+    this.presented ??= proof.clientId;
+    if (!('reason' in outcome)) return true;
+    const { reason } = outcome;
+    if (reason === 'not-subscribed' || reason === 'pending') {
+      const text = reason === 'pending' ? 'the subscription is pending approval' : 'no subscription';
+      this.unsubscribed ??= new PorticoError('GW_NOT_SUBSCRIBED', { clientId: proof.clientId, reason: text });
+    }
+    if (reason === 'forbidden') this.missingScopes ??= proof.missingScopes;
+    if (reason === 'unavailable') this.unavailable ??= outcome.kind;
+    if (reason === 'rejected') this.rejected ??= outcome.kind;
+    return false;
+  }
+
+  verdict(security: OperationSecurity & { refused: false }): Caller {
+    if (security.open) return anonymous;
+    const clientId = this.presented;
+    if (this.missingScopes !== undefined) {
+      const scope = this.missingScopes.join(' ');
+      const challenge = `Bearer error="insufficient_scope", scope="${scope}"`;
+      throw new PorticoError('GW_INSUFFICIENT_SCOPE', { clientId, scope, challenge });
+    }
+    if (this.unsubscribed !== undefined) throw this.unsubscribed;
+    if (this.unavailable === 'user') throw new PorticoError('GW_REGISTRY_UNAVAILABLE', { clientId });
+    if (this.unavailable !== undefined) throw new PorticoError('GW_INTROSPECTION_UNAVAILABLE', { clientId });
+    if (this.rejected === 'bearer') {
+      throw new PorticoError('GW_INVALID_TOKEN', { clientId, challenge: 'Bearer error="invalid_token"' });
+    }
+    const schemes = security.alternatives.flat();
+    // RFC 6750 §3.1 / RFC 7617: a request without credentials gets the challenge of a scheme it
+    // could satisfy (a token's without an error code).
+    const challenge = schemes.find((scheme) => scheme.challenge !== undefined)?.challenge;
+    const onlyUsers = schemes.every((scheme) => scheme.kind === 'user');
+    const code = this.rejected === 'user' || onlyUsers ? 'GW_USER_UNAUTHORIZED' : 'GW_UNAUTHORIZED';
+    throw new PorticoError(code, { clientId, challenge });
+  }
 }
 
 /**
@@ -195,8 +257,7 @@ export function credentialNames(document: Record<string, unknown>): { headers: S
   const names = { headers: new Set<string>(), query: new Set<string>() };
   for (const scheme of Object.values(declaredSchemes(document))) {
     if (typeof scheme !== 'object' || scheme === null) continue;
-    const { name, in: where, type } = scheme as { name?: unknown; in?: unknown; type?: unknown; scheme?: unknown };
-    if (type === 'basic' || type === 'http') names.headers.add('authorization');
+    const { name, in: where } = scheme as { name?: unknown; in?: unknown };
     if (typeof name !== 'string') continue;
     if (where === 'query') names.query.add(name);
     else if (where === 'header') names.headers.add(name.toLowerCase());

@@ -22,17 +22,28 @@ export interface CallerDirectory {
 export interface Proof {
   clientId?: string;
   credential?: CredentialInfo;
-  /** A client secret matched the credential: the caller owns the client id. */
+  /**
+   * A client secret matched the credential, or the client's own provider vouched for it
+   * (a token issued to the client id): the caller owns the client id.
+   */
   secretVerified: boolean;
+  /** Scopes granted to the bearer token (oauth2). */
+  scopes?: readonly string[];
+  /** What the token's provider said about it (introspection answer), for the assembly. */
+  claims?: Readonly<Record<string, unknown>>;
+  /** The scopes the requirement asked for and the token lacks (403 insufficient_scope). */
+  missingScopes?: readonly string[];
   /** The user a basic scheme's registry authenticated. */
   user?: string;
 }
 
 /**
- * Why a scheme did not hold: its credential is absent, or present and wrong, or the registry
- * that judges it could not answer (the caller is refused with a 503: fail closed).
+ * Why a scheme did not hold: its credential is absent, or present and wrong; `forbidden` =
+ * valid but not enough (RFC 6750 insufficient_scope); `unavailable` = the scheme's authority
+ * (a user registry, an introspection endpoint) could not answer, so nothing is proved (fail
+ * closed, 503).
  */
-export type SchemeFailure = 'missing' | 'rejected' | 'unavailable';
+export type SchemeFailure = 'missing' | 'rejected' | 'forbidden' | 'unavailable';
 
 /**
  * One security scheme as the gateway enforces it, compiled once per operation. Basic, OAuth 2
@@ -41,13 +52,25 @@ export type SchemeFailure = 'missing' | 'rejected' | 'unavailable';
 export interface SchemeEnforcer {
   /** The scheme's name in the document, for logs. */
   readonly scheme: string;
-  /** Checks the request, adding what it proves to `proof`; a failure, never an exception. */
-  check(request: SecurityRequest, proof: Proof, directory: CallerDirectory): SchemeFailure | undefined;
   /**
-   * The part that asks a user registry (basic): run only once every `check` of the requirement
-   * held, so an unauthenticated caller cannot make the gateway call a registry for free.
+   * Checks the request, adding what it proves to `proof`; a failure, never an exception. Only a
+   * scheme that asks another server (a user registry, introspection) answers with a promise, and
+   * it is asked only once every other scheme of its requirement held: an unauthenticated caller
+   * cannot make the gateway call a registry for free.
    */
-  verify?(request: SecurityRequest, proof: Proof): Promise<SchemeFailure | undefined>;
+  check(
+    request: SecurityRequest,
+    proof: Proof,
+    directory: CallerDirectory,
+  ): SchemeFailure | undefined | Promise<SchemeFailure | undefined>;
+  /** The scheme may answer with a promise: the operation's security phase then awaits. */
+  readonly asynchronous?: boolean;
+  /**
+   * What kind of credential the scheme reads, for the error a failure makes: an app's client id or
+   * secret (`app`), a user's name and password (`user`, 401 with its challenge, 503 when its registry
+   * is down) or a bearer token (`bearer`, RFC 6750 challenges, 403 for a missing scope).
+   */
+  readonly kind: 'app' | 'user' | 'bearer';
   /** `WWW-Authenticate` value sent with a 401 when this scheme is one the caller could satisfy. */
   readonly challenge?: string;
 }
@@ -60,6 +83,10 @@ export interface Caller {
   credential?: CredentialInfo;
   /** The app's active subscription to a product containing the API. */
   subscription?: SubscriptionInfo;
+  /** Scopes granted to the caller's bearer token (oauth2). */
+  scopes?: readonly string[];
+  /** What the token's provider said about it (RFC 7662 introspection answer). */
+  claims?: Readonly<Record<string, unknown>>;
   /** The user name a user registry authenticated (basic). */
   user?: string;
 }

@@ -1,0 +1,202 @@
+/**
+ * `jwt-validate` (IBM "jwt-validate"): verifies the JWT in `jwt` (default
+ * `request.headers.authorization`, `Bearer <jwt>`), checks `iss` and `aud` against the
+ * `iss-claim` / `aud-claim` patterns, and writes the claims to `output-claims` (default
+ * `decoded.claims`). Keys: `jws-jwk` (a variable holding a JWK or JWK set; `api.properties.*`
+ * is read once at publish) or Portico's `jwks-url` (fetched and kept, see jose/key-set.ts).
+ * DataPower crypto objects (`jws-crypto`, `jwe-crypto`) and encrypted JWTs are refused at import.
+ */
+import { decodeProtectedHeader, jwtVerify } from 'jose';
+import type { JWTPayload } from 'jose';
+import { PorticoError } from '../errors.ts';
+import { dispatcherFor } from './invoke.ts';
+import { candidates, importKeySet, KeyLookupError, RemoteKeySet } from './jose/key-set.ts';
+import type { VerificationKey } from './jose/key-set.ts';
+import { declaredPolicy, optionalArray, optionalString, readBlock, titleOf } from './policy-config.ts';
+import type { PolicyBlock } from './policy-config.ts';
+import { AssemblyError, PolicyCompileError } from './types.ts';
+import type { CompiledApiInfo, FlowContext, JwksSettings, PolicyType, Step } from './types.ts';
+
+const defaultJwks: JwksSettings = { refreshMs: 600_000, unknownKidIntervalMs: 30_000, maxStaleMs: 86_400_000, timeoutMs: 5000 };
+const supportedAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'HS256', 'HS384', 'HS512', 'EdDSA', 'Ed25519'];
+// Key sets read from a request-time variable, by their JSON: imported once, a few kept.
+const maxVariableKeySets = 16;
+// RFC 7519 §4.1.4 / §4.1.5: a little leeway for clocks that disagree.
+const clockToleranceSeconds = 30;
+
+/** Where the policy gets its keys. */
+type KeySource =
+  | { kind: 'fixed'; keys: Promise<VerificationKey[]> }
+  | { kind: 'variable'; name: string; cache: Map<string, Promise<VerificationKey[]>> }
+  | { kind: 'remote'; set: RemoteKeySet };
+
+/** The jwt-validate policy. */
+export const jwtValidatePolicy: PolicyType<PolicyBlock> = {
+  name: 'jwt-validate',
+  ...declaredPolicy('jwt-validate'),
+  compile(config: PolicyBlock, api: CompiledApiInfo, path: string): Step {
+    const block = readBlock(config, jwtValidatePolicy, path);
+    refuseUnsupported(block, path);
+    const source = optionalString(block, 'jwt', path) ?? 'request.headers.authorization';
+    const output = optionalString(block, 'output-claims', path) ?? 'decoded.claims';
+    const issuer = pattern(block, 'iss-claim', path);
+    const audience = pattern(block, 'aud-claim', path);
+    const allowed = allowedAlgorithms(block, path);
+    const keys = keySource(block, api, path);
+    const title = titleOf(block, 'jwt-validate');
+    return async function jwtValidate(ctx: FlowContext) {
+      const token = readToken(ctx.get(source), source, title);
+      const claims = await verify(token, keys, allowed, ctx, title);
+      checkClaim(claims.iss, issuer, 'iss', title);
+      checkClaim(claims.aud, audience, 'aud', title);
+      ctx.set(output, claims);
+    };
+  },
+};
+
+function refuseUnsupported(block: PolicyBlock, path: string): void {
+  for (const field of ['jws-crypto', 'jwe-crypto', 'jwe-jwk']) {
+    if (block[field] !== undefined) {
+      throw new PolicyCompileError(`${path}.${field}`, 'unsupported', `${field} is not supported: give the key with jws-jwk or jwks-url`);
+    }
+  }
+  if (block['jws-jwk'] === undefined && block['jwks-url'] === undefined) {
+    throw new PolicyCompileError(path, 'required', 'jwt-validate needs a key: jws-jwk or jwks-url');
+  }
+}
+
+function pattern(block: PolicyBlock, key: string, path: string): RegExp | undefined {
+  const source = optionalString(block, key, path);
+  if (source === undefined || source === '') return undefined;
+  try {
+    return new RegExp(source, 'u');
+  } catch (error) {
+    throw new PolicyCompileError(`${path}.${key}`, 'pattern', `${key} is not a valid regular expression: ${(error as Error).message}`);
+  }
+}
+
+function allowedAlgorithms(block: PolicyBlock, path: string): ReadonlySet<string> {
+  const listed = optionalArray(block, 'jws-algorithms', path).map(String);
+  for (const alg of listed) {
+    if (!supportedAlgorithms.includes(alg)) {
+      throw new PolicyCompileError(`${path}.jws-algorithms`, 'enum', `${alg} is not an algorithm jwt-validate verifies (none never is)`);
+    }
+  }
+  return new Set(listed.length > 0 ? listed : supportedAlgorithms);
+}
+
+function keySource(block: PolicyBlock, api: CompiledApiInfo, path: string): KeySource {
+  const url = optionalString(block, 'jwks-url', path);
+  if (url !== undefined) {
+    const resolved = url.replace(/\$\(([^)]+)\)/g, (_whole, name: string) => api.properties[name] ?? '');
+    if (!/^https?:\/\/[^/]/i.test(resolved)) throw new PolicyCompileError(`${path}.jwks-url`, 'url', `jwks-url must be an http(s) URL, got ${resolved}`);
+    const profile = optionalString(block, 'tls-profile', path);
+    if (profile !== undefined && api.settings.tlsProfiles[profile] === undefined) {
+      throw new PolicyCompileError(`${path}.tls-profile`, 'unknown-tls-profile', `TLS profile ${profile} is not configured`);
+    }
+    const set = new RemoteKeySet(new URL(resolved), dispatcherFor(profile, api.settings), api.settings.jwks ?? defaultJwks);
+    return { kind: 'remote', set };
+  }
+  const name = optionalString(block, 'jws-jwk', path)!;
+  if (!name.startsWith('api.properties.')) return { kind: 'variable', name, cache: new Map() };
+  const value = api.properties[name.slice('api.properties.'.length)];
+  if (value === undefined) throw new PolicyCompileError(`${path}.jws-jwk`, 'unknown-property', `${name} is not an API property`);
+  const keys = importKeySet(value);
+  // Checked now, so a bad key in an API property fails the publish rather than every call.
+  keys.catch(() => undefined);
+  return { kind: 'fixed', keys };
+}
+
+function readToken(value: unknown, source: string, title: string): string {
+  if (typeof value !== 'string' || value === '') throw invalid(title, `no JWT in ${source}`);
+  // IBM: the Authorization header is `Bearer <jwt>`; any other variable holds the JWT itself.
+  const match = /^Bearer +(\S+)$/i.exec(value);
+  const token = match ? match[1] : value.trim();
+  const parts = token.split('.').length;
+  if (parts === 5) throw invalid(title, 'encrypted JWTs (JWE) are not supported');
+  if (parts !== 3) throw invalid(title, 'not a signed JWT (JWS compact serialization)');
+  return token;
+}
+
+async function verify(
+  token: string,
+  source: KeySource,
+  allowed: ReadonlySet<string>,
+  ctx: FlowContext,
+  title: string,
+): Promise<JWTPayload> {
+  let header;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    throw invalid(title, 'the JWT header cannot be read');
+  }
+  const alg = typeof header.alg === 'string' ? header.alg : 'none';
+  if (!allowed.has(alg)) throw invalid(title, `algorithm ${alg} is not allowed`);
+  const kid = typeof header.kid === 'string' ? header.kid : undefined;
+  const keys = await keysFor(source, kid, alg, ctx, title);
+  let lastError: unknown;
+  for (const key of keys) {
+    try {
+      const { payload } = await jwtVerify(token, key.material, { algorithms: [alg], clockTolerance: clockToleranceSeconds });
+      return payload;
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw invalid(title, reasonOf(lastError));
+}
+
+async function keysFor(source: KeySource, kid: string | undefined, alg: string, ctx: FlowContext, title: string): Promise<VerificationKey[]> {
+  try {
+    if (source.kind === 'remote') return await source.set.keysFor(kid, alg);
+    const all = source.kind === 'fixed' ? await source.keys : await variableKeys(source, ctx);
+    const found = candidates(all, kid, alg);
+    if (found.length === 0) throw new KeyLookupError('unknown-key', `no key has kid ${String(kid)} for ${alg}`);
+    return found;
+  } catch (error) {
+    if (error instanceof KeyLookupError && error.kind === 'unavailable') {
+      const message = new PorticoError('GW_JWKS_UNAVAILABLE', { reason: error.message }).message;
+      throw new AssemblyError('ConnectionError', message, { status: 503, policy: title });
+    }
+    throw invalid(title, error instanceof KeyLookupError ? error.message : `the key is not usable: ${(error as Error).message}`);
+  }
+}
+
+function variableKeys(source: KeySource & { kind: 'variable' }, ctx: FlowContext): Promise<VerificationKey[]> {
+  const value = ctx.get(source.name);
+  const text = typeof value === 'string' ? value : JSON.stringify(value ?? null);
+  let keys = source.cache.get(text);
+  if (keys === undefined) {
+    keys = importKeySet(value);
+    if (source.cache.size >= maxVariableKeySets) source.cache.delete(source.cache.keys().next().value as string);
+    source.cache.set(text, keys);
+  }
+  return keys;
+}
+
+function checkClaim(value: unknown, expected: RegExp | undefined, claim: string, title: string): void {
+  if (expected === undefined) return;
+  const values = Array.isArray(value) ? value : [value];
+  if (!values.some((entry) => typeof entry === 'string' && expected.test(entry))) {
+    throw invalid(title, `the ${claim} claim does not match ${claim}-claim`);
+  }
+}
+
+function reasonOf(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  if (code === 'ERR_JWT_EXPIRED') return 'the JWT has expired';
+  if (code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') return 'the signature does not verify';
+  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') return `claim check failed: ${(error as Error).message}`;
+  return (error as Error).message;
+}
+
+/** IBM's error for a caller the gateway cannot authenticate, as a catch block names it. */
+function invalid(title: string, reason: string): AssemblyError {
+  const message = new PorticoError('GW_JWT_INVALID', { reason }).message;
+  return new AssemblyError('UnauthorizedError', message, {
+    status: 401,
+    policy: title,
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  });
+}
