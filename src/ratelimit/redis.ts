@@ -348,6 +348,16 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     );
   }
 
+  /** Waits up to the deadline for the connection being set up; then counts, or rejects as slow. */
+  async function afterConnecting(key: string, rules: readonly LimitRule[]): Promise<LimitDecision> {
+    await settledOnce(client, timeoutMs);
+    if (client.status === 'ready' || lastError !== '') return hit(key, rules);
+    reportSlow();
+    slowRejections.inc();
+    const backendError = `redis: connection still being set up after ${timeoutMs} ms`;
+    return { allowed: false, results: [], rules, backendError, retryAfterSeconds: 1 };
+  }
+
   async function hit(key: string, rules: readonly LimitRule[]): Promise<LimitDecision> {
     if (rules.length === 0) return { allowed: true, results: [], rules };
     if (firstConnection !== undefined) await firstConnection;
@@ -358,7 +368,12 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     }
     const now = Date.now();
     if (state.waiters.length === 0 && canTake(state.lease, rules, now)) return takeFromLease(state.lease, now);
-    if (client.status !== 'ready' && !state.inFlight) return unreachable(rules);
+    if (client.status !== 'ready' && !state.inFlight) {
+      // Still setting up a connection that has not failed (a node just started on a busy
+      // machine): a slow answer, not an outage, so it is never admitted uncounted.
+      if (lastError === '') return afterConnecting(key, rules);
+      return unreachable(rules);
+    }
     const waiting = state;
     return new Promise((resolve) => {
       waiting.waiters.push({ rules, resolve });

@@ -115,6 +115,30 @@ describe('counter store: redis, when Redis fails', () => {
     assert.match(warnings(lines)[0].msg, /failing closed/);
   });
 
+  it('issue-15: a connection still being set up at start is slow, not down: calls are rejected, never admitted uncounted (failOpen true)', async () => {
+    // Accepts TCP and never answers: ioredis stays in its handshake (no error), as a Redis on a
+    // starved machine does right after a gateway starts.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const { logger } = capturingLogger();
+    const store = createRedisCounterStore({ url, failOpen: true, timeoutMs: 200, logger });
+    try {
+      const { decisions, slowestMs } = await timedHits(() => store.hit('connecting', RULES), 5);
+      assert.ok(slowestMs < BOUND_MS, `slowest hit took ${slowestMs} ms`);
+      assert.deepEqual(decisions.map((d) => d.allowed), [false, false, false, false, false]);
+      assert.match(decisions[0].backendError ?? '', /being set up/);
+    } finally {
+      await store.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
   for (const failOpen of [true, false]) {
     it(`issue-15: a frozen Redis gets calls rejected, never admitted uncounted, and charges none of them later (failOpen ${failOpen})`, { timeout: 30_000 }, async () => {
       const redis = await startPrivateRedis();
