@@ -32,6 +32,7 @@ export const errorCatalogue = {
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
   GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },
   GW_UNAVAILABLE: { status: 503, message: 'The gateway is not ready: {reason}' },
+  GW_SCRIPT_BUSY: { status: 503, message: 'GatewayScript policy {policy}: no script worker was free within {ms} ms' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error (transaction {txId})' },
 
   // ── definitions (import) ──────────────────────────────────────────────────────────────
