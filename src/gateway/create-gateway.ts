@@ -12,6 +12,7 @@ import { PorticoError } from '../errors.ts';
 import { createWorkerCounterStore } from '../ratelimit/cluster.ts';
 import { createCounterStore } from '../ratelimit/index.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
+import { ScriptPool } from '../policies/gatewayscript/pool.ts';
 import type { PolicySettings } from '../policies/types.ts';
 import { loadSnapshotData } from '../store/snapshot-data.ts';
 import type { Store } from '../store/store.ts';
@@ -57,6 +58,11 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     cluster.isWorker && !settings.redisUrl
       ? createWorkerCounterStore({ failOpen: settings.rateLimitFailOpen })
       : createCounterStore({ redisUrl: settings.redisUrl, failOpen: settings.rateLimitFailOpen, logger });
+  const scriptPool = new ScriptPool({
+    workers: settings.scriptWorkers,
+    graceMs: settings.scriptGraceMs,
+    engineBytes: settings.scriptEngineBytes,
+  });
   return new Gateway({
     logger: logger.child({ part: 'gateway' }),
     counters,
@@ -64,7 +70,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     policySettings: {
       maxBackendBodyBytes: settings.maxBackendBodyBytes,
       tlsProfiles: loadTlsProfiles(settings.tlsProfiles),
-      script: { timeoutMs: settings.scriptTimeoutMs, memoryBytes: settings.scriptMemoryBytes },
+      script: { timeoutMs: settings.scriptTimeoutMs, memoryBytes: settings.scriptMemoryBytes, pool: scriptPool },
       invokeDenyHosts: [],
       counters,
       namedLimits: namedLimits(settings.namedRateLimits),

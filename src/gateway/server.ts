@@ -503,6 +503,7 @@ export class Gateway {
     await this.options.sink?.close();
     await this.options.counters.close();
     await closeDispatchers();
+    await this.options.policySettings.script.pool?.close();
   }
 
   /** Prometheus text of the gateway's metrics (shared default registry). */
