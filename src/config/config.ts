@@ -168,7 +168,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     scriptTimeoutMs: integer(env, 'PORTICO_SCRIPT_TIMEOUT_MS', 1000, 1, 60_000),
     scriptMemoryBytes: integer(env, 'PORTICO_SCRIPT_MEMORY_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     scriptWorkers: integer(env, 'PORTICO_SCRIPT_WORKERS', 2, 1, 64),
-    scriptGraceMs: integer(env, 'PORTICO_SCRIPT_GRACE_MS', 500, 50, 60_000),
+    scriptGraceMs: integer(env, 'PORTICO_SCRIPT_GRACE_MS', 1000, 50, 60_000),
     scriptEngineBytes: integer(env, 'PORTICO_SCRIPT_ENGINE_BYTES', 256 * 1024 * 1024, 32 * 1024 * 1024, 4 * 1024 * 1024 * 1024),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     workers: integer(env, 'PORTICO_WORKERS', 1, 1, Math.max(64, cpus().length)),

@@ -8,7 +8,7 @@
  * another API's script still finds a worker; a run waits in the queue at most its own time
  * limit (then {@link ScriptBusyError}); a worker that does not answer within the time limit plus
  * `graceMs` is terminated and replaced, as is one whose QuickJS module broke (sandbox.ts,
- * engineBroken). Idle workers are unreferenced, so they never keep a process alive.
+ * engineBroken). Workers are unreferenced: only pending runs keep a process alive.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
@@ -84,6 +84,7 @@ export class ScriptPool {
   private readonly busy = new Map<string, number>();
   private readonly perApi: number;
   private closed = false;
+  private keepAlive: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: ScriptPoolOptions) {
     this.perApi = Math.min(options.workers, options.perApi ?? Math.max(1, options.workers - 1));
@@ -119,6 +120,7 @@ export class ScriptPool {
     }
     const slots = this.slots.splice(0);
     for (const slot of slots) this.settle(slot, { kind: 'exception', message: 'the gateway is shutting down' });
+    this.holdWhileBusy();
     await Promise.all(slots.map((slot) => slot.worker.terminate()));
   }
 
@@ -133,10 +135,13 @@ export class ScriptPool {
       resourceLimits: { stackSizeMb: 64, maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
     });
     const slot: Slot = { worker, flag, port: port1, ready: false };
-    worker.unref();
     worker.on('message', (message: WorkerReply) => this.onMessage(slot, message));
     worker.on('error', (error) => this.onExit(slot, `the script worker failed: ${error.message}`));
     worker.on('exit', (code) => this.onExit(slot, `the script worker stopped (exit code ${code})`));
+    // Workers never keep the process alive (holdWhileBusy does while runs are pending).
+    // After the listeners: adding a 'message' listener refs the worker's port again.
+    port1.unref();
+    worker.unref();
     this.slots.push(slot);
   }
 
@@ -174,6 +179,7 @@ export class ScriptPool {
       if (index < 0) return;
       this.queue.splice(index, 1);
       job.reject(new ScriptBusyError(waitMs));
+      this.holdWhileBusy();
     }, waitMs);
     job.timer.unref();
   }
@@ -183,9 +189,20 @@ export class ScriptPool {
     for (const slot of this.slots) {
       if (!slot.ready || slot.job !== undefined) continue;
       const index = this.queue.findIndex((job) => (this.busy.get(job.script.api) ?? 0) < this.perApi);
-      if (index < 0) return;
+      if (index < 0) break;
       const [job] = this.queue.splice(index, 1);
       this.assign(slot, job!);
+    }
+    this.holdWhileBusy();
+  }
+
+  /** Workers are unreferenced; a referenced timer keeps the process alive while runs wait or run. */
+  private holdWhileBusy(): void {
+    const busy = this.queue.length > 0 || this.slots.some((slot) => slot.job !== undefined);
+    if (busy && this.keepAlive === undefined) this.keepAlive = setInterval(() => undefined, 60_000);
+    if (!busy && this.keepAlive !== undefined) {
+      clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
     }
   }
 
@@ -194,7 +211,6 @@ export class ScriptPool {
     slot.job = job;
     this.busy.set(job.script.api, (this.busy.get(job.script.api) ?? 0) + 1);
     const { id, source, filename, limits } = job.script;
-    slot.worker.ref();
     slot.worker.postMessage({ type: 'run', id, source, filename, limits } satisfies RunMessage);
     slot.watchdog = setTimeout(() => {
       this.settle(slot, { kind: 'timeout', message: `the script ran longer than its limit of ${limits.timeoutMs} ms and was stopped` });
@@ -209,7 +225,6 @@ export class ScriptPool {
     const job = slot.job;
     if (job === undefined) return;
     slot.job = undefined;
-    slot.worker.unref();
     const count = (this.busy.get(job.script.api) ?? 1) - 1;
     if (count > 0) this.busy.set(job.script.api, count);
     else this.busy.delete(job.script.api);
@@ -247,6 +262,6 @@ let shared: ScriptPool | undefined;
 
 /** The process's pool for steps compiled without one in their settings (defaults; tests, tools). */
 export function sharedScriptPool(engineBytes: number): ScriptPool {
-  shared ??= new ScriptPool({ workers: 2, graceMs: 500, engineBytes });
+  shared ??= new ScriptPool({ workers: 2, graceMs: 1000, engineBytes });
   return shared;
 }
