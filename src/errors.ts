@@ -55,6 +55,7 @@ export const errorCatalogue = {
   GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },
   GW_INVALID_TARGET_URL: { status: 502, message: 'The backend URL is not valid: {reason}' },
   GW_UNAVAILABLE: { status: 503, message: 'The gateway is not ready: {reason}' },
+  GW_SCRIPT_BUSY: { status: 503, message: 'GatewayScript policy {policy}: no script worker was free within {ms} ms' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error (transaction {txId})' },
 
   // ── definitions (import) ──────────────────────────────────────────────────────────────

@@ -63,6 +63,12 @@ export interface Settings {
   analyticsRetentionDays: number;
   scriptTimeoutMs: number;
   scriptMemoryBytes: number;
+  /** Worker threads that run GatewayScript; one API may occupy all but one of them. */
+  scriptWorkers: number;
+  /** How long past its time limit a script's worker may stay silent before it is terminated. */
+  scriptGraceMs: number;
+  /** WebAssembly memory ceiling of each script worker's engine. */
+  scriptEngineBytes: number;
   /** Portal/console session lifetime. */
   sessionTtlMs: number;
   /** Gateway worker processes (issue 8); 1 in the embedded default. */
@@ -239,6 +245,9 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     analyticsRetentionDays: integer(env, 'PORTICO_ANALYTICS_RETENTION_DAYS', 30, 0),
     scriptTimeoutMs: integer(env, 'PORTICO_SCRIPT_TIMEOUT_MS', 1000, 1, 60_000),
     scriptMemoryBytes: integer(env, 'PORTICO_SCRIPT_MEMORY_BYTES', 32 * 1024 * 1024, 1024 * 1024),
+    scriptWorkers: integer(env, 'PORTICO_SCRIPT_WORKERS', 2, 1, 64),
+    scriptGraceMs: integer(env, 'PORTICO_SCRIPT_GRACE_MS', 1000, 50, 60_000),
+    scriptEngineBytes: integer(env, 'PORTICO_SCRIPT_ENGINE_BYTES', 256 * 1024 * 1024, 32 * 1024 * 1024, 4 * 1024 * 1024 * 1024),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     workers: integer(env, 'PORTICO_WORKERS', 1, 1, Math.max(64, cpus().length)),
     gatewayPublicUrl: env.PORTICO_GATEWAY_URL ?? `http://${host}:${gatewayPort}`,

@@ -13,6 +13,7 @@ import { VerdictCache } from '../identity/verdict-cache.ts';
 import { createWorkerCounterStore } from '../ratelimit/cluster.ts';
 import { createCounterStore } from '../ratelimit/index.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
+import { ScriptPool } from '../policies/gatewayscript/pool.ts';
 import type { PolicySettings } from '../policies/types.ts';
 import { loadSnapshotData } from '../store/snapshot-data.ts';
 import type { Store } from '../store/store.ts';
@@ -71,6 +72,11 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     flushMs: settings.analyticsFlushMs,
     maxQueued: settings.analyticsMaxQueued,
   });
+  const scriptPool = new ScriptPool({
+    workers: settings.scriptWorkers,
+    graceMs: settings.scriptGraceMs,
+    engineBytes: settings.scriptEngineBytes,
+  });
   const gateway = new Gateway({
     logger: logger.child({ part: 'gateway' }),
     counters,
@@ -78,7 +84,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     policySettings: {
       maxBackendBodyBytes: settings.maxBackendBodyBytes,
       tlsProfiles: loadTlsProfiles(settings.tlsProfiles),
-      script: { timeoutMs: settings.scriptTimeoutMs, memoryBytes: settings.scriptMemoryBytes },
+      script: { timeoutMs: settings.scriptTimeoutMs, memoryBytes: settings.scriptMemoryBytes, pool: scriptPool },
       invokeDenyHosts: [],
       counters,
       namedLimits: namedLimits(settings.namedRateLimits),

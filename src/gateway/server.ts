@@ -609,6 +609,7 @@ export class Gateway {
     await this.options.sink?.close();
     await this.options.counters.close();
     await closeDispatchers();
+    await this.options.policySettings.script.pool?.close();
   }
 
   private async stopServing(server: Server, graceMs: number): Promise<void> {

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { CounterStore, LimitRule } from '../ratelimit/types.ts';
 import type { VerdictCache } from '../identity/verdict-cache.ts';
 import type { CatalogRegistries } from '../identity/verifiers.ts';
+import type { ScriptPool } from './gatewayscript/pool.ts';
 
 /** A JSON Schema (draft-07 subset that ajv understands). */
 export type JSONSchema = Record<string, unknown>;
@@ -37,8 +38,8 @@ export interface PolicySettings {
   maxBackendBodyBytes: number;
   /** Named TLS profiles (`tls-profile` in invoke) → undici connect options. */
   tlsProfiles: Record<string, { rejectUnauthorized?: boolean; ca?: string; cert?: string; key?: string }>;
-  /** Script sandbox limits. */
-  script: { timeoutMs: number; memoryBytes: number };
+  /** Script sandbox limits, and the worker pool that runs scripts (the process's shared one when absent). */
+  script: { timeoutMs: number; memoryBytes: number; pool?: ScriptPool };
   /** Host names or CIDRs invoke may not reach (SSRF guard); empty = allow all. */
   invokeDenyHosts: string[];
   /** Counters for the assembly `ratelimit` policy (the gateway's plan counters). */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { engineCeilingBytes } from '../../src/policies/gatewayscript/sandbox.ts';
+import { engineCeilingBytes } from '../../src/policies/gatewayscript/engine-limits.ts';
 import { describe, it } from 'node:test';
 import { AssemblyError, PolicyCompileError } from '../../src/policies/types.ts';
 import { compile, makeContext } from './helpers.ts';

@@ -5,13 +5,20 @@
  * and `console`. Values cross the boundary as JSON copies. A thrown exception, a time-out or
  * memory exhaustion raises `JavaScriptError` (500); `context.reject(name, message)` and
  * `apim.error(...)` raise the named error for the assembly's catch.
+ *
+ * The source is checked for syntax here, at publish (syntax.ts); runs happen in the script
+ * worker pool (pool.ts), the settings' own or the process's shared one.
  */
+import { errorCatalogue, formatMessage } from '../../errors.ts';
 import { declaredPolicy } from '../policy-config.ts';
 import { AssemblyError, PolicyCompileError } from '../types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from '../types.ts';
 import { readBlock, requireString, titleOf } from '../policy-config.ts';
-import { ScriptSandbox } from './sandbox.ts';
-import type { ScriptHost } from './sandbox.ts';
+import { engineCeilingBytes } from './engine-limits.ts';
+import { ScriptBusyError, sharedScriptPool } from './pool.ts';
+import type { PooledScript, ScriptPool } from './pool.ts';
+import type { ScriptFailure, ScriptHost } from './sandbox.ts';
+import { checkSyntax } from './syntax.ts';
 
 export interface GatewayScriptConfig {
   version?: string;
@@ -19,8 +26,9 @@ export interface GatewayScriptConfig {
   source: string;
 }
 
-// A republished API drops its compiled steps; free each QuickJS runtime with its step.
-const engines = new FinalizationRegistry<ScriptSandbox>((sandbox) => sandbox.dispose());
+// A republished API drops its compiled steps; the workers free each script's engine with its step.
+const engines = new FinalizationRegistry<{ pool: ScriptPool; id: number }>(({ pool, id }) => pool.drop(id));
+let nextScriptId = 0;
 
 /** The gatewayscript policy. */
 export const gatewayscriptPolicy: PolicyType<GatewayScriptConfig> = {
@@ -30,25 +38,38 @@ export const gatewayscriptPolicy: PolicyType<GatewayScriptConfig> = {
     const block = readBlock(config, gatewayscriptPolicy, path);
     const source = requireString(block, 'source', path);
     const title = titleOf(block, 'gatewayscript');
-    const limits = api.settings.script;
-    let sandbox: ScriptSandbox;
+    const { pool = sharedScriptPool(engineCeilingBytes()), ...limits } = api.settings.script;
+    const filename = `${api.name}/${title}.js`;
     try {
-      sandbox = new ScriptSandbox(source, limits, `${api.name}/${title}.js`);
+      checkSyntax(source, filename);
     } catch (error) {
       throw new PolicyCompileError(`${path}.source`, 'script-syntax', (error as Error).message);
     }
-    function gatewayscriptStep(ctx: FlowContext) {
+    const apiKey = `${api.catalog.orgName}/${api.catalog.name}/${api.name}:${api.version}`;
+    const script: PooledScript = { id: ++nextScriptId, api: apiKey, source, filename, limits };
+    async function gatewayscriptStep(ctx: FlowContext) {
       const outcome: Outcome = { error: undefined };
-      const failure = sandbox.run(scriptHost(ctx, title, outcome));
+      const failure = await runInPool(pool, script, scriptHost(ctx, title, outcome), title);
       if (failure !== undefined) {
         throw new AssemblyError('JavaScriptError', `GatewayScript policy ${title}: ${failure.message}`, { status: 500, reason: 'Internal Server Error', policy: title });
       }
       if (outcome.error !== undefined) throw withScriptStatus(outcome.error, ctx);
     }
-    engines.register(gatewayscriptStep, sandbox);
+    engines.register(gatewayscriptStep, { pool, id: script.id });
     return gatewayscriptStep;
   },
 };
+
+/** A run that found no free worker in time answers 503 (GW_SCRIPT_BUSY), catchable as JavaScriptError. */
+async function runInPool(pool: ScriptPool, script: PooledScript, host: ScriptHost, title: string): Promise<ScriptFailure | undefined> {
+  try {
+    return await pool.run(script, host);
+  } catch (error) {
+    if (!(error instanceof ScriptBusyError)) throw error;
+    const message = formatMessage(errorCatalogue.GW_SCRIPT_BUSY.message, { policy: title, ms: error.waitedMs });
+    throw new AssemblyError('JavaScriptError', message, { status: 503, reason: 'Service Unavailable', policy: title });
+  }
+}
 
 /**
  * DataPower answers a `context.reject` with the status the script set on the message

@@ -10,10 +10,11 @@
  * first. Then it locks the realm down: every intrinsic reachable from `globalThis` is frozen and the
  * existing globals are made read-only, so one request's script cannot leave state (a patched
  * prototype, a replaced `JSON`) for the next; globals a script creates are deleted after each
- * run (`__cleanup`), and one that cannot be deleted makes the engine rebuild itself.
+ * run (`cleanup`), and one that cannot be deleted makes the host rebuild the engine.
  *
- * The evaluated expression yields `{seal(user), run(user)}`: `run` calls the compiled user
- * function with the API objects, and reports `host('tainted')` when cleanup falls short.
+ * The evaluated expression yields `{seal(user), run(user), cleanup()}`: `run` calls the compiled
+ * user function with the API objects; the host calls `cleanup` once the run and its promise jobs
+ * are over and rebuilds the engine unless it answers 'ok'.
  */
 export const preludeSource = String.raw`(function (host) {
   'use strict';
@@ -168,31 +169,39 @@ export const preludeSource = String.raw`(function (host) {
   freezeAll(api);
   var known = {};
   for (var k = 0; k < baseline.length; k++) known[typeof baseline[k] === 'symbol' ? baseline[k].toString() : baseline[k]] = true;
+  // Reflect.deleteProperty reports a non-configurable global instead of throwing (a strict-mode
+  // delete would throw before the host learns the realm is dirty); any failure here is 'tainted'.
   function cleanup() {
-    var keys = Reflect.ownKeys(global), clean = true;
-    for (var j = 0; j < keys.length; j++) {
-      var key = keys[j];
-      if (typeof key === 'string' && known[key] === true) continue;
-      if (typeof key === 'symbol' && baseline.indexOf(key) >= 0) continue;
-      if (!delete global[key]) clean = false;
+    try {
+      var keys = Reflect.ownKeys(global), clean = true;
+      for (var j = 0; j < keys.length; j++) {
+        var key = keys[j];
+        if (typeof key === 'string' && known[key] === true) continue;
+        if (typeof key === 'symbol' && baseline.indexOf(key) >= 0) continue;
+        if (!Reflect.deleteProperty(global, key)) clean = false;
+      }
+      var proto = Object.getPrototypeOf(global);
+      return clean && Object.isExtensible(global) && Object.isFrozen(proto || {}) ? 'ok' : 'tainted';
+    } catch (e) {
+      return 'tainted';
     }
-    var proto = Object.getPrototypeOf(global);
-    return clean && Object.isFrozen(proto || {}) ? 'ok' : 'tainted';
   }
   return {
     // The user function is frozen too: arguments.callee.x = … must not carry state either.
     seal: function seal(user) { freezeAll(user); },
-    run: function run(user) {
-      try {
-        user(api[0], api[1], api[2], api[3], api[4]);
-      } finally {
-        if (cleanup() !== 'ok') host('tainted');
-      }
-    }
+    run: function run(user) { user(api[0], api[1], api[2], api[3], api[4]); },
+    // Called by the host after the run and its promise jobs; anything but 'ok' rebuilds the engine.
+    cleanup: cleanup
   };
 })`;
 
 /** Wraps a policy's source as a function of the API objects, keeping its line numbers. */
 export function wrapUserSource(source: string): string {
   return `(function (context, apim, require, console, session) {${source}\n})`;
+}
+
+/** The line a QuickJS stack names, as ` (line N)`. */
+export function lineOf(stack: string | undefined): string {
+  const match = /:(\d+)(?::(\d+))?\)?\s*$/m.exec(stack ?? '');
+  return match === null ? '' : ` (line ${match[1]})`;
 }

@@ -5,33 +5,35 @@
  * memory limit. After a limit is hit, or a script leaves state it could not clean, the engine
  * is disposed and rebuilt before the next run, so one request can never degrade the next.
  *
+ * Some failures leave the whole WebAssembly module unusable: a host stack overflow unwinding
+ * through WebAssembly frames (the module's own stack pointer is not restored), or QuickJS
+ * aborting on `JS_FreeRuntime` after a stack overflow inside `JSON.parse`/`JSON.stringify`
+ * leaked objects (`list_empty(&rt->gc_obj_list)`). This module then reports
+ * {@link engineBroken}; the worker that loaded it (pool.ts) is retired and its memory dropped
+ * whole, since nothing inside the module can be trusted or freed any more.
+ *
  * Chosen over isolated-vm on measurements (docs/policies.md, "GatewayScript engine"): ~30 µs
  * per call here, no native build, and it runs on every Node major.
  */
 import { RELEASE_SYNC, newQuickJSWASMModule, newVariant } from 'quickjs-emscripten';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
-import { preludeSource, wrapUserSource } from './prelude.ts';
+import { workerData } from 'node:worker_threads';
+import { engineCeilingBytes } from './engine-limits.ts';
+import { lineOf, preludeSource, wrapUserSource } from './prelude.ts';
 
 const pageBytes = 64 * 1024;
 
-/**
- * The ceiling of the whole script engine's WebAssembly memory in this process
- * (`PORTICO_SCRIPT_ENGINE_BYTES`, default 256 MiB). QuickJS's own malloc limit does not cover
- * array and typed-array storage in this build, so the hard bound is the WebAssembly memory's
- * `maximum`: an allocating loop gets "out of memory" inside the engine (measured: ~0.2 s, the
- * heap stops at the ceiling) instead of growing the process without bound.
- */
-export function engineCeilingBytes(env: Record<string, string | undefined> = process.env): number {
-  const raw = env.PORTICO_SCRIPT_ENGINE_BYTES;
-  const bytes = raw === undefined || raw === '' ? 256 * 1024 * 1024 : Number(raw);
-  if (!Number.isInteger(bytes) || bytes < 32 * 1024 * 1024 || bytes > 4 * 1024 * 1024 * 1024) {
-    throw new Error(`PORTICO_SCRIPT_ENGINE_BYTES must be a whole number of bytes from 32 MiB to 4 GiB, got "${raw}"`);
-  }
-  return bytes;
-}
-
-const wasmMemory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(engineCeilingBytes() / pageBytes) });
+// Each worker thread loads its own module, so the ceiling applies per worker (pool.ts).
+const ceiling = (workerData as { engineBytes?: number } | null)?.engineBytes ?? engineCeilingBytes();
+const wasmMemory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(ceiling / pageBytes) });
 const quickjs = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory }));
+
+let broken: string | undefined;
+
+/** Why this thread's QuickJS module can no longer be used, or undefined while it is sound. */
+export function engineBroken(): string | undefined {
+  return broken;
+}
 
 /**
  * Bytes of the shared WebAssembly heap, so the interrupt handler can also stop one run once the
@@ -63,6 +65,7 @@ export class ScriptSandbox {
   private runtime!: QuickJSRuntime;
   private vm!: QuickJSContext;
   private runner!: QuickJSHandle;
+  private cleaner!: QuickJSHandle;
   private user!: QuickJSHandle;
   private host: ScriptHost | undefined;
   private deadline = 0;
@@ -84,8 +87,8 @@ export class ScriptSandbox {
   private build(): void {
     this.runtime = quickjs.newRuntime();
     this.runtime.setMemoryLimit(this.limits.memoryBytes);
-    // Measured: 256 KiB allows ~1,500 nested calls and stays inside V8's own stack; 512 KiB
-    // overflowed the host stack before QuickJS noticed.
+    // Measured: 256 KiB allows ~1,500 nested calls; the worker thread's host stack (pool.ts)
+    // is large enough that QuickJS reports its own overflow first.
     this.runtime.setMaxStackSize(256 * 1024);
     this.runtime.setInterruptHandler(() => {
       if (this.deadline === 0) return false;
@@ -97,10 +100,6 @@ export class ScriptSandbox {
     const vm = this.vm;
     const hostFn = vm.newFunction('host', (opHandle, aHandle, bHandle) => {
       const op = vm.getString(opHandle);
-      if (op === 'tainted') {
-        this.tainted = true;
-        return vm.undefined;
-      }
       if (op === 'mem') {
         if (this.deadline === 0 || wasmHeapBytes() <= this.heapCeiling) return vm.undefined;
         this.outOfMemory = true;
@@ -118,6 +117,7 @@ export class ScriptSandbox {
     factory.dispose();
     hostFn.dispose();
     this.runner = vm.getProp(api, 'run');
+    this.cleaner = vm.getProp(api, 'cleanup');
     const seal = vm.getProp(api, 'seal');
     api.dispose();
     const compiled = vm.evalCode(wrapUserSource(this.source), this.filename);
@@ -142,37 +142,73 @@ export class ScriptSandbox {
     return result.value;
   }
 
-  /** Runs the script once against `host`; returns a failure, or undefined on success. */
+  /**
+   * Runs the script once against `host`; returns a failure, or undefined on success. Never
+   * throws: every exit path leaves either a fresh engine for the next run or, when the module
+   * itself failed, {@link engineBroken} set.
+   */
   run(host: ScriptHost): ScriptFailure | undefined {
-    if (this.disposed) this.rebuild();
-    this.host = host;
-    this.timedOut = false;
-    this.outOfMemory = false;
-    this.heapCeiling = wasmHeapBytes() + this.limits.memoryBytes;
-    this.deadline = Date.now() + this.limits.timeoutMs;
     let failure: ScriptFailure | undefined;
     try {
-      const result = this.vm.callFunction(this.runner, this.vm.undefined, this.user);
-      if (result.error) {
-        failure = this.describe(this.vm.dump(result.error));
-        result.error.dispose();
-      } else {
-        result.value.dispose();
-        failure = this.drainJobs();
-      }
+      if (this.disposed) this.rebuild();
+      this.host = host;
+      this.timedOut = false;
+      this.outOfMemory = false;
+      this.heapCeiling = wasmHeapBytes() + this.limits.memoryBytes;
+      this.deadline = Date.now() + this.limits.timeoutMs;
+      failure = this.call(this.runner) ?? this.drainJobs();
+      if (failure === undefined && this.clean() !== 'ok') this.tainted = true;
     } catch (error) {
-      // The engine itself failed (host stack exhausted): report it and start afresh.
-      failure = { kind: 'memory', message: `the script engine failed: ${(error as Error).message}` };
+      // A host exception through WebAssembly frames (host stack exhausted, engine abort).
+      broken ??= `the script engine failed: ${(error as Error).message}`;
+      failure = { kind: 'memory', message: broken };
     } finally {
       this.host = undefined;
       this.deadline = 0;
     }
     if (failure !== undefined && failure.kind !== 'exception') this.tainted = true;
+    if (failure?.kind === 'exception' && this.clean() !== 'ok') this.tainted = true;
     if (this.tainted) this.rebuild();
     return failure;
   }
 
-  /** Promise callbacks a script queued run now, inside the same deadline, so none outlive the request. */
+  private call(fn: QuickJSHandle): ScriptFailure | undefined {
+    const result = this.vm.callFunction(fn, this.vm.undefined, this.user);
+    if (result.error) {
+      const failure = this.describe(this.vm.dump(result.error));
+      result.error.dispose();
+      return failure;
+    }
+    result.value.dispose();
+    return this.limitHit();
+  }
+
+  /** The host-driven clean-up: 'ok', or anything else (it failed, or globals stayed). */
+  private clean(): string {
+    if (this.disposed || broken !== undefined) return 'tainted';
+    try {
+      this.deadline = Date.now() + this.limits.timeoutMs;
+      const result = this.vm.callFunction(this.cleaner, this.vm.undefined);
+      if (result.error) {
+        result.error.dispose();
+        return 'tainted';
+      }
+      const answer: unknown = this.vm.dump(result.value);
+      result.value.dispose();
+      return answer === 'ok' && !this.runtime.hasPendingJob() ? 'ok' : 'tainted';
+    } catch (error) {
+      broken ??= `the script engine failed: ${(error as Error).message}`;
+      return 'tainted';
+    } finally {
+      this.deadline = 0;
+    }
+  }
+
+  /**
+   * Promise callbacks a script queued run now, inside the same deadline and heap budget, so none
+   * outlive the request. An interrupt inside an async function surfaces as a rejected promise,
+   * not as a job error, so the limit flags are checked after every batch.
+   */
   private drainJobs(): ScriptFailure | undefined {
     while (this.runtime.hasPendingJob()) {
       const jobs = this.runtime.executePendingJobs(64);
@@ -181,8 +217,16 @@ export class ScriptSandbox {
         jobs.error.dispose();
         if (failure.kind !== 'exception') return failure;
       }
+      if (Date.now() > this.deadline) this.timedOut = true;
+      else if (wasmHeapBytes() > this.heapCeiling) this.outOfMemory = true;
+      const hit = this.limitHit();
+      if (hit !== undefined) return hit;
     }
     return undefined;
+  }
+
+  private limitHit(): ScriptFailure | undefined {
+    return this.timedOut || this.outOfMemory ? this.describe({}) : undefined;
   }
 
   private describe(error: unknown): ScriptFailure {
@@ -191,7 +235,7 @@ export class ScriptSandbox {
     if (this.outOfMemory || (name === 'InternalError' && /out of memory/i.test(message ?? ''))) {
       return { kind: 'memory', message: `the script exceeded its memory limit of ${this.limits.memoryBytes} bytes` };
     }
-    if (name === 'RangeError' && /stack overflow/i.test(message ?? '')) {
+    if (/stack overflow/i.test(message ?? '') && (name === 'RangeError' || name === 'InternalError' || name === 'SyntaxError')) {
       return { kind: 'memory', message: 'the script exceeded its stack limit (maximum call stack size)' };
     }
     return { kind: 'exception', message: name === undefined ? String(message) : `${name}: ${message}` };
@@ -199,22 +243,27 @@ export class ScriptSandbox {
 
   private rebuild(): void {
     this.dispose();
+    if (broken !== undefined) return;
     this.disposed = false;
     this.tainted = false;
-    this.build();
+    try {
+      this.build();
+    } catch (error) {
+      broken ??= `the script engine could not be rebuilt: ${(error as Error).message}`;
+      this.disposed = true;
+    }
   }
 
-  /** Frees the QuickJS runtime; a later run rebuilds it. */
+  /** Frees the QuickJS runtime; a later run rebuilds it. A runtime that cannot be freed breaks the module. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    for (const handle of [this.user, this.runner]) if (handle?.alive) handle.dispose();
-    if (this.vm?.alive) this.vm.dispose();
-    if (this.runtime?.alive) this.runtime.dispose();
+    try {
+      for (const handle of [this.user, this.runner, this.cleaner]) if (handle?.alive) handle.dispose();
+      if (this.vm?.alive) this.vm.dispose();
+      if (this.runtime?.alive) this.runtime.dispose();
+    } catch (error) {
+      broken ??= `a script engine could not be freed: ${(error as Error).message}`;
+    }
   }
-}
-
-function lineOf(stack: string | undefined): string {
-  const match = /:(\d+)(?::(\d+))?\)?\s*$/m.exec(stack ?? '');
-  return match === null ? '' : ` (line ${match[1]})`;
 }

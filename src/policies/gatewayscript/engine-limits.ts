@@ -1,0 +1,17 @@
+/** Limits of the script engine that the main thread validates and the workers apply. */
+
+/**
+ * The ceiling of the whole script engine's WebAssembly memory in one script worker
+ * (`PORTICO_SCRIPT_ENGINE_BYTES`, default 256 MiB). QuickJS's own malloc limit does not cover
+ * array and typed-array storage in this build, so the hard bound is the WebAssembly memory's
+ * `maximum`: an allocating loop gets "out of memory" inside the engine (measured: ~0.2 s, the
+ * heap stops at the ceiling) instead of growing the process without bound.
+ */
+export function engineCeilingBytes(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.PORTICO_SCRIPT_ENGINE_BYTES;
+  const bytes = raw === undefined || raw === '' ? 256 * 1024 * 1024 : Number(raw);
+  if (!Number.isInteger(bytes) || bytes < 32 * 1024 * 1024 || bytes > 4 * 1024 * 1024 * 1024) {
+    throw new Error(`PORTICO_SCRIPT_ENGINE_BYTES must be a whole number of bytes from 32 MiB to 4 GiB, got "${raw}"`);
+  }
+  return bytes;
+}

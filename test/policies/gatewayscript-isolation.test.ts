@@ -1,0 +1,144 @@
+/**
+ * Issue 12, findings 3, 4, 8 and 11 at the sandbox level: compiled gatewayscript steps on a
+ * worker pool of their own, with the time measured on this (the main) thread.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { compileAssembly } from '../../src/gateway/flow.ts';
+import { ScriptPool } from '../../src/policies/gatewayscript/pool.ts';
+import { corePolicies } from '../../src/policies/registry.ts';
+import { AssemblyError } from '../../src/policies/types.ts';
+import type { Step } from '../../src/policies/types.ts';
+import { apiInput, makeContext } from './helpers.ts';
+
+const pools: ScriptPool[] = [];
+
+function poolOf(workers: number, graceMs = 300): ScriptPool {
+  const pool = new ScriptPool({ workers, graceMs, engineBytes: 256 * 1024 * 1024 });
+  pools.push(pool);
+  return pool;
+}
+
+function script(pool: ScriptPool, source: string, options: { api?: string; timeoutMs?: number } = {}): Step {
+  const input = apiInput();
+  input.name = options.api ?? 'test';
+  input.settings = { ...input.settings, script: { timeoutMs: options.timeoutMs ?? 300, memoryBytes: 16 * 1024 * 1024, pool } };
+  return compileAssembly({ execute: [{ gatewayscript: { version: '2.0.0', title: 'gws', source } }] }, input, corePolicies);
+}
+
+async function outcome(step: Step, vars: Record<string, unknown> = {}): Promise<{ error?: AssemblyError; ms: number; ctx: ReturnType<typeof makeContext> }> {
+  const ctx = makeContext({ vars });
+  const started = performance.now();
+  try {
+    await step(ctx);
+    return { ms: performance.now() - started, ctx };
+  } catch (error) {
+    assert.ok(error instanceof AssemblyError, `expected an AssemblyError, got ${String(error)}`);
+    return { error, ms: performance.now() - started, ctx };
+  }
+}
+
+/** The longest this thread's event loop was held while `work` ran (a 5 ms timer's lateness). */
+async function loopLag(work: Promise<unknown>): Promise<number> {
+  let done = false;
+  let worst = 0;
+  const probe = (async () => {
+    while (!done) {
+      const started = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      worst = Math.max(worst, performance.now() - started - 5);
+    }
+  })();
+  await work;
+  done = true;
+  await probe;
+  return worst;
+}
+
+describe('issue 12: GatewayScript sandbox and worker pool', () => {
+  after(async () => {
+    await Promise.all(pools.map((pool) => pool.close()));
+  });
+
+  it('finding 3: an async storm stops at the time limit, without holding the event loop, and the next run is served', async () => {
+    const pool = poolOf(2);
+    const step = script(pool, `if (context.get('storm') === true) { async function f() { await null; f(); f(); } f(); } context.set('served', true);`);
+    await outcome(step);
+    let result: Awaited<ReturnType<typeof outcome>> | undefined;
+    const lag = await loopLag(outcome(step, { storm: true }).then((r) => (result = r)));
+    assert.equal(result?.error?.errorName, 'JavaScriptError');
+    // The storm's promise chain grows the heap; whichever limit it meets first stops it.
+    assert.match(result!.error!.message, /longer than its limit of 300 ms|memory limit of 16777216 bytes/);
+    assert.ok(result!.ms < 300 + 300 + 200, `stopped after ${result!.ms.toFixed(0)} ms`);
+    assert.ok(lag < 100, `event loop held ${lag.toFixed(0)} ms`);
+    const next = await outcome(step);
+    assert.equal(next.error, undefined);
+    assert.equal(next.ctx.get('served'), true);
+  });
+
+  it('finding 4: 40 deep [[[… bodies and 35 deep stringify runs leave every script working', async () => {
+    const pool = poolOf(2, 100);
+    const parse = script(pool, `context.get('attack') && context.message.body.readAsJSON(function (error) { context.set('parsed', !error); }); context.set('served', true);`);
+    const deep = script(pool, `var o = {}; for (var i = 0; i < 100000; i++) o = { a: o }; JSON.stringify(o);`, { api: 'other', timeoutMs: 200 });
+    const healthy = script(pool, `context.set('served', true);`, { api: 'third' });
+    for (let i = 0; i < 40; i++) {
+      const ctx = makeContext({ message: { body: '['.repeat(100_000) }, vars: { attack: true } });
+      await Promise.resolve(parse(ctx)).catch(() => undefined);
+    }
+    for (let i = 0; i < 35; i++) assert.ok((await outcome(deep)).error instanceof AssemblyError);
+    for (const step of [parse, healthy]) {
+      const result = await outcome(step);
+      assert.equal(result.error, undefined, result.error?.message);
+      assert.equal(result.ctx.get('served'), true);
+    }
+  });
+
+  it('finding 8: ten parallel spins hold neither the event loop nor every worker; queued runs past their limit get 503', async () => {
+    const pool = poolOf(2);
+    const spin = script(pool, `while (true) {}`, { api: 'spinner', timeoutMs: 1000 });
+    const other = script(pool, `context.set('served', true);`, { api: 'other' });
+    await Promise.all([outcome(other), outcome(other)]);
+    const spins = Array.from({ length: 10 }, () => outcome(spin));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const during = await outcome(other);
+    assert.equal(during.error, undefined);
+    // Without the per-API cap it would wait for a spin to end (≥ 1 s); 2 cores are shared here.
+    assert.ok(during.ms < 500, `another API's script waited ${during.ms.toFixed(0)} ms`);
+    const lag = await loopLag(Promise.all(spins));
+    assert.ok(lag < 100, `event loop held ${lag.toFixed(0)} ms`);
+    const results = await Promise.all(spins);
+    const statuses = results.map((r) => r.error?.status);
+    assert.ok(statuses.filter((s) => s === 500).length >= 1, statuses.join(','));
+    const busy = results.filter((r) => r.error?.status === 503);
+    assert.ok(busy.length >= 1, 'runs that waited past their own limit were refused');
+    assert.match(busy[0]!.error!.message, /no script worker was free within 1000 ms/);
+    assert.ok(busy.every((r) => r.ms < 1000 + 200), 'a refused run waited no longer than its own limit');
+  });
+
+  it('a worker stuck in one long native call is terminated after limit + grace and replaced', async () => {
+    const pool = poolOf(1, 200);
+    // Measured: QuickJS's JSON.stringify spends ~1.5 s in native code on a 100,000-deep object
+    // (its cycle check) before its stack overflow, never reaching the interrupt handler.
+    // A 1 s limit leaves the object's construction (~20–80 ms) well inside it.
+    const stuck = script(pool, `if (context.get('stuck') === true) { var o = {}; for (var i = 0; i < 100000; i++) o = { a: o }; JSON.stringify(o); }
+      context.set('served', true);`, { timeoutMs: 1000 });
+    await outcome(stuck);
+    const result = await outcome(stuck, { stuck: true });
+    assert.match(result.error?.message ?? '', /longer than its limit of 1000 ms and was stopped/);
+    assert.ok(result.ms < 1000 + 200 + 300, `answered after ${result.ms.toFixed(0)} ms`);
+    const next = await outcome(stuck);
+    assert.equal(next.error, undefined);
+    assert.equal(next.ctx.get('served'), true);
+  });
+
+  it('finding 11: a non-configurable global or a late promise job does not reach the next run', async () => {
+    const pool = poolOf(1);
+    const step = script(pool, `context.set('seen', (typeof pinned === 'undefined' ? '-' : pinned) + '/' + (typeof late === 'undefined' ? '-' : late));
+      Object.defineProperty(globalThis, 'pinned', { value: context.get('who'), configurable: false });
+      Promise.resolve().then(function () { globalThis.late = context.get('who'); });`);
+    await outcome(step, { who: 'consumer-a' });
+    const second = await outcome(step, { who: 'consumer-b' });
+    assert.equal(second.error, undefined);
+    assert.equal(second.ctx.get('seen'), '-/-');
+  });
+});
