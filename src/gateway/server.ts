@@ -140,6 +140,15 @@ function identified(caller: Caller, state: RequestState): void {
   state.user = caller.user;
 }
 
+/**
+ * The user to record: a user-security policy may authenticate after the security phase, so the
+ * context's `request.authenticated-credential` (the one place both write) is read first.
+ */
+function authenticatedUser(state: RequestState): string | undefined {
+  const name = state.context?.request['authenticated-credential'];
+  return typeof name === 'string' ? name : state.user;
+}
+
 /** The security phase's PorticoError as the consumer's answer (`WWW-Authenticate` with a basic 401). */
 function refused(error: unknown, state: RequestState): never {
   if (!(error instanceof PorticoError)) throw error;
@@ -458,7 +467,7 @@ export class Gateway {
       clientId: state.clientId,
       credential: state.credential,
       subscription: state.subscription,
-      user: state.user,
+      user: authenticatedUser(state),
       backendMs: state.context?.backendMs ?? 0,
       errorName: state.errorName,
       requestBody: state.requestBody,
