@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestPlatform } from '../helpers/platform.ts';
+import { adminPassword, startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
 
 const base = '/api/orgs/acme/user-registries';
@@ -109,5 +109,53 @@ describe('user registry REST routes', () => {
     assert.equal((await t.call('GET', `${base}/corp`)).status, 404);
     assert.equal((await t.call('DELETE', `${base}/corp`)).status, 404);
     assert.deepEqual((await t.call('GET', inSandbox)).body, [], 'a deleted registry is no longer enabled anywhere');
+  });
+});
+
+describe('console user registries page', () => {
+  let t: TestPlatform;
+  before(async () => {
+    t = await startTestPlatform({ role: 'management' });
+    await t.call('POST', base, ldap);
+    await t.call('POST', base, { name: 'staff', title: 'Staff', registry_type: 'authurl', configuration: { url: 'https://auth.example.com/check' } });
+    await t.call('PUT', `${inSandbox}/staff`);
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  /** Signs in through the console's own form; returns the session cookie. */
+  async function signIn(): Promise<string> {
+    const form = await fetch(`${t.management}/console/sign-in`);
+    const preSession = form.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+    const body = new URLSearchParams({ _csrf: csrf, username: 'admin', password: adminPassword, next: '/console' });
+    const answer = await fetch(`${t.management}/console/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: preSession, 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    assert.equal(answer.status, 303);
+    const session = answer.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).find((c) => /^portico_console=./.test(c));
+    assert.ok(session, 'the sign-in sets the console session cookie');
+    return session;
+  }
+
+  test('lists the org\'s registries, their type and URL, and the catalogs that enable them; never the bind password', async () => {
+    const page = await fetch(`${t.management}/console/user-registries`, { headers: { cookie: await signIn() } });
+    assert.equal(page.status, 200);
+    const text = await page.text();
+    const rowOf = (name: string) => text.split('<tr>').find((row) => row.includes(`<code>${name}</code>`)) ?? '';
+    assert.match(rowOf('staff'), /Authentication URL[\s\S]*https:\/\/auth\.example\.com\/check[\s\S]*<td>sandbox<\/td>/);
+    assert.match(rowOf('corp'), /LDAP[\s\S]*<td>none<\/td>/);
+    assert.equal(text.includes('bind-secret-42'), false);
+    assert.match(text, /href="\/console\/user-registries" aria-current="page"/);
+  });
+
+  test('signed out, the page sends the visitor to sign in', async () => {
+    const page = await fetch(`${t.management}/console/user-registries`, { redirect: 'manual' });
+    assert.equal(page.status, 303);
+    assert.match(page.headers.get('location') ?? '', /^\/console\/sign-in/);
   });
 });

@@ -20,6 +20,7 @@ import { consoleContext, setConsoleContext, viewOf } from './context.ts';
 import type { ConsoleContext } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { registerConsolePages } from './pages.ts';
+import { registerUserRegistriesPage } from './user-registries-page.ts';
 
 export interface ConsoleOptions {
   services: Services;
@@ -123,6 +124,7 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
 
   registerConsolePages(app, deps);
   registerAnalyticsPages(app, deps);
+  registerUserRegistriesPage(app, deps);
 }
 
 /** The console as a plugin for `createManagementServer({ plugins })`. */
