@@ -31,6 +31,7 @@ export const errorCatalogue = {
   GW_UNSAFE_TARGET_VALUE: { status: 400, message: 'The value of {name} cannot be used in the backend URL: {reason}' },
   GW_UNAUTHORIZED: { status: 401, message: 'Invalid client id or secret.' },
   GW_USER_UNAUTHORIZED: { status: 401, message: 'Invalid user name or password.' },
+  GW_USER_FORBIDDEN: { status: 403, message: 'The user is not authorized to call this API.' },
   GW_REGISTRY_UNAVAILABLE: {
     status: 503,
     message: 'The user registry that authenticates this API could not be reached; the request is refused',

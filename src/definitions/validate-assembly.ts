@@ -12,6 +12,7 @@ import { refResolves, unresolvedReason } from './check-refs.ts';
 import { appendPath, isRecord } from './json-path.ts';
 import { policySchemas } from './policy-schemas.ts';
 import { describe, schemaProblems } from './schema-validator.ts';
+import { userSecurityProblems } from './user-security-support.ts';
 
 /** An operation of the API, as operation-switch cases may name it. */
 export interface OperationKey {
@@ -115,6 +116,11 @@ function checkPolicy(walk: Walk, name: string, body: Record<string, unknown>, pa
       return;
     case 'validate':
       checkValidateDefinition(walk, body.definition, appendPath(path, 'definition'));
+      return;
+    case 'user-security':
+      for (const problem of userSecurityProblems(body)) {
+        walk.problems.push({ path: appendPath(path, problem.field), rule: problem.rule, reason: problem.reason });
+      }
       return;
     default:
       return;

@@ -153,6 +153,15 @@ function admit(caller: Caller, state: RequestState): void {
 }
 
 /**
+ * The user to record: a user-security policy may authenticate after the security phase, so the
+ * context's `request.authenticated-credential` (the one place both write) is read first.
+ */
+function authenticatedUser(state: RequestState): string | undefined {
+  const name = state.context?.request['authenticated-credential'];
+  return typeof name === 'string' ? name : state.user;
+}
+
+/**
  * The security phase's coded error as the consumer's answer, with the `WWW-Authenticate`
  * challenge of the scheme the caller could satisfy (basic: RFC 7617, bearer: RFC 6750).
  */
@@ -464,7 +473,7 @@ export class Gateway {
       clientId: state.clientId,
       credential: state.credential,
       subscription: state.subscription,
-      user: state.user,
+      user: authenticatedUser(state),
       backendMs: state.context?.backendMs ?? 0,
       errorName: state.errorName,
       requestBody: state.requestBody,

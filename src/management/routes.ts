@@ -53,7 +53,12 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       url: '/api/me',
       summary: 'The signed-in provider user',
       tag: 'auth',
-      handler: async (request) => ({ username: request.providerUser!.username, email: request.providerUser!.email }),
+      handler: async (request) => {
+        const user = request.providerUser!;
+        // The org's name is what the /api/orgs/:org routes take (the CLI reads it here).
+        const org = await services.org(user.org_id);
+        return { username: user.username, email: user.email, org: org?.name };
+      },
     },
     // ── APIs ──
     { method: 'GET', url: '/api/apis', summary: 'List APIs', tag: 'apis', handler: async (request) => (await services.listApis(orgId(request))).map(apiSummary) },

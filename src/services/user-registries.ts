@@ -6,6 +6,7 @@
  */
 import { PorticoError } from '../errors.ts';
 import { namedRegistries } from '../definitions/security-support.ts';
+import { assemblyRegistries } from '../definitions/user-security-support.ts';
 import { checkConfiguration, checkRegistryInput, publicConfiguration } from '../identity/registry-config.ts';
 import type { RegistryConfiguration } from '../identity/registry-config.ts';
 import type { ProviderServices } from './provider-services.ts';
@@ -125,21 +126,26 @@ export class UserRegistries {
 }
 
 /**
- * The publish-time check: every registry an API's basic schemes name is enabled in the catalog.
+ * The publish-time check: every registry an API's basic schemes and user-security policies name
+ * is enabled in the catalog.
  * @throws PorticoError `DEF_INVALID` naming the API, the registry and the catalog.
  */
 export async function checkNamedRegistries(db: Db, catalogId: string, api: { name: string; version: string; document: string }) {
-  const names = namedRegistries(JSON.parse(api.document) as Record<string, unknown>);
-  if (names.length === 0) return;
+  const document = JSON.parse(api.document) as Record<string, unknown>;
+  const named = [
+    ...namedRegistries(document).map((name) => ({ name, path: '$.securityDefinitions', by: 'x-ibm-authentication-registry' })),
+    ...assemblyRegistries(document).map((name) => ({ name, path: '$.x-ibm-configuration.assembly', by: 'a user-security policy' })),
+  ];
+  if (named.length === 0) return;
   const enabled = new Set((await registries.listCatalogUserRegistries(db, catalogId)).map((row) => row.name));
   const catalog = await orgs.findCatalogById(db, catalogId);
-  for (const name of names) {
+  for (const { name, path, by } of named) {
     if (enabled.has(name)) continue;
     throw new PorticoError('DEF_INVALID', {
       file: `${api.name}:${api.version}`,
-      path: '$.securityDefinitions',
+      path,
       rule: 'unknown-user-registry',
-      reason: `x-ibm-authentication-registry names user registry ${name}, which catalog ${catalog?.name ?? catalogId} does not enable`,
+      reason: `${by} names user registry ${name}, which catalog ${catalog?.name ?? catalogId} does not enable`,
     });
   }
 }

@@ -41,7 +41,7 @@ describe('portico CLI against a running management server', () => {
 
   test('every command answers --help with exit 0', async () => {
     const commands = [[], ['serve'], ['demo'], ['login'], ['import'], ['publish'], ['apply'], ['approvals', 'list']];
-    for (const command of [...commands, ['users', 'add'], ['apis', 'list'], ['consumer-orgs', 'create']]) {
+    for (const command of [...commands, ['users', 'add'], ['apis', 'list'], ['consumer-orgs', 'create'], ['user-registries', 'create']]) {
       const run = await portico([...command, '--help'], env);
       assert.equal(run.code, 0, `${command.join(' ')}: ${run.stderr}`);
       assert.match(run.stdout, /Usage: portico/);
@@ -157,6 +157,43 @@ describe('portico CLI against a running management server', () => {
     const consumerServices = t.platform.consumerServices;
     const user = await consumerServices.authenticatePortalUser(catalog.id, 'pat@partner.example', 'partner-pass-1', 'cli-test');
     assert.ok(user.consumer_org_id);
+  });
+
+  test('user-registries: create, list, get, update, enable in a catalog, disable and delete', async () => {
+    const file = join(dir, 'corp.yaml');
+    const registry = (url: string) =>
+      `name: corp\ntitle: Corp\nregistry_type: ldap\nconfiguration:\n  url: ${url}\n  admin_dn: cn=svc,dc=x\n` +
+      '  admin_password: cli-bind-secret-9\n  search_dn_base: dc=x\n';
+    writeFileSync(file, registry('ldap://127.0.0.1:1389'));
+    const create = await portico(['user-registries', 'create', file], env);
+    assert.equal(create.stdout, 'created user registry corp (ldap)\n', create.stderr);
+    assert.match((await portico(['user-registries', 'list'], env)).stdout, /^corp\tldap\tCorp\tldap:\/\/127\.0\.0\.1:1389$/m);
+    const get = await portico(['user-registries', 'get', 'corp'], env);
+    assert.match(get.stdout, /^configuration\.admin_password_set: true$/m);
+    const json = await portico(['user-registries', 'get', 'corp', '--json'], env);
+    assert.equal(JSON.parse(json.stdout).configuration.search_dn_base, 'dc=x');
+    for (const run of [get, json]) assert.equal(run.stdout.includes('cli-bind-secret-9'), false);
+    writeFileSync(file, registry('ldaps://127.0.0.1:1636'));
+    assert.equal((await portico(['user-registries', 'update', file], env)).stdout, 'updated user registry corp\n');
+    assert.equal(JSON.parse((await portico(['user-registries', 'list', '--json'], env)).stdout)[0].configuration.url, 'ldaps://127.0.0.1:1636');
+    const enable = await portico(['user-registries', 'enable', 'corp', '--catalog', 'sandbox'], env);
+    assert.equal(enable.stdout, 'user registry corp is enabled in sandbox\n', enable.stderr);
+    assert.match((await portico(['user-registries', 'list', '--catalog', 'sandbox'], env)).stdout, /^corp\t/m);
+    assert.equal((await portico(['user-registries', 'disable', 'corp', '--catalog', 'sandbox'], env)).code, 0);
+    assert.equal((await portico(['user-registries', 'list', '--catalog', 'sandbox'], env)).stdout, '');
+    assert.equal((await portico(['user-registries', 'delete', 'corp'], env)).stdout, 'deleted user registry corp\n');
+    const gone = await portico(['user-registries', 'get', 'corp'], env);
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /^portico: .*corp/);
+  });
+
+  test('user-registries create with an invalid file: one line naming the field, exit 1', async () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ name: 'bad', registry_type: 'authurl', configuration: { url: 'ftp://x' } }));
+    const run = await portico(['user-registries', 'create', file], env);
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr.trim().split('\n').length, 1);
+    assert.match(run.stderr, /configuration\.url/);
   });
 
   test('PORTICO_SERVER and PORTICO_TOKEN override the saved login', async () => {

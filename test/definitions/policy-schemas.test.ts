@@ -6,7 +6,7 @@ import { policySchemas } from '../../src/definitions/index.ts';
 const expectedPolicies = [
   'invoke', 'proxy', 'map', 'gatewayscript', 'operation-switch', 'switch', 'if', 'set-variable', 'throw',
   'parse', 'validate', 'xml-to-json', 'json-to-xml', 'ratelimit', 'activity-log', 'log',
-  'jwt-validate', 'jwt-generate',
+  'jwt-validate', 'jwt-generate', 'user-security',
 ];
 
 type Schema = Record<string, unknown>;

@@ -78,6 +78,17 @@ describe('basic scheme with an authentication URL registry', () => {
     assert.equal((await call(good)).status, 200);
     assert.equal(calls, before + 1, 'the second call is answered from the cache');
   });
+  test('issue-13: the authenticated user is recorded in the activity log and served by the analytics API', async () => {
+    const txId = (await call(good)).headers.get('x-global-transaction-id');
+    const deadline = Date.now() + 10_000;
+    let event: Record<string, unknown> | undefined;
+    while (event === undefined && Date.now() < deadline) {
+      const { body } = await platform.t.call('GET', '/api/catalogs/sandbox/analytics/events?api=sec&limit=100');
+      event = (body as Array<Record<string, unknown>>).find((e) => e.tx_id === txId);
+      if (event === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(event?.user_name, 'alice', JSON.stringify(event));
+  });
   test('a refusal is not cached: each wrong attempt asks the registry', async () => {
     const before = calls;
     await call(wrong);

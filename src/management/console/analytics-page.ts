@@ -98,6 +98,7 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
       String(e.status),
       `${formatMs(e.latency_ms)} ms`,
       e.app_name || '—',
+      e.user_name || '—',
       e.content === 'payload' ? html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Request and response</a>` : html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Details</a>`,
     ]);
     const main = html`<h1>Analytics</h1>
@@ -114,7 +115,7 @@ ${context.catalogs.length > 1 ? html`<input type="hidden" name="catalog" value="
 <h2>Calls over time</h2>${timeSeriesChart(series, fromTs, toTs, range.bucketMs, `Calls over time, ${range.label.toLowerCase()}`)}
 <div class="panels">${panels}<section class="panel" aria-labelledby="d-latency"><h2 id="d-latency">Latency percentiles</h2>${percentileChart(percentiles)}</section></div>
 <h2>Latest calls</h2>
-${events.length === 0 ? html`<p>No calls in this period.</p>` : table('Latest calls', ['Time', 'API', 'Call', 'Status', 'Latency', 'App', 'Recorded'], eventRows, { hideCaption: true })}`;
+${events.length === 0 ? html`<p>No calls in this period.</p>` : table('Latest calls', ['Time', 'API', 'Call', 'Status', 'Latency', 'App', 'User', 'Recorded'], eventRows, { hideCaption: true })}`;
     return sendConsolePage(reply, viewOf(context), { title: 'Analytics', section: 'analytics', main });
   });
 
@@ -128,6 +129,7 @@ ${events.length === 0 ? html`<p>No calls in this period.</p>` : table('Latest ca
 <dl class="facts"><dt>Time</dt><dd>${when(event.ts)}</dd><dt>API</dt><dd>${event.api_name} ${event.api_version} · operation <code>${event.operation_id}</code></dd>
 <dt>Request</dt><dd><code>${event.verb} ${event.path}</code></dd><dt>Status</dt><dd>${event.status}${event.error_name ? ` (${event.error_name})` : ''}</dd>
 <dt>Latency</dt><dd>${formatMs(event.latency_ms)} ms (backend ${formatMs(event.backend_ms)} ms)</dd><dt>App</dt><dd>${event.app_name || '—'} · ${event.consumer_org_name || '—'}</dd>
+<dt>User</dt><dd>${event.user_name || '—'}</dd>
 <dt>Product and plan</dt><dd>${event.product_name || '—'} · ${event.plan_name || '—'}</dd><dt>Recorded</dt><dd>${event.content}</dd></dl>
 ${event.content === 'payload' || event.content === 'header'
       ? html`<div class="two-col"><section aria-labelledby="req-h"><h2 id="req-h">Request</h2><h3>Headers</h3><pre tabindex="0">${headersText(event.request_headers)}</pre>

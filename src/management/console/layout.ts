@@ -6,7 +6,7 @@ import type { SafeHtml } from '../../web/html.ts';
 import { documentShell, sendPage } from '../../web/page-shell.ts';
 import type { ProviderUser } from '../../store/schema.ts';
 
-export type ConsoleSection = 'overview' | 'apis' | 'products' | 'approvals' | 'consumers' | 'analytics' | 'sign-in';
+export type ConsoleSection = 'overview' | 'apis' | 'products' | 'approvals' | 'consumers' | 'registries' | 'analytics' | 'sign-in';
 
 export interface ConsoleView {
   user?: ProviderUser;
@@ -28,6 +28,7 @@ const links: Array<[ConsoleSection, string, string]> = [
   ['products', '/console/products', 'Products'],
   ['approvals', '/console/approvals', 'Approvals'],
   ['consumers', '/console/consumers', 'Consumers'],
+  ['registries', '/console/user-registries', 'User registries'],
   ['analytics', '/console/analytics', 'Analytics'],
 ];
 

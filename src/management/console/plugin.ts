@@ -18,6 +18,7 @@ import { consoleContext, setConsoleContext, viewOf } from './context.ts';
 import type { ConsoleContext } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { registerConsolePages } from './pages.ts';
+import { registerUserRegistriesPage } from './user-registries-page.ts';
 
 export interface ConsoleOptions {
   services: ProviderServices;
@@ -121,6 +122,7 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
 
   registerConsolePages(app, deps);
   registerAnalyticsPages(app, deps);
+  registerUserRegistriesPage(app, deps);
 }
 
 /** The console as a plugin for `createManagementServer({ plugins })`. */
