@@ -53,7 +53,7 @@ function apiHits(product: ProductRow, api: ApiRow, view: ApiView): Hit[] {
   const hits = [hit('api', `${api.title} ${api.version}`, url, view.description || `In ${inProduct}`, [api.name, api.base_path, inProduct])];
   for (const operation of view.operations) {
     const title = `${operation.method} ${operation.path}`;
-    const detail = operation.summary || `${api.title} ${api.version} in ${inProduct}`;
+    const detail = [operation.summary, `${api.title} ${api.version}`].filter(Boolean).join(' · ');
     const words = [operation.description, operation.operationId ?? '', api.title, api.name, inProduct];
     hits.push(hit('operation', title, `${url}#${operation.anchor}`, detail, words));
   }
