@@ -1,4 +1,7 @@
-/** The HTML of an API page: operations, parameters, schemas, examples and a Try it form per operation. */
+/**
+ * The HTML of an API page: one collapsible section per operation with its parameters, schemas,
+ * examples, code samples and Try it form, and links to download the OpenAPI document.
+ */
 import type { App, AppCredential, ApiRow, ProductRow } from '../store/schema.ts';
 import { breadcrumbs, csrfField, notice, table } from '../web/components.ts';
 import type { PortalContext } from './context.ts';
@@ -7,6 +10,8 @@ import type { SafeHtml } from '../web/html.ts';
 import type { ApiView, OperationView, ParameterView } from '../web/openapi-view.ts';
 import { typeOf } from '../web/openapi-view.ts';
 import type { TryResult } from './try-it.ts';
+import { clientIdPlaceholder, clientSecretPlaceholder, codeSamples } from './code-samples.ts';
+import type { CodeSample } from './code-samples.ts';
 
 export interface ApiPageInput {
   context: PortalContext;
@@ -114,12 +119,32 @@ ${operation.body ? html`<div class="field"><label for="${prefix}-body">Request b
 <div class="tryit-result" aria-live="polite">${shown ? tryResultHtml(shown.outcome) : ''}</div></section>`;
 }
 
+function codeSampleBlock(operation: OperationView, sample: CodeSample): SafeHtml {
+  const id = `${operation.anchor}-sample-${sample.language}`;
+  return html`<div class="sample"><div class="sample-head"><h4 id="${id}-title">${sample.label}</h4>
+<button type="button" class="button secondary small" data-copy-target="${id}">Copy<span class="visually-hidden"> the ${sample.label} sample</span></button><span class="copy-status hint" aria-live="polite"></span></div>
+<pre tabindex="0" aria-labelledby="${id}-title"><code id="${id}">${sample.code}</code></pre></div>`;
+}
+
+function codeSamplesSection(input: ApiPageInput, operation: OperationView): SafeHtml {
+  const clientId = input.apps[0]?.credential?.client_id;
+  const samples = codeSamples({ operation, gatewayBase: input.gatewayBase, clientId });
+  const whose = clientId
+    ? html`with the client id of your app ${input.apps[0].app.title}`
+    : html`with <code>${clientIdPlaceholder}</code> where your app's client id goes`;
+  return html`<h3>Code samples</h3><p class="hint">Ready to run ${whose}; a client secret, where one is needed, is never shown again: paste it in place of <code>${clientSecretPlaceholder}</code>.</p>
+<div class="samples">${samples.map((sample) => codeSampleBlock(operation, sample))}</div>`;
+}
+
 function operationSection(input: ApiPageInput, operation: OperationView): SafeHtml {
   const method = operation.method.toLowerCase();
+  const open = input.result?.anchor === operation.anchor;
   return html`<section class="operation" id="${operation.anchor}" aria-labelledby="${operation.anchor}-title">
-<h2 id="${operation.anchor}-title"><span class="method ${method}">${operation.method}</span> <span class="path">${operation.path}</span></h2>
-${operation.summary ? html`<p><strong>${operation.summary}</strong></p>` : ''}${operation.description ? html`<p>${operation.description}</p>` : ''}
-<p class="hint">${operation.operationId ? html`Operation <code>${operation.operationId}</code> · ` : ''}<code>${operation.method} ${input.gatewayBase}${operation.path}</code></p>
+<details${open ? html` open` : ''}><summary><h2 id="${operation.anchor}-title"><span class="method ${method}">${operation.method}</span> <span class="path">${operation.path}</span>${
+    operation.summary ? html` <span class="op-summary">${operation.summary}</span>` : ''
+  }</h2></summary>
+<div class="operation-body">${operation.description ? html`<p>${operation.description}</p>` : ''}
+<p class="hint">${operation.operationId ? html`Operation <code>${operation.operationId}</code> · ` : ''}<code class="url">${operation.method} ${input.gatewayBase}${operation.path}</code></p>
 <h3>Parameters</h3>
 ${operation.parameters.length === 0 ? html`<p>None.</p>` : table(`Parameters of ${operation.method} ${operation.path}`, ['Name', 'In', 'Type', 'Required', 'Description'], parameterRows(operation.parameters), { hideCaption: true })}
 ${operation.body ? html`<h3>Request body</h3><p class="hint">${operation.body.contentType}${operation.body.required ? ', required' : ''}</p>${schemaBlock(operation.body.schema, operation.body.example, 'Example request')}` : ''}
@@ -127,7 +152,13 @@ ${operation.body ? html`<h3>Request body</h3><p class="hint">${operation.body.co
 ${operation.responses.map(
   (r) => html`<h4>Status ${r.status}</h4>${r.description && r.description !== r.status ? html`<p>${r.description}</p>` : ''}${schemaBlock(r.schema, r.example, `Example response${r.contentType ? ` (${r.contentType})` : ''}`)}`,
 )}
-${tryItSection(input, operation)}</section>`;
+${codeSamplesSection(input, operation)}
+${tryItSection(input, operation)}</div></details></section>`;
+}
+
+function downloadLinks(input: ApiPageInput): SafeHtml {
+  const file = `${input.api.name}-${input.api.version}`.replace(/[^A-Za-z0-9._-]/g, '_');
+  return html`<p class="downloads">Download OpenAPI: <a href="${input.apiUrl}/openapi.yaml" download="${file}.yaml">YAML</a> · <a href="${input.apiUrl}/openapi.json" download="${file}.json">JSON</a></p>`;
 }
 
 /** The whole main content of an API page. */
@@ -138,7 +169,8 @@ export function apiPage(input: ApiPageInput): SafeHtml {
 <h1>${api.title} <span class="meta">${api.version}</span></h1>
 ${api.state === 'offline' ? notice('warn', 'This API is offline at the moment: calls answer 404 until the provider brings it online.') : ''}
 ${view.description ? html`<p class="lede">${view.description}</p>` : ''}
-<dl class="facts"><dt>Base URL</dt><dd><code>${input.gatewayBase}</code></dd><dt>Credentials</dt><dd>${securityNames.length > 0 ? securityNames.join(', ') : 'X-IBM-Client-Id (header)'}</dd></dl>
+<dl class="facts"><dt>Base URL</dt><dd><code class="url">${input.gatewayBase}</code></dd><dt>Credentials</dt><dd>${securityNames.length > 0 ? securityNames.join(', ') : 'X-IBM-Client-Id (header)'}</dd></dl>
+${downloadLinks(input)}
 <div class="layout-api"><nav class="toc" aria-label="Operations"><h2 class="visually-hidden">Operations</h2><ul>${view.operations.map(
     (o) => html`<li><a href="#${o.anchor}"><span class="method ${o.method.toLowerCase()}">${o.method}</span> <span class="path">${o.path}</span></a></li>`,
   )}</ul></nav>

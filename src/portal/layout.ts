@@ -6,7 +6,7 @@ import { csrfField } from '../web/components.ts';
 import type { PortalContext } from './context.ts';
 import { documentShell, sendPage } from '../web/page-shell.ts';
 
-export type PortalSection = 'home' | 'products' | 'apps' | 'account' | 'sign-in' | 'sign-up';
+export type PortalSection = 'home' | 'products' | 'apps' | 'account' | 'sign-in' | 'sign-up' | 'search';
 
 export interface PortalPage {
   title: string;
@@ -29,6 +29,7 @@ function header(context: PortalContext | undefined, section: PortalSection | und
 <a class="brand" href="/">Portico<small>Developer Portal</small></a>
 <nav class="site-nav" aria-label="Main"><ul>
 ${navLink('/', 'Home', section === 'home')}${navLink('/products', 'API Products', section === 'products')}${user ? navLink('/apps', 'Apps', section === 'apps') : ''}
+${navLink('/search', 'Search', section === 'search')}
 ${account}
 </ul></nav></div></header>`;
 }

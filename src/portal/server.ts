@@ -21,6 +21,7 @@ import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerApiRoutes } from './routes/apis.ts';
 import { registerAppRoutes } from './routes/apps.ts';
 import { registerProductRoutes } from './routes/products.ts';
+import { registerSearchRoutes } from './routes/search.ts';
 import { registerSubscribeRoutes } from './routes/subscribe.ts';
 
 export interface PortalOptions {
@@ -112,5 +113,6 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
   registerAppRoutes(app, deps);
   registerSubscribeRoutes(app, deps);
   registerApiRoutes(app, deps);
+  registerSearchRoutes(app, deps);
   return app;
 }

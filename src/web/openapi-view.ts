@@ -4,6 +4,8 @@
  * resolved, cycles marked) and examples, and where the client id and secret go.
  */
 
+import { exampleFor } from './examples.ts';
+
 type Json = Record<string, unknown>;
 
 export interface ParameterView {
@@ -12,7 +14,10 @@ export interface ParameterView {
   required: boolean;
   type: string;
   description: string;
+  /** The document's own example, the value Try it starts with. */
   example?: unknown;
+  /** The document's example, else one generated from the schema (for code samples). */
+  sample?: unknown;
   enum?: unknown[];
 }
 
@@ -109,37 +114,6 @@ export function typeOf(schema: unknown): string {
   return schema.format ? `${type} (${text(schema.format)})` : type;
 }
 
-/** An example value for a schema: its own example, else one built from its shape. */
-export function exampleFor(schema: unknown, depth = 0): unknown {
-  if (!isObject(schema) || depth > 8) return undefined;
-  if (schema.example !== undefined) return schema.example;
-  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
-  if (schema.default !== undefined) return schema.default;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  for (const combined of ['allOf', 'oneOf', 'anyOf']) {
-    const list = schema[combined];
-    if (Array.isArray(list) && list.length > 0) {
-      if (combined !== 'allOf') return exampleFor(list[0], depth + 1);
-      return Object.assign({}, ...list.map((part) => exampleFor(part, depth + 1)).filter(isObject));
-    }
-  }
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  if (type === 'object' || isObject(schema.properties)) {
-    const out: Json = {};
-    for (const [name, property] of Object.entries(isObject(schema.properties) ? schema.properties : {})) out[name] = exampleFor(property, depth + 1);
-    return out;
-  }
-  if (type === 'array') {
-    const item = exampleFor(schema.items, depth + 1);
-    return item === undefined ? [] : [item];
-  }
-  if (type === 'integer') return 0;
-  if (type === 'number') return 0.0;
-  if (type === 'boolean') return true;
-  if (type === 'string') return schema.format === 'date-time' ? '2024-01-01T00:00:00Z' : schema.format === 'uri' ? 'https://example.com' : 'string';
-  return undefined;
-}
-
 function credentialsFor(document: Json, operation: Json, kind: ApiView['kind']): CredentialPlacement[] {
   const requirements = Array.isArray(operation.security) ? operation.security : Array.isArray(document.security) ? document.security : [];
   const schemes = (kind === 'swagger2' ? document.securityDefinitions : isObject(document.components) ? document.components.securitySchemes : undefined) ?? {};
@@ -158,13 +132,15 @@ function credentialsFor(document: Json, operation: Json, kind: ApiView['kind']):
 
 function parameterView(raw: Json, kind: ApiView['kind']): ParameterView {
   const schema = kind === 'openapi3' || raw.in === 'body' ? (raw.schema as Json | undefined) : raw;
+  const example = raw.example ?? (isObject(schema) ? schema.example : undefined);
   return {
     name: text(raw.name),
     in: text(raw.in),
     required: raw.required === true || raw.in === 'path',
     type: typeOf(schema),
     description: text(raw.description),
-    example: raw.example ?? (isObject(schema) ? schema.example : undefined),
+    example,
+    sample: example ?? exampleFor(schema, { name: text(raw.name) }),
     enum: isObject(schema) && Array.isArray(schema.enum) ? schema.enum : undefined,
   };
 }

@@ -143,8 +143,16 @@ test('Gold on another app is pending until the provider approves it in the conso
   assert.equal(await gatewayStatus(goldApp.clientId, 200), 200);
 });
 
-async function tryIt(operationHeading: RegExp, zip: string): Promise<{ status: string; body: string }> {
+/** An operation's section on an API page, opened (operations start collapsed). */
+async function openOperation(operationHeading: RegExp) {
   const section = page.locator('section.operation').filter({ has: page.getByRole('heading', { name: operationHeading }) });
+  await section.locator('summary').click();
+  await section.getByRole('button', { name: 'Send' }).waitFor();
+  return section;
+}
+
+async function tryIt(operationHeading: RegExp, zip: string): Promise<{ status: string; body: string }> {
+  const section = await openOperation(operationHeading);
   await section.getByLabel('Application').selectOption({ label: 'Flow Silver App' });
   assert.equal(await section.getByLabel('Client ID').inputValue(), silverApp.clientId);
   await section.getByLabel(/^zip/).fill(zip);
@@ -171,7 +179,7 @@ test('Try it on GET /calculate shows what the gateway answers', async () => {
   const direct = await fetch(`${running.gateway}/demo/sandbox/financing/calculate?amount=10000&duration=36&rate=5`, { headers: { 'X-IBM-Client-Id': silverApp.clientId } });
   const directBody = await direct.text();
   await page.goto(`${running.portal}/products/accessories/1.0.0/apis/financing/1.0.0`);
-  const section = page.locator('section.operation').filter({ has: page.getByRole('heading', { name: /GET \/calculate/ }) });
+  const section = await openOperation(/GET \/calculate/);
   await section.getByLabel('Application').selectOption({ label: 'Flow Silver App' });
   await section.getByLabel(/^amount/).fill('10000');
   await section.getByLabel(/^duration/).fill('36');

@@ -1,4 +1,7 @@
-/** API pages of a product, and Try it (relayed to the gateway for the developer's own apps only). */
+/**
+ * API pages of a product, their OpenAPI downloads (only of products the visitor may see), and
+ * Try it (relayed to the gateway for the developer's own apps only).
+ */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PorticoError } from '../../errors.ts';
 import { apiPage } from '../api-page.ts';
@@ -8,7 +11,9 @@ import type { PortalDeps } from '../deps.ts';
 import { formField, formFields } from '../../web/form.ts';
 import { sendPortalPage } from '../layout.ts';
 import { apiView } from '../../web/openapi-view.ts';
+import { openApiText, publicOpenApi } from '../openapi-download.ts';
 import { relayTryIt } from '../try-it.ts';
+import { setSecurityHeaders } from '../../web/page-shell.ts';
 import { productUrl } from './products.ts';
 
 interface ApiParams {
@@ -49,6 +54,29 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
   }
 
   app.get('/products/:name/:version/apis/:apiName/:apiVersion', async (request, reply) => send(reply, await pageInput(request)));
+
+  for (const format of ['json', 'yaml'] as const) {
+    app.get(`/products/:name/:version/apis/:apiName/:apiVersion/openapi.${format}`, async (request, reply) => {
+      const context = portalContext(request);
+      const params = request.params as ApiParams;
+      // The same visibility as the page: a product the visitor may not see is 404, like a missing one.
+      const product = await services.visibleProduct(context, params.name, params.version);
+      const api = await services.visibleProductApi(context, product, params.apiName, params.apiVersion);
+      const document = publicOpenApi(JSON.parse(api.document) as Record<string, unknown>, {
+        publicUrl: deps.gatewayPublicUrl,
+        orgName: context.catalog.orgName,
+        catalogName: context.catalog.catalogName,
+        basePath: api.base_path,
+      });
+      const file = `${api.name}-${api.version}`.replace(/[^A-Za-z0-9._-]/g, '_');
+      setSecurityHeaders(reply);
+      return reply
+        .header('content-type', format === 'json' ? 'application/json; charset=utf-8' : 'application/yaml; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${file}.${format}"`)
+        .header('cache-control', 'no-store')
+        .send(openApiText(document, format));
+    });
+  }
 
   app.post('/products/:name/:version/apis/:apiName/:apiVersion/try', async (request, reply) => {
     const input = await pageInput(request);

@@ -46,6 +46,29 @@
     show();
   });
 
+  // API pages: an address naming an operation (#get-items) opens its collapsed section.
+  function openSection(id) {
+    var target = id ? document.getElementById(id) : null;
+    if (!target) return;
+    var details = target.tagName === 'DETAILS' ? target : target.querySelector('details');
+    for (var node = details || target; node; node = node.parentElement) {
+      if (node.tagName === 'DETAILS') node.open = true;
+    }
+  }
+  function openFromAddress() {
+    try {
+      openSection(decodeURIComponent(window.location.hash.slice(1)));
+    } catch {
+      // A malformed address opens nothing.
+    }
+  }
+  document.addEventListener('click', function (event) {
+    var link = event.target.closest ? event.target.closest('a[href^="#"]') : null;
+    if (link) openSection(link.getAttribute('href').slice(1));
+  });
+  window.addEventListener('hashchange', openFromAddress);
+  openFromAddress();
+
   function renderResult(region, result) {
     region.textContent = '';
     var line = document.createElement('p');
