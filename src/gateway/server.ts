@@ -325,6 +325,7 @@ export class Gateway {
     const directory: CallerDirectory = {
       credentials: snapshot.credentials,
       subscriptionFor: (appId) => subscriptionFor(api, appId),
+      revoked: snapshot.revoked,
     };
     try {
       const caller = authenticate(operation.security, request, directory);
