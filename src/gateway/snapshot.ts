@@ -168,6 +168,8 @@ export interface AppInfo {
   consumerOrgTitle: string;
   /** Registered OAuth redirect URIs (matched exactly by the authorize endpoint). */
   redirectUris: readonly string[];
+  /** The catalog of the app's consumer org: the only catalog whose OAuth providers serve it. */
+  catalogId?: string;
 }
 
 export interface CredentialInfo {
@@ -482,6 +484,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
       consumerOrgName: one(app.consumer_org_name),
       consumerOrgTitle: one(app.consumer_org_title),
       redirectUris: redirectUrisOf(app.redirect_uris),
+      catalogId: app.catalog_id === undefined ? undefined : one(app.catalog_id),
     });
   }
   // Products → their subscribers (appId → subscription), then each API points at the maps of

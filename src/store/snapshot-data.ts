@@ -23,6 +23,7 @@ export interface SnapshotData {
     consumer_org_name: string;
     consumer_org_title: string;
     redirect_uris?: string;
+    catalog_id?: string;
   }>;
   credentials: Array<{ client_id: string; secret_hash: string; app_id: string }>;
   subscriptions: Array<{ id: string; app_id: string; product_id: string; plan_id: string; state: SubscriptionState }>;
@@ -74,7 +75,7 @@ export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
   const apps = await db
     .selectFrom('apps')
     .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
-    .select(['apps.id', 'apps.title', 'apps.consumer_org_id', 'consumer_orgs.name as consumer_org_name', 'consumer_orgs.title as consumer_org_title', 'apps.redirect_uris'])
+    .select(['apps.id', 'apps.title', 'apps.consumer_org_id', 'consumer_orgs.name as consumer_org_name', 'consumer_orgs.title as consumer_org_title', 'apps.redirect_uris', 'consumer_orgs.catalog_id'])
     .execute();
   const credentials = await db.selectFrom('app_credentials').select(['client_id', 'secret_hash', 'app_id']).execute();
   const userRegistries = await loadCatalogRegistries(db);
