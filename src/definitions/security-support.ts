@@ -15,7 +15,7 @@ import type { PathSegment } from './json-path.ts';
 export interface SupportedScheme {
   /** The scheme's name in `securityDefinitions` / `components.securitySchemes`. */
   scheme: string;
-  role: 'client-id' | 'client-secret' | 'basic' | 'oauth2-introspect';
+  role: 'client-id' | 'client-secret' | 'basic' | 'oauth2-introspect' | 'oauth2-native';
   in: 'header' | 'query';
   /** The header or query parameter name as written, e.g. `X-IBM-Client-Id` (`Authorization` for basic and bearer). */
   name: string;
@@ -23,6 +23,8 @@ export interface SupportedScheme {
   registry?: string;
   /** oauth2: the third-party provider's RFC 7662 endpoint (API Connect's `x-tokenIntrospect`). */
   introspect?: { url: string; tlsProfile?: string };
+  /** oauth2: the native provider whose tokens are accepted (API Connect's `x-ibm-oauth-provider`). */
+  provider?: string;
   /** oauth2: the scopes the requirement asks for (every one must be granted). */
   scopes?: readonly string[];
 }
@@ -49,7 +51,7 @@ const keyTypes: Record<string, 'client-id' | 'client-secret'> = { client_id: 'cl
 
 const notYet =
   'is not supported yet: the gateway enforces client ids and client secrets (apiKey), basic authentication ' +
-  'against a user registry, and oauth2 with x-tokenIntrospect';
+  'against a user registry, and oauth2 with x-tokenIntrospect or x-ibm-oauth-provider';
 
 /** The security schemes a document declares, `$ref`s followed, as written. */
 export function declaredSchemes(document: Record<string, unknown>): Record<string, unknown> {
@@ -67,6 +69,7 @@ export function schemeSupport(name: string, scheme: unknown): SupportedScheme | 
   const type = scheme.type;
   if (type === 'basic' || (type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')) return basicSupport(name, scheme);
   if (type === 'oauth2' && scheme['x-tokenIntrospect'] !== undefined) return introspectedOAuth(name, scheme);
+  if (type === 'oauth2' && scheme['x-ibm-oauth-provider'] !== undefined) return nativeOAuth(name, scheme);
   if (type === 'oauth2' || type === 'openIdConnect' || type === 'mutualTLS') {
     return `security scheme ${name}: ${type} ${notYet}`;
   }
@@ -115,6 +118,16 @@ function introspectedOAuth(name: string, scheme: Record<string, unknown>): Suppo
   const found: SupportedScheme = { scheme: name, role: 'oauth2-introspect', in: 'header', name: 'Authorization' };
   found.introspect = tlsProfile === undefined ? { url } : { url, tlsProfile };
   return found;
+}
+
+// IBM "Creating an OAuth security definition": the definition names an OAuth provider the
+// catalog enables (`x-ibm-oauth-provider`); its tokens are checked by the gateway itself.
+function nativeOAuth(name: string, scheme: Record<string, unknown>): SupportedScheme | string {
+  const provider = scheme['x-ibm-oauth-provider'];
+  if (typeof provider !== 'string' || provider === '') {
+    return `security scheme ${name}: x-ibm-oauth-provider must name an OAuth provider`;
+  }
+  return { scheme: name, role: 'oauth2-native', in: 'header', name: 'Authorization', provider };
 }
 
 function apiKeyRole(scheme: Record<string, unknown>): 'client-id' | 'client-secret' | { reason: string } {
@@ -195,12 +208,13 @@ const roleOrder: Record<SupportedScheme['role'], number> = {
   'client-secret': 1,
   basic: 2,
   'oauth2-introspect': 3,
+  'oauth2-native': 3,
 };
 
 /** The scheme with the requirement's scopes: only an oauth2 requirement has any. */
 function requiredScopes(scheme: SupportedScheme, scopes: unknown): SupportedScheme | string {
   const list = Array.isArray(scopes) ? scopes : undefined;
-  if (scheme.role !== 'oauth2-introspect') {
+  if (scheme.role !== 'oauth2-introspect' && scheme.role !== 'oauth2-native') {
     if (list === undefined || list.length > 0) return `security scheme ${scheme.scheme}: an apiKey or basic requirement has no scopes or roles ([])`;
     return scheme;
   }
@@ -209,6 +223,16 @@ function requiredScopes(scheme: SupportedScheme, scopes: unknown): SupportedSche
     return `security scheme ${scheme.scheme}: the required scopes must be a list of scope tokens (RFC 6749 §3.3)`;
   }
   return { ...scheme, scopes: list as string[] };
+}
+
+/** The native OAuth providers an API's oauth2 schemes name, for the publish-time check. */
+export function namedProviders(document: Record<string, unknown>): string[] {
+  const names = new Set<string>();
+  for (const [name, scheme] of Object.entries(declaredSchemes(document))) {
+    const support = schemeSupport(name, scheme);
+    if (typeof support !== 'string' && support.provider !== undefined) names.add(support.provider);
+  }
+  return [...names];
 }
 
 /** The user registries an API's basic schemes name, for the publish-time check. */
@@ -226,7 +250,7 @@ export function namedRegistries(document: Record<string, unknown>): string[] {
 function combinationProblem(schemes: SupportedScheme[]): string | undefined {
   const ids = schemes.filter((s) => s.role === 'client-id').map((s) => s.scheme);
   const secrets = schemes.filter((s) => s.role === 'client-secret').map((s) => s.scheme);
-  const tokens = schemes.filter((s) => s.role === 'oauth2-introspect').map((s) => s.scheme);
+  const tokens = schemes.filter((s) => s.role === 'oauth2-introspect' || s.role === 'oauth2-native').map((s) => s.scheme);
   if (ids.length > 1) return `one requirement names two client ids (${ids.join(', ')}); make them alternatives`;
   if (tokens.length > 1) return `one requirement names two OAuth schemes (${tokens.join(', ')}); one bearer token cannot be both`;
   if (secrets.length > 1) return `one requirement names two client secrets (${secrets.join(', ')})`;

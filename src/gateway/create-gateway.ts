@@ -19,6 +19,8 @@ import { loadSnapshotData } from '../store/snapshot-data.ts';
 import type { Store } from '../store/store.ts';
 import { createPolicyRegistry } from './policies.ts';
 import { Gateway } from './server.ts';
+import { OAuthEndpoints } from '../oauth/endpoints.ts';
+import { recordChange } from '../store/changes.ts';
 
 /** `{"name":"10/1second"}` → hard rules by name (catalog- and gateway-named assembly limits). */
 export function namedLimits(written: Record<string, string>): Record<string, readonly LimitRule[]> {
@@ -77,7 +79,17 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     graceMs: settings.scriptGraceMs,
     engineBytes: settings.scriptEngineBytes,
   });
-  const gateway = new Gateway({
+  const oauth = new OAuthEndpoints({
+    store,
+    logger: logger.child({ part: 'oauth' }),
+    // The other nodes learn of a revocation from the change feed; this one reloads before answering.
+    changed: async (kind) => {
+      await recordChange(store.db, kind, store.dialect);
+      await gateway.reload();
+    },
+  });
+  const gateway: Gateway = new Gateway({
+    oauth,
     logger: logger.child({ part: 'gateway' }),
     counters,
     registry: createPolicyRegistry(),

@@ -33,6 +33,7 @@ import { recordRequest } from './metrics.ts';
 import { authenticate } from './security/index.ts';
 import type { Caller, CallerDirectory, SecurityRequest } from './security/index.ts';
 import { compileSnapshot, matchRoute, subscriptionFor } from './snapshot.ts';
+import type { OAuthEndpoints } from '../oauth/endpoints.ts';
 import type { CompiledApi, CompiledOperation, CredentialInfo, Snapshot, SubscriptionInfo } from './snapshot.ts';
 
 export interface GatewayOptions {
@@ -52,6 +53,8 @@ export interface GatewayOptions {
   trustedProxies?: string[];
   /** Also answer `/health`, `/ready` and `/metrics` on the consumer port. */
   statusOnConsumerPort?: boolean;
+  /** The native OAuth providers' endpoints (token, authorize, …), answered before API routing. */
+  oauth?: OAuthEndpoints;
 }
 
 export interface ConnectionSettings {
@@ -287,6 +290,8 @@ export class Gateway {
     const snapshot = this.snapshot;
     // A draining node still serves: its answers close their connections (see `finish`).
     if (snapshot === undefined) throw consumerError('GW_UNAVAILABLE', { reason: 'starting' });
+    const oauthRoute = this.options.oauth?.route(snapshot, pathname);
+    if (oauthRoute !== undefined) return this.options.oauth!.serve(oauthRoute, req, res, snapshot, search);
     const third = pathname.indexOf('/', second + 1);
     const catalogKey = third < 0 ? pathname.slice(1) : pathname.slice(1, third);
     const catalog = snapshot.catalogs.get(catalogKey);
@@ -334,6 +339,7 @@ export class Gateway {
     const directory: CallerDirectory = {
       credentials: snapshot.credentials,
       subscriptionFor: (appId) => subscriptionFor(api, appId),
+      revoked: snapshot.revoked,
     };
     try {
       const caller = authenticate(operation.security, request, directory);

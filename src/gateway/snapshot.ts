@@ -22,6 +22,8 @@ import { compileOperationSecurity, credentialNames } from './security/index.ts';
 import type { OperationSecurity } from './security/index.ts';
 import { compileRegistries } from '../identity/verifiers.ts';
 import type { CatalogRegistries } from '../identity/verifiers.ts';
+import { compileProviders } from '../oauth/compile.ts';
+import type { CatalogProviders } from '../oauth/compile.ts';
 
 export interface CompiledOperation {
   id: string | undefined;
@@ -164,6 +166,10 @@ export interface AppInfo {
   consumerOrgId: string;
   consumerOrgName: string;
   consumerOrgTitle: string;
+  /** Registered OAuth redirect URIs (matched exactly by the authorize endpoint). */
+  redirectUris: readonly string[];
+  /** The catalog of the app's consumer org: the only catalog whose OAuth providers serve it. */
+  catalogId?: string;
 }
 
 export interface CredentialInfo {
@@ -178,6 +184,10 @@ export interface Snapshot {
   catalogs: Map<string, CatalogRoutes>;
   credentials: Map<string, CredentialInfo>;
   apiCount: number;
+  /** Each catalog's native OAuth providers, by `org/catalog` (the gateway routes their endpoints). */
+  oauth: Map<string, CatalogProviders>;
+  /** Revoked access token ids and grant ids, until the tokens would have expired. */
+  revoked: ReadonlySet<string>;
   /** APIs that failed to compile, with the reason (they are left out, not half-served). */
   failures: Array<{ api: string; catalog: string; reason: string }>;
 }
@@ -227,6 +237,7 @@ function compileApi(
   catalog: SnapshotData['catalogs'][number],
   options: SnapshotOptions,
   registries: CatalogRegistries,
+  providers?: CatalogProviders,
 ): CompiledApi {
   const document = JSON.parse(row.document) as Record<string, unknown>;
   const openapi = document.swagger === '2.0' ? '2.0' : String(document.openapi ?? '').startsWith('3.1') ? '3.1' : '3.0';
@@ -247,7 +258,12 @@ function compileApi(
   const written = new Map(rawOperations(document).map((raw) => [`${raw.verb} ${raw.path}`, raw.operation]));
   for (const operation of definition.operations) {
     const writtenOperation = written.get(`${operation.verb} ${operation.path}`) ?? {};
-    const security = compileOperationSecurity(document, writtenOperation, { properties, settings: options.settings, registries });
+    const security = compileOperationSecurity(document, writtenOperation, {
+      properties,
+      settings: options.settings,
+      registries,
+      providers: providers?.byName,
+    });
     if (security.refused) refusedOperation(options, catalog, definition, operation, security.reason);
     const compiled: CompiledOperation = {
       id: operation.id,
@@ -364,6 +380,27 @@ function catalogRegistries(
   return out;
 }
 
+const noRedirectUris: readonly string[] = Object.freeze([]);
+
+function redirectUrisOf(written: string | undefined): readonly string[] {
+  if (written === undefined || written === '[]') return noRedirectUris;
+  const list = JSON.parse(written) as unknown;
+  return Array.isArray(list) ? list.filter((uri): uri is string => typeof uri === 'string') : noRedirectUris;
+}
+
+/** Each catalog's native OAuth providers, compiled with the registries the catalog enables. */
+function catalogProviders(
+  data: SnapshotData,
+  registries: Map<string, { compiled: CatalogRegistries }>,
+  options: SnapshotOptions,
+): Map<string, CatalogProviders> {
+  const oauth = data.oauth;
+  if (oauth === undefined || oauth.providers.length === 0) return new Map();
+  const catalogs = new Map(data.catalogs.map((c) => [c.id, c]));
+  const refused = (provider: string, reason: string) => options.logger.error({ provider, reason }, 'OAuth provider left out of the snapshot');
+  return compileProviders(oauth.providers, oauth.keys, catalogs, (id) => registries.get(id)?.compiled, refused);
+}
+
 /** Builds a snapshot from the store's data. */
 export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): Snapshot {
   const started = performance.now();
@@ -377,6 +414,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
   }
 
   const registries = catalogRegistries(data, options);
+  const providers = catalogProviders(data, registries, options);
   // catalog id → api id → compiled api
   const compiled = new Map<string, Map<string, CompiledApi>>();
   const productsById = new Map(data.products.map((p) => [p.id, p]));
@@ -391,11 +429,12 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     const cacheKey = `${row.id}|${catalog.orgName}|${catalog.name}`;
     const cached = reuse.get(cacheKey);
     const enabled = registries.get(catalog.id) ?? { compiled: new Map(), stamp: '' };
-    // An API is reused only when neither it nor the registries its catalog enables changed.
-    const version = `${row.updated_at}|${enabled.stamp}`;
+    const catalogProviders = providers.get(catalog.id);
+    // An API is reused only when neither it nor the registries and providers its catalog enables changed.
+    const version = `${row.updated_at}|${enabled.stamp}|${catalogProviders?.stamp ?? ''}`;
     try {
       const same = cached && (cached as CompiledApi & { updatedAt?: string }).updatedAt === version;
-      const api = same ? { ...cached, productSubscriptions: [] } : compileApi(row, catalog, options, enabled.compiled);
+      const api = same ? { ...cached, productSubscriptions: [] } : compileApi(row, catalog, options, enabled.compiled, catalogProviders);
       (api as CompiledApi & { updatedAt?: string }).updatedAt = version;
       byApi.set(row.id, api);
     } catch (error) {
@@ -444,6 +483,8 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
       consumerOrgId: one(app.consumer_org_id),
       consumerOrgName: one(app.consumer_org_name),
       consumerOrgTitle: one(app.consumer_org_title),
+      redirectUris: redirectUrisOf(app.redirect_uris),
+      catalogId: app.catalog_id === undefined ? undefined : one(app.catalog_id),
     });
   }
   // Products → their subscribers (appId → subscription), then each API points at the maps of
@@ -480,9 +521,16 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     const app = apps.get(credential.app_id);
     if (app) credentials.set(credential.client_id, { secretHash: credential.secret_hash, app });
   }
+  const oauth = new Map<string, CatalogProviders>();
+  for (const [catalogId, catalogProviders] of providers) {
+    const catalog = catalogById.get(catalogId);
+    if (catalog) oauth.set(`${catalog.orgName}/${catalog.name}`, catalogProviders);
+  }
   return {
     change: data.change,
     builtAt: Date.now(),
+    oauth,
+    revoked: new Set(data.oauth?.revoked ?? []),
     compileMs: performance.now() - started,
     catalogs,
     credentials,

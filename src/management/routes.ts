@@ -10,6 +10,8 @@ import { apiParams, apiSummary, bearer, documentBody, orgId, param, productSumma
 import type { RouteSpec } from './route-spec.ts';
 import { UserRegistries } from '../services/user-registries.ts';
 import { userRegistryRoutes } from './user-registry-routes.ts';
+import { OAuthProviders } from '../services/oauth-providers.ts';
+import { oauthProviderRoutes } from './oauth-provider-routes.ts';
 
 export function routes(services: ProviderServices, sessionTtlMs: number): RouteSpec[] {
   const moveProduct = async (request: FastifyRequest, state: ProductState) =>
@@ -17,6 +19,7 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
 
   return [
     ...userRegistryRoutes(new UserRegistries(services)),
+    ...oauthProviderRoutes(new OAuthProviders(services)),
     {
       method: 'POST',
       url: '/api/login',

@@ -108,6 +108,10 @@ export class ConsumerServices implements ServiceContext {
     return apps.deleteApp(this, consumerOrgId, appId);
   }
 
+  setRedirectUris(consumerOrgId: string, appId: string, uris: string | readonly string[]) {
+    return apps.setRedirectUris(this, consumerOrgId, appId, uris);
+  }
+
   listCredentials(appId: string) {
     return consumers.listCredentials(this.store.db, appId);
   }

@@ -66,7 +66,14 @@ export async function setPortalUserPassword(db: Db, id: string, passwordHash: st
 }
 
 export async function createApp(db: Db, input: { consumerOrgId: string; title: string; description: string }): Promise<App> {
-  const app: App = { id: newId(), consumer_org_id: input.consumerOrgId, title: input.title, description: input.description, created_at: now() };
+  const app: App = {
+    id: newId(),
+    consumer_org_id: input.consumerOrgId,
+    title: input.title,
+    description: input.description,
+    created_at: now(),
+    redirect_uris: '[]',
+  };
   await db.insertInto('apps').values(app).execute();
   return app;
 }
@@ -96,6 +103,11 @@ export function listAppsInCatalog(db: Db, catalogId: string) {
 
 export async function updateApp(db: Db, appId: string, input: { title?: string; description?: string }): Promise<void> {
   await db.updateTable('apps').set(input).where('id', '=', appId).execute();
+}
+
+/** Replaces the app's registered OAuth redirect URIs. */
+export async function setRedirectUris(db: Db, appId: string, uris: readonly string[]): Promise<void> {
+  await db.updateTable('apps').set({ redirect_uris: JSON.stringify(uris) }).where('id', '=', appId).execute();
 }
 
 /** Deletes the app with its credentials and subscriptions (call inside a transaction). */

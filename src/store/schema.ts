@@ -125,6 +125,8 @@ export interface AppTable {
   title: string;
   description: string;
   created_at: string;
+  /** JSON list of the app's registered OAuth redirect URIs (RFC 6749 §3.1.2), matched exactly. */
+  redirect_uris: Generated<string>;
 }
 
 export interface AppCredentialTable {
@@ -235,7 +237,72 @@ export interface CatalogUserRegistryTable {
   registry_id: string;
 }
 
+export interface OAuthProviderTable {
+  id: string;
+  org_id: string;
+  name: string;
+  title: string;
+  /** The validated provider file as JSON text (src/oauth/provider-config.ts). */
+  configuration: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CatalogOAuthProviderTable {
+  catalog_id: string;
+  provider_id: string;
+}
+
+export interface OAuthKeyTable {
+  kid: string;
+  provider_id: string;
+  /** The ES256 private key as a JWK (the gateways sign with it). */
+  private_jwk: string;
+  created_at: number;
+  /** When a newer key replaced it: it still verifies until the tokens it signed expire. */
+  retired_at: number | null;
+}
+
+export interface OAuthCodeTable {
+  code_hash: string;
+  grant_id: string;
+  provider_id: string;
+  catalog_id: string;
+  client_id: string;
+  redirect_uri: string;
+  scope: string;
+  username: string;
+  challenge: string | null;
+  challenge_method: string | null;
+  expires_at: number;
+  used: Generated<number>;
+}
+
+export interface OAuthRefreshTokenTable {
+  token_hash: string;
+  grant_id: string;
+  provider_id: string;
+  catalog_id: string;
+  client_id: string;
+  scope: string;
+  username: string;
+  expires_at: number;
+  used: Generated<number>;
+}
+
+export interface OAuthRevocationTable {
+  /** An access token's `jti`, or a grant id that revokes every token of the grant. */
+  token_id: string;
+  expires_at: number;
+}
+
 export interface Database {
+  oauth_providers: OAuthProviderTable;
+  catalog_oauth_providers: CatalogOAuthProviderTable;
+  oauth_keys: OAuthKeyTable;
+  oauth_codes: OAuthCodeTable;
+  oauth_refresh_tokens: OAuthRefreshTokenTable;
+  oauth_revocations: OAuthRevocationTable;
   user_registries: UserRegistryTable;
   catalog_user_registries: CatalogUserRegistryTable;
   provider_orgs: ProviderOrgTable;
@@ -261,6 +328,8 @@ export type Catalog = Selectable<CatalogTable>;
 export type ProviderUser = Selectable<ProviderUserTable>;
 export type Session = Selectable<SessionTable>;
 export type ApiRow = Selectable<ApiTable>;
+export type OAuthProviderRow = Selectable<OAuthProviderTable>;
+export type OAuthKeyRow = Selectable<OAuthKeyTable>;
 export type ProductRow = Selectable<ProductTable>;
 export type PlanRow = Selectable<PlanTable>;
 export type ConsumerOrg = Selectable<ConsumerOrgTable>;

@@ -4,7 +4,8 @@
  * bundle, and the consumer side (apps, credentials, live subscriptions).
  */
 import type { Db } from './store.ts';
-import type { ApiRow, PlanRow, ProductRow, SubscriptionState, UserRegistryRow } from './schema.ts';
+import type { ApiRow, OAuthKeyRow, OAuthProviderRow, PlanRow, ProductRow, SubscriptionState, UserRegistryRow } from './schema.ts';
+import { loadCatalogProviders, loadKeys, loadRevocations } from './oauth.ts';
 import { latestChange } from './changes.ts';
 import { loadCatalogRegistries } from './user-registries.ts';
 
@@ -15,11 +16,37 @@ export interface SnapshotData {
   plans: PlanRow[];
   productApis: Array<{ product_id: string; api_id: string; api_key: string }>;
   apis: ApiRow[];
-  apps: Array<{ id: string; title: string; consumer_org_id: string; consumer_org_name: string; consumer_org_title: string }>;
+  apps: Array<{
+    id: string;
+    title: string;
+    consumer_org_id: string;
+    consumer_org_name: string;
+    consumer_org_title: string;
+    redirect_uris?: string;
+    catalog_id?: string;
+  }>;
   credentials: Array<{ client_id: string; secret_hash: string; app_id: string }>;
   subscriptions: Array<{ id: string; app_id: string; product_id: string; plan_id: string; state: SubscriptionState }>;
   /** Each catalog's enabled user registries (configuration with secrets: the gateway binds with them). */
   userRegistries?: Array<UserRegistryRow & { catalog_id: string }>;
+  /** Each catalog's enabled native OAuth providers, their live signing keys, and revoked token ids. */
+  oauth?: OAuthData;
+}
+
+export interface OAuthData {
+  providers: Array<OAuthProviderRow & { catalog_id: string }>;
+  keys: OAuthKeyRow[];
+  revoked: string[];
+}
+
+// The longest access token lifetime a provider may set: keys retired longer ago verify nothing.
+const maxAccessTokenMs = 86_400_000;
+
+async function loadOAuth(db: Db): Promise<OAuthData> {
+  const at = Date.now();
+  const providers = await loadCatalogProviders(db);
+  const keys = providers.length === 0 ? [] : await loadKeys(db, at - maxAccessTokenMs);
+  return { providers, keys, revoked: await loadRevocations(db, Math.floor(at / 1000)) };
 }
 
 /** Loads the snapshot data; run it in `Store.consistentRead` so the parts agree with each other. */
@@ -34,7 +61,7 @@ export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
   const productIds = products.map((p) => p.id);
   if (productIds.length === 0) {
     const none = { plans: [], productApis: [], apis: [], apps: [], credentials: [], subscriptions: [] };
-    return { change, catalogs, products, ...none, userRegistries: [] };
+    return { change, catalogs, products, ...none, userRegistries: [], oauth: await loadOAuth(db) };
   }
   const plans = await db.selectFrom('plans').selectAll().where('product_id', 'in', productIds).execute();
   const productApis = await db.selectFrom('product_apis').selectAll().where('product_id', 'in', productIds).execute();
@@ -48,9 +75,10 @@ export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
   const apps = await db
     .selectFrom('apps')
     .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
-    .select(['apps.id', 'apps.title', 'apps.consumer_org_id', 'consumer_orgs.name as consumer_org_name', 'consumer_orgs.title as consumer_org_title'])
+    .select(['apps.id', 'apps.title', 'apps.consumer_org_id', 'consumer_orgs.name as consumer_org_name', 'consumer_orgs.title as consumer_org_title', 'apps.redirect_uris', 'consumer_orgs.catalog_id'])
     .execute();
   const credentials = await db.selectFrom('app_credentials').select(['client_id', 'secret_hash', 'app_id']).execute();
   const userRegistries = await loadCatalogRegistries(db);
-  return { change, catalogs, products, plans, productApis, apis, apps, credentials, subscriptions, userRegistries };
+  const oauth = await loadOAuth(db);
+  return { change, catalogs, products, plans, productApis, apis, apps, credentials, subscriptions, userRegistries, oauth };
 }

@@ -22,6 +22,8 @@ import { clientSecretScheme } from './client-secret.ts';
 import { Introspector } from './introspection.ts';
 import type { IntrospectionSettings } from './introspection.ts';
 import { oauth2IntrospectScheme } from './oauth2.ts';
+import { nativeOAuthScheme } from './native-oauth.ts';
+import type { CompiledProvider } from '../../oauth/compile.ts';
 import type { Caller, CallerDirectory, Proof, SchemeEnforcer, SchemeFailure, SecurityRequest } from './types.ts';
 
 export type { Caller, CallerDirectory, SecurityRequest } from './types.ts';
@@ -39,6 +41,8 @@ export interface SecurityCompileOptions {
   settings: PolicySettings;
   /** The user registries the API's catalog enables (basic schemes name one). */
   registries?: CatalogRegistries;
+  /** The native OAuth providers the API's catalog enables (oauth2 schemes name one). */
+  providers?: ReadonlyMap<string, CompiledProvider>;
 }
 
 // One introspection client (and cache) per API document and endpoint, shared by its operations.
@@ -57,6 +61,7 @@ function enforcerFor(
   if (scheme.role === 'client-id') return clientIdScheme(scheme);
   if (scheme.role === 'client-secret') return clientSecretScheme(scheme);
   if (scheme.role === 'basic') return userScheme(scheme, options?.registries);
+  if (scheme.role === 'oauth2-native') return providerScheme(scheme, options?.providers);
   const introspect = scheme.introspect!;
   const settings = options?.settings;
   if (introspect.tlsProfile !== undefined && settings?.tlsProfiles[introspect.tlsProfile] === undefined) {
@@ -86,6 +91,18 @@ function userScheme(scheme: SupportedScheme, registries: CatalogRegistries | und
     return `security scheme ${scheme.scheme} names user registry ${scheme.registry}, which this catalog does not enable`;
   }
   return 'refused' in registry ? `security scheme ${scheme.scheme}: ${registry.refused}` : basicScheme(scheme, registry);
+}
+
+/** A native OAuth scheme against the provider it names, or why this catalog cannot enforce it. */
+function providerScheme(
+  scheme: SupportedScheme,
+  providers: ReadonlyMap<string, CompiledProvider> | undefined,
+): SchemeEnforcer | string {
+  const provider = providers?.get(scheme.provider!);
+  if (provider === undefined) {
+    return `security scheme ${scheme.scheme} names OAuth provider ${scheme.provider}, which this catalog does not enable`;
+  }
+  return nativeOAuthScheme(scheme, provider);
 }
 
 /** Compiles the security in force for one operation of an API document (as stored, maybe never validated). */

@@ -49,8 +49,8 @@ function forwardedHeaders(request: SecurityRequest): Record<string, string> {
   return forwarded;
 }
 
-/** What an introspection answer proves about the caller. */
-function grant(
+/** What a token's answer (introspected, or verified by the native provider) proves about the caller. */
+export function grant(
   info: TokenInfo | 'unavailable',
   required: readonly string[],
   proof: Proof,

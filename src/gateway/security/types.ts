@@ -16,6 +16,8 @@ export interface SecurityRequest {
 export interface CallerDirectory {
   credentials: ReadonlyMap<string, CredentialInfo>;
   subscriptionFor(appId: string): SubscriptionInfo | undefined;
+  /** Revoked native access token ids and grant ids (the snapshot's set). */
+  revoked?: ReadonlySet<string>;
 }
 
 /** What the schemes of one requirement have proved so far (they run in order, client id first). */

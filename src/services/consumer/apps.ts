@@ -60,3 +60,40 @@ export async function deleteCredential(context: ServiceContext, consumerOrgId: s
   }
   await change(context, 'credential-delete', (trx) => consumers.deleteCredential(trx, credentialId));
 }
+
+// RFC 6749 §3.1.2: an absolute URI without a fragment; a handful per app.
+const maxRedirectUris = 10;
+
+/** The redirect URIs as written (one per line or a list), checked, or MGMT_VALIDATION. */
+export function checkRedirectUris(written: string | readonly string[]): string[] {
+  const list = (typeof written === 'string' ? written.split(/\s+/) : [...written]).map((uri) => uri.trim()).filter(Boolean);
+  if (list.length > maxRedirectUris) {
+    throw new PorticoError('MGMT_VALIDATION', { field: 'redirect_uris', reason: `at most ${maxRedirectUris}` });
+  }
+  for (const uri of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(uri);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || uri.length > 2000 || uri.includes('#') || /^(javascript|data|vbscript):/i.test(uri)) {
+      const reason = `${uri.slice(0, 100)} is not an absolute URI without a fragment (RFC 6749 §3.1.2)`;
+      throw new PorticoError('MGMT_VALIDATION', { field: 'redirect_uris', reason });
+    }
+  }
+  return [...new Set(list)];
+}
+
+/** Replaces the app's registered OAuth redirect URIs (matched exactly by the authorize endpoint). */
+export async function setRedirectUris(
+  context: ServiceContext,
+  consumerOrgId: string,
+  appId: string,
+  written: string | readonly string[],
+): Promise<string[]> {
+  await app(context, consumerOrgId, appId);
+  const uris = checkRedirectUris(written);
+  await change(context, 'app', (trx) => consumers.setRedirectUris(trx, appId, uris));
+  return uris;
+}

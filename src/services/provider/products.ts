@@ -1,6 +1,7 @@
 /** Products in a catalog: create or update from YAML, and API Connect's product lifecycle. */
 import { parseApiDocument, parseProductDocument, securityProblems } from '../../definitions/index.ts';
 import { checkNamedRegistries } from '../user-registries.ts';
+import { checkNamedProviders } from '../oauth-providers.ts';
 import type { ProductDefinition } from '../../definitions/types.ts';
 import { DefinitionError, PorticoError } from '../../errors.ts';
 import * as apisRepo from '../../store/apis.ts';
@@ -151,6 +152,7 @@ async function checkSecurity(context: ServiceContext, apiIds: string[], catalogI
     const problems = securityProblems(JSON.parse(api.document) as Record<string, unknown>);
     if (problems.length > 0) throw new DefinitionError(`${api.name}:${api.version}`, problems);
     await checkNamedRegistries(context.store.db, catalogId, api);
+    await checkNamedProviders(context.store.db, catalogId, api);
   }
 }
 

@@ -1,0 +1,180 @@
+/**
+ * The token endpoint (RFC 6749 §3.2): client credentials (`application`), authorization code
+ * with PKCE (RFC 7636), refresh with rotation (RFC 6749 §6; OAuth 2.0 Security BCP §4.14: a
+ * refresh token works once, and presenting a used one revokes the whole grant), and the
+ * resource owner password grant when the provider enables it. Codes and refresh tokens are
+ * kept as SHA-256 hashes only.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { basicHeaderFor } from '../identity/types.ts';
+import * as oauth from '../store/oauth.ts';
+import { hashToken, newToken } from '../store/secrets.ts';
+import { authenticateClient, issuer, OAuthError, readForm, sendJson } from './http.ts';
+import type { Client, EndpointContext } from './http.ts';
+import { signAccessToken } from './keys.ts';
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** The scope a request asks for, checked against what may be granted (RFC 6749 §3.3). */
+export function grantedScope(requested: string | null, allowed: readonly string[]): string {
+  if (requested === null || requested.trim() === '') return allowed.join(' ');
+  const asked = [...new Set(requested.split(' ').filter(Boolean))];
+  const unknown = asked.filter((scope) => !allowed.includes(scope));
+  if (unknown.length > 0) throw new OAuthError('invalid_scope', `scope ${unknown.join(' ')} cannot be granted`);
+  return asked.join(' ');
+}
+
+interface Issue {
+  client: Client;
+  scope: string;
+  grantId: string;
+  username?: string;
+  refresh: boolean;
+}
+
+/** Signs an access token and, when asked, stores a new refresh token of the same grant. */
+async function issue(context: EndpointContext, request: Issue): Promise<Record<string, unknown>> {
+  const { provider } = context;
+  const key = provider.current;
+  if (key === undefined) throw new OAuthError('server_error', 'the provider has no signing key', 500);
+  const iat = nowSeconds();
+  const ttl = provider.config.accessTokenTtl;
+  const claims = {
+    iss: issuer(context),
+    sub: request.username ?? request.client.clientId,
+    aud: `${context.origin}${provider.audiencePath}`,
+    exp: iat + ttl,
+    iat,
+    jti: randomUUID(),
+    client_id: request.client.clientId,
+    scope: request.scope,
+    grant_id: request.grantId,
+    ...(request.username === undefined ? {} : { username: request.username }),
+  };
+  const answer: Record<string, unknown> = {
+    access_token: signAccessToken(claims, key),
+    token_type: 'Bearer',
+    expires_in: ttl,
+    scope: request.scope,
+  };
+  if (request.refresh && provider.config.refreshToken.enabled) {
+    const refreshToken = newToken();
+    await oauth.insertRefreshToken(context.store.db, {
+      token_hash: hashToken(refreshToken),
+      grant_id: request.grantId,
+      provider_id: provider.id,
+      catalog_id: provider.catalogId,
+      client_id: request.client.clientId,
+      scope: request.scope,
+      username: request.username ?? '',
+      expires_at: iat + provider.config.refreshToken.ttl,
+    });
+    answer.refresh_token = refreshToken;
+  }
+  return answer;
+}
+
+/** Revokes what a grant issued, on every node: its refresh tokens and its access tokens until they expire. */
+export async function revokeGrant(context: EndpointContext, grantId: string): Promise<void> {
+  await oauth.revokeGrant(context.store.db, grantId, nowSeconds() + context.provider.config.accessTokenTtl);
+  await context.changed('oauth-revocation');
+}
+
+function grantEnabled(context: EndpointContext, grant: 'application' | 'access_code' | 'password'): void {
+  if (!context.provider.config.grants.includes(grant)) {
+    throw new OAuthError('unsupported_grant_type', 'this provider does not issue tokens for this grant type');
+  }
+}
+
+function clientCredentials(context: EndpointContext, client: Client, form: URLSearchParams) {
+  grantEnabled(context, 'application');
+  const scope = grantedScope(form.get('scope'), Object.keys(context.provider.config.scopes));
+  // RFC 6749 §4.4.3: a refresh token SHOULD NOT be included.
+  return issue(context, { client, scope, grantId: randomUUID(), refresh: false });
+}
+
+// RFC 7636 §4.1: code-verifier = 43*128unreserved
+const verifierPattern = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+function pkceHolds(challenge: string | null, method: string | null, verifier: string | null): boolean {
+  if (challenge === null) return verifier === null;
+  if (verifier === null || !verifierPattern.test(verifier)) return false;
+  const computed = method === 'plain' ? verifier : createHash('sha256').update(verifier).digest('base64url');
+  const a = Buffer.from(computed);
+  const b = Buffer.from(challenge);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+async function authorizationCode(context: EndpointContext, client: Client, form: URLSearchParams) {
+  grantEnabled(context, 'access_code');
+  const code = form.get('code');
+  if (code === null || code === '') throw new OAuthError('invalid_request', 'code is required');
+  const taken = await oauth.takeCode(context.store.db, hashToken(code));
+  const invalid = new OAuthError('invalid_grant', 'the authorization code is invalid, expired or already used');
+  if (taken === undefined || taken.row.provider_id !== context.provider.id || taken.row.catalog_id !== context.provider.catalogId) throw invalid;
+  const { row } = taken;
+  // RFC 6749 §4.1.2: a code used twice is refused, and what it issued SHOULD be revoked.
+  if (!taken.first) {
+    await revokeGrant(context, row.grant_id);
+    throw invalid;
+  }
+  if (row.expires_at <= nowSeconds() || row.client_id !== client.clientId) throw invalid;
+  // RFC 6749 §4.1.3: the same redirect_uri as the authorization request, exactly.
+  if (form.get('redirect_uri') !== row.redirect_uri) throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
+  if (!pkceHolds(row.challenge, row.challenge_method, form.get('code_verifier'))) {
+    throw new OAuthError('invalid_grant', 'the PKCE code_verifier does not match the code_challenge');
+  }
+  if (!client.confidential && row.challenge === null) throw invalid;
+  return issue(context, { client, scope: row.scope, grantId: row.grant_id, username: row.username, refresh: true });
+}
+
+async function refreshToken(context: EndpointContext, client: Client, form: URLSearchParams) {
+  const presented = form.get('refresh_token');
+  if (presented === null || presented === '') throw new OAuthError('invalid_request', 'refresh_token is required');
+  const taken = await oauth.takeRefreshToken(context.store.db, hashToken(presented));
+  const invalid = new OAuthError('invalid_grant', 'the refresh token is invalid, expired or revoked');
+  if (taken === undefined || taken.row.provider_id !== context.provider.id || taken.row.catalog_id !== context.provider.catalogId) throw invalid;
+  const { row } = taken;
+  // A rotated refresh token presented again: someone holds a copy. Revoke the whole grant.
+  if (!taken.first) {
+    await revokeGrant(context, row.grant_id);
+    throw invalid;
+  }
+  if (row.expires_at <= nowSeconds() || row.client_id !== client.clientId) throw invalid;
+  const scope = grantedScope(form.get('scope'), row.scope.split(' ').filter(Boolean));
+  const username = row.username === '' ? undefined : row.username;
+  return issue(context, { client, scope, grantId: row.grant_id, username, refresh: true });
+}
+
+async function passwordGrant(context: EndpointContext, client: Client, form: URLSearchParams) {
+  grantEnabled(context, 'password');
+  const username = form.get('username');
+  const password = form.get('password');
+  if (!username || password === null) throw new OAuthError('invalid_request', 'username and password are required');
+  const registry = context.provider.registry;
+  if (registry === undefined || 'refused' in registry) throw new OAuthError('temporarily_unavailable', 'the user registry cannot be used', 503);
+  const verdict = await registry.verify({ username, password, header: basicHeaderFor(username, password) });
+  if (verdict.outcome === 'unavailable') throw new OAuthError('temporarily_unavailable', 'the user registry did not answer', 503);
+  if (verdict.outcome === 'refused') throw new OAuthError('invalid_grant', 'invalid resource owner credentials');
+  const scope = grantedScope(form.get('scope'), Object.keys(context.provider.config.scopes));
+  return issue(context, { client, scope, grantId: randomUUID(), username: verdict.user, refresh: true });
+}
+
+/** Answers a token request. */
+export async function tokenEndpoint(req: IncomingMessage, res: ServerResponse, context: EndpointContext): Promise<void> {
+  const form = await readForm(req);
+  const grantType = form.get('grant_type');
+  if (grantType === null) throw new OAuthError('invalid_request', 'grant_type is required');
+  // Public clients (no secret) only where PKCE binds the grant: authorization code and its refresh.
+  const client = authenticateClient(req, form, context, grantType === 'authorization_code' || grantType === 'refresh_token');
+  let answer: Record<string, unknown>;
+  if (grantType === 'client_credentials') {
+    if (!client.confidential) throw new OAuthError('unauthorized_client', 'client credentials need a client secret');
+    answer = await clientCredentials(context, client, form);
+  } else if (grantType === 'authorization_code') answer = await authorizationCode(context, client, form);
+  else if (grantType === 'refresh_token') answer = await refreshToken(context, client, form);
+  else if (grantType === 'password') answer = await passwordGrant(context, client, form);
+  else throw new OAuthError('unsupported_grant_type', `grant_type ${grantType.slice(0, 50)} is not supported`);
+  sendJson(res, 200, answer);
+}

@@ -1,0 +1,182 @@
+/**
+ * The native OAuth provider's rows: providers and the catalogs that enable them, signing keys,
+ * authorization codes and refresh tokens (by SHA-256 hash: never in clear), and the revoked
+ * token ids the gateways refuse until those tokens would have expired anyway.
+ */
+import type { Db } from './store.ts';
+import type { OAuthKeyRow, OAuthProviderRow } from './schema.ts';
+import { newId, now } from './secrets.ts';
+
+export async function insertProvider(
+  db: Db,
+  input: { orgId: string; name: string; title: string; configuration: Record<string, unknown> },
+): Promise<OAuthProviderRow> {
+  const at = now();
+  const row: OAuthProviderRow = {
+    id: newId(),
+    org_id: input.orgId,
+    name: input.name,
+    title: input.title,
+    configuration: JSON.stringify(input.configuration),
+    created_at: at,
+    updated_at: at,
+  };
+  await db.insertInto('oauth_providers').values(row).execute();
+  return row;
+}
+
+export async function updateProvider(db: Db, id: string, input: { title: string; configuration: Record<string, unknown> }) {
+  const values = { title: input.title, configuration: JSON.stringify(input.configuration), updated_at: now() };
+  await db.updateTable('oauth_providers').set(values).where('id', '=', id).execute();
+}
+
+export async function deleteProvider(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('catalog_oauth_providers').where('provider_id', '=', id).execute();
+  await db.deleteFrom('oauth_keys').where('provider_id', '=', id).execute();
+  await db.deleteFrom('oauth_providers').where('id', '=', id).execute();
+}
+
+export function findProvider(db: Db, orgId: string, name: string): Promise<OAuthProviderRow | undefined> {
+  return db.selectFrom('oauth_providers').selectAll().where('org_id', '=', orgId).where('name', '=', name).executeTakeFirst();
+}
+
+export function listProviders(db: Db, orgId: string): Promise<OAuthProviderRow[]> {
+  return db.selectFrom('oauth_providers').selectAll().where('org_id', '=', orgId).orderBy('name').execute();
+}
+
+export function listCatalogProviders(db: Db, catalogId: string): Promise<OAuthProviderRow[]> {
+  return db
+    .selectFrom('catalog_oauth_providers')
+    .innerJoin('oauth_providers', 'oauth_providers.id', 'catalog_oauth_providers.provider_id')
+    .selectAll('oauth_providers')
+    .where('catalog_oauth_providers.catalog_id', '=', catalogId)
+    .orderBy('oauth_providers.name')
+    .execute();
+}
+
+export async function enableInCatalog(db: Db, catalogId: string, providerId: string): Promise<void> {
+  const existing = await db
+    .selectFrom('catalog_oauth_providers')
+    .select('provider_id')
+    .where('catalog_id', '=', catalogId)
+    .where('provider_id', '=', providerId)
+    .executeTakeFirst();
+  if (!existing) await db.insertInto('catalog_oauth_providers').values({ catalog_id: catalogId, provider_id: providerId }).execute();
+}
+
+export async function disableInCatalog(db: Db, catalogId: string, providerId: string): Promise<void> {
+  await db.deleteFrom('catalog_oauth_providers').where('catalog_id', '=', catalogId).where('provider_id', '=', providerId).execute();
+}
+
+/** Every catalog's enabled providers, for the gateway's snapshot. */
+export function loadCatalogProviders(db: Db): Promise<Array<OAuthProviderRow & { catalog_id: string }>> {
+  return db
+    .selectFrom('catalog_oauth_providers')
+    .innerJoin('oauth_providers', 'oauth_providers.id', 'catalog_oauth_providers.provider_id')
+    .selectAll('oauth_providers')
+    .select('catalog_oauth_providers.catalog_id')
+    .execute();
+}
+
+/** Adds a signing key and retires the provider's current one (it keeps verifying until its tokens expire). */
+export async function addKey(db: Db, providerId: string, kid: string, privateJwk: string, at: number): Promise<void> {
+  await db.updateTable('oauth_keys').set({ retired_at: at }).where('provider_id', '=', providerId).where('retired_at', 'is', null).execute();
+  await db.insertInto('oauth_keys').values({ kid, provider_id: providerId, private_jwk: privateJwk, created_at: at, retired_at: null }).execute();
+}
+
+/** Keys still in use: the current one, and retired ones whose tokens may not have expired yet. */
+export function loadKeys(db: Db, retiredSince: number): Promise<OAuthKeyRow[]> {
+  return db
+    .selectFrom('oauth_keys')
+    .selectAll()
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', retiredSince)]))
+    .orderBy('created_at')
+    .execute();
+}
+
+export interface CodeRow {
+  code_hash: string;
+  grant_id: string;
+  provider_id: string;
+  catalog_id: string;
+  client_id: string;
+  redirect_uri: string;
+  scope: string;
+  username: string;
+  challenge: string | null;
+  challenge_method: string | null;
+  expires_at: number;
+}
+
+export async function insertCode(db: Db, row: CodeRow): Promise<void> {
+  await db.insertInto('oauth_codes').values({ ...row, used: 0 }).execute();
+}
+
+/**
+ * Takes a code once: `first` is false when it was taken before (a replay, RFC 6749 §4.1.2: the
+ * grant it issued is then revoked). Undefined when no such code exists.
+ */
+export async function takeCode(db: Db, codeHash: string): Promise<{ row: CodeRow; first: boolean } | undefined> {
+  const updated = await db.updateTable('oauth_codes').set({ used: 1 }).where('code_hash', '=', codeHash).where('used', '=', 0).executeTakeFirst();
+  const row = await db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+  if (!row) return undefined;
+  return { row: { ...row, expires_at: Number(row.expires_at) }, first: Number(updated.numUpdatedRows) === 1 };
+}
+
+export interface RefreshRow {
+  token_hash: string;
+  grant_id: string;
+  provider_id: string;
+  catalog_id: string;
+  client_id: string;
+  scope: string;
+  username: string;
+  expires_at: number;
+}
+
+export async function insertRefreshToken(db: Db, row: RefreshRow): Promise<void> {
+  await db.insertInto('oauth_refresh_tokens').values({ ...row, used: 0 }).execute();
+}
+
+/** Uses a refresh token once (rotation): `first` false = reuse of a rotated token. */
+export async function takeRefreshToken(db: Db, tokenHash: string): Promise<{ row: RefreshRow; first: boolean } | undefined> {
+  const updated = await db.updateTable('oauth_refresh_tokens').set({ used: 1 }).where('token_hash', '=', tokenHash).where('used', '=', 0).executeTakeFirst();
+  const row = await db.selectFrom('oauth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+  if (!row) return undefined;
+  return { row: { ...row, expires_at: Number(row.expires_at) }, first: Number(updated.numUpdatedRows) === 1 };
+}
+
+/** A refresh token as it stands, without using it (introspection). */
+export async function findRefreshToken(db: Db, tokenHash: string): Promise<(RefreshRow & { used: number }) | undefined> {
+  const row = await db.selectFrom('oauth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+  return row ? { ...row, expires_at: Number(row.expires_at), used: Number(row.used) } : undefined;
+}
+
+/**
+ * Revokes a grant: its refresh tokens can no longer be used, and its id joins the revoked set,
+ * so access tokens carrying it are refused by every gateway until `accessExpiresAt`.
+ */
+export async function revokeGrant(db: Db, grantId: string, accessExpiresAt: number): Promise<void> {
+  await db.updateTable('oauth_refresh_tokens').set({ used: 1 }).where('grant_id', '=', grantId).execute();
+  await db.updateTable('oauth_codes').set({ used: 1 }).where('grant_id', '=', grantId).execute();
+  await insertRevocation(db, grantId, accessExpiresAt);
+}
+
+export async function insertRevocation(db: Db, tokenId: string, expiresAt: number): Promise<void> {
+  const existing = await db.selectFrom('oauth_revocations').select('token_id').where('token_id', '=', tokenId).executeTakeFirst();
+  if (existing) await db.updateTable('oauth_revocations').set({ expires_at: expiresAt }).where('token_id', '=', tokenId).execute();
+  else await db.insertInto('oauth_revocations').values({ token_id: tokenId, expires_at: expiresAt }).execute();
+}
+
+/** Revoked ids whose tokens have not expired (the gateway's revoked set). */
+export async function loadRevocations(db: Db, at: number): Promise<string[]> {
+  const rows = await db.selectFrom('oauth_revocations').select('token_id').where('expires_at', '>', at).execute();
+  return rows.map((row) => row.token_id);
+}
+
+/** Drops what can no longer matter: expired revocations, codes and refresh tokens. */
+export async function pruneExpired(db: Db, at: number): Promise<void> {
+  await db.deleteFrom('oauth_revocations').where('expires_at', '<=', at).execute();
+  await db.deleteFrom('oauth_codes').where('expires_at', '<=', at).execute();
+  await db.deleteFrom('oauth_refresh_tokens').where('expires_at', '<=', at).execute();
+}

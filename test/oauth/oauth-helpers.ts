@@ -1,0 +1,112 @@
+/**
+ * A real platform with a native OAuth provider `demo-oauth` enabled in `acme/sandbox`: an
+ * authentication URL registry (a local server; alice / wonderland is the one good user), the
+ * provider created and enabled through the management REST API, the API `sec:1.0.0` secured by
+ * `x-ibm-oauth-provider` (read on /thing, write on /write), and a redirect target that answers 200.
+ */
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { UserRegistries } from '../../src/services/user-registries.ts';
+import { basicHeaderFor } from '../../src/identity/types.ts';
+import { setRedirectUris } from '../../src/store/consumers.ts';
+import { secApi, startSecurityPlatform } from '../helpers/security-api.ts';
+import type { SecurityPlatform, TestApp } from '../helpers/security-api.ts';
+
+export const providerFile = {
+  name: 'demo-oauth',
+  title: 'Demo OAuth',
+  provider_type: 'native',
+  grants: ['application', 'access_code', 'password'],
+  clients: ['confidential', 'public'],
+  scopes: { read: 'Read things', write: 'Change things' },
+  native_provider: {
+    api: { basePath: '/oauth' },
+    authorize_path: '/oauth2/authorize',
+    token_path: '/oauth2/token',
+    pkce: { enabled: true, required: false, allow_plain: false },
+    access_token_ttl: 3600,
+    refresh_token: { enabled: true, ttl: 86400 },
+    user_registry: 'people',
+  },
+};
+
+export const oauthScheme = {
+  type: 'oauth2',
+  flow: 'accessCode',
+  'x-ibm-oauth-provider': 'demo-oauth',
+  authorizationUrl: 'https://gateway.example/acme/sandbox/oauth/oauth2/authorize',
+  tokenUrl: 'https://gateway.example/acme/sandbox/oauth/oauth2/token',
+  scopes: { read: 'Read things', write: 'Change things' },
+};
+
+export interface OAuthPlatform {
+  p: SecurityPlatform;
+  /** `http://127.0.0.1:PORT/acme/sandbox/oauth` */
+  issuer: string;
+  redirectUri: string;
+  app: TestApp;
+  close(): Promise<void>;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export async function startOAuthPlatform(env: Record<string, string> = {}): Promise<OAuthPlatform> {
+  const good = basicHeaderFor('alice', 'wonderland');
+  const registry = createServer((req, res) => res.writeHead(req.headers.authorization === good ? 200 : 403).end());
+  const registryUrl = await listen(registry);
+  const target = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('client'));
+  const redirectUri = `${await listen(target)}/callback`;
+  const p = await startSecurityPlatform(env);
+  const registries = new UserRegistries(p.t.platform.services);
+  await registries.create(p.t.orgId, { name: 'people', registry_type: 'authurl', configuration: { url: `${registryUrl}/check`, timeout: 2 } });
+  await registries.enable(p.t.orgId, 'sandbox', 'people');
+  const created = await p.t.call('POST', '/api/orgs/acme/oauth-providers', providerFile);
+  if (created.status !== 201) throw new Error(`provider create: ${created.status} ${JSON.stringify(created.body)}`);
+  const enabled = await p.t.call('PUT', '/api/orgs/acme/catalogs/sandbox/oauth-providers/demo-oauth');
+  if (enabled.status !== 204) throw new Error(`provider enable: ${enabled.status} ${JSON.stringify(enabled.body)}`);
+  await p.publish(secApi({
+    schemes: { oauth: oauthScheme },
+    security: [{ oauth: ['read'] }],
+    operations: { '/thing': {}, '/write': { security: [{ oauth: ['write'] }] } },
+  }));
+  const app = await p.newApp('default');
+  await registerRedirect(p, app.clientId, [redirectUri]);
+  return {
+    p,
+    issuer: `${p.t.gateway}/acme/sandbox/oauth`,
+    redirectUri,
+    app,
+    async close() {
+      await p.close();
+      registry.close();
+      target.close();
+    },
+  };
+}
+
+/** Registers redirect URIs for the app a client id belongs to, and waits for the gateway to see them. */
+export async function registerRedirect(p: SecurityPlatform, clientId: string, uris: string[]): Promise<void> {
+  const gateway = p.t.platform.gateway!;
+  const appId = gateway.current!.credentials.get(clientId)!.app.id;
+  await setRedirectUris(p.t.platform.services.store.db, appId, uris);
+  await gateway.reload();
+}
+
+/** A form POST, as a client library would send it. */
+export async function postForm(url: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+export function basic(clientId: string, secret: string): Record<string, string> {
+  return { authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}` };
+}
