@@ -67,6 +67,7 @@ export interface Settings {
   scriptWorkers: number;
   /** How long past its time limit a script's worker may stay silent before it is terminated. */
   scriptGraceMs: number;
+  scriptQueueMs: number;
   /** WebAssembly memory ceiling of each script worker's engine. */
   scriptEngineBytes: number;
   /** Portal/console session lifetime. */
@@ -247,6 +248,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     scriptMemoryBytes: integer(env, 'PORTICO_SCRIPT_MEMORY_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     scriptWorkers: integer(env, 'PORTICO_SCRIPT_WORKERS', 2, 1, 64),
     scriptGraceMs: integer(env, 'PORTICO_SCRIPT_GRACE_MS', 1000, 50, 60_000),
+    scriptQueueMs: integer(env, 'PORTICO_SCRIPT_QUEUE_MS', 5000, 0, 60_000),
     scriptEngineBytes: integer(env, 'PORTICO_SCRIPT_ENGINE_BYTES', 256 * 1024 * 1024, 32 * 1024 * 1024, 4 * 1024 * 1024 * 1024),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     workers: integer(env, 'PORTICO_WORKERS', 1, 1, Math.max(64, cpus().length)),

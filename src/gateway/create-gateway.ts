@@ -77,6 +77,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
   const scriptPool = new ScriptPool({
     workers: settings.scriptWorkers,
     graceMs: settings.scriptGraceMs,
+    queueMs: settings.scriptQueueMs,
     engineBytes: settings.scriptEngineBytes,
   });
   const oauth = new OAuthEndpoints({

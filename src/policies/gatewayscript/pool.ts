@@ -5,8 +5,8 @@
  * request's FlowContext (ScriptHost), exactly as an in-process engine would.
  *
  * Bounds: one API holds at most `perApi` workers at once (default workers − 1, at least 1), so
- * another API's script still finds a worker; a run waits in the queue at most its own time
- * limit (then {@link ScriptBusyError}); a worker that does not answer within the time limit plus
+ * another API's script still finds a worker; a run waits in the queue at most `queueMs` (by
+ * default its own time limit; then {@link ScriptBusyError}); a worker that does not answer within the time limit plus
  * `graceMs` is terminated and replaced, as is one whose QuickJS module broke (sandbox.ts,
  * engineBroken). Workers are unreferenced: only pending runs keep a process alive.
  */
@@ -22,6 +22,11 @@ export interface ScriptPoolOptions {
   perApi?: number;
   /** How long past its time limit a run may take before its worker is terminated. */
   graceMs: number;
+  /**
+   * Longest a run waits for a free worker before it is refused (`PORTICO_SCRIPT_QUEUE_MS`);
+   * default: the run's own time limit. Under load, calls of one busy API queue behind each other.
+   */
+  queueMs?: number;
   /** WebAssembly memory ceiling of each worker's engine. */
   engineBytes: number;
 }
@@ -173,7 +178,7 @@ export class ScriptPool {
   }
 
   private startWaiting(job: Job): void {
-    const waitMs = job.script.limits.timeoutMs;
+    const waitMs = this.options.queueMs ?? job.script.limits.timeoutMs;
     job.timer = setTimeout(() => {
       const index = this.queue.indexOf(job);
       if (index < 0) return;
