@@ -4,7 +4,13 @@
  * awaiting hits back to back. The Redis figures use the real Redis at `PORTICO_BENCH_REDIS_URL`
  * (default redis://127.0.0.1:6379) under a key prefix of this run's own, deleted at the end.
  *
- *   node --import tsx bench/counter-cost.ts [--seconds 3] [--label after]
+ *   node --import tsx bench/counter-cost.ts [--seconds 3] [--label after] [--baseline <redis store module>]
+ *
+ * Two ways of calling: "tight" awaits hits back to back (a resolved hit never lets the event loop
+ * read a socket, so a reply is read only when a caller has to wait for it), "I/O-paced" yields to
+ * the event loop (`setImmediate`) between hits, as a gateway does between requests arriving on
+ * sockets. `--baseline` adds rows for another copy of the Redis store (e.g. the code before a
+ * change, `git show <commit>:src/ratelimit/redis.ts > src/ratelimit/redis-baseline.ts`).
  *
  * Wall µs per hit = elapsed / hits (with 32 callers, the cost of one hit of throughput); CPU µs
  * per hit = this process's user+system time / hits (Redis's own CPU not included); "waits" =
@@ -12,12 +18,17 @@
  */
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { register } from 'prom-client';
 import { createMemoryCounterStore } from '../src/ratelimit/memory.ts';
 import { createRedisCounterStore } from '../src/ratelimit/redis.ts';
 import type { CounterStore, LimitRule } from '../src/ratelimit/types.ts';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '3' }, label: { type: 'string', default: '' } },
+  options: {
+    seconds: { type: 'string', default: '3' },
+    label: { type: 'string', default: '' },
+    baseline: { type: 'string' },
+  },
 });
 const seconds = Number(values.seconds);
 const redisUrl = process.env.PORTICO_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -28,6 +39,7 @@ const RULES: readonly LimitRule[] = [{ name: 'default', limit: 1_000_000_000, wi
 interface Row {
   store: string;
   callers: number;
+  paced: boolean;
   hits: number;
   hitsPerSecond: number;
   wallMicros: number;
@@ -37,7 +49,9 @@ interface Row {
   rejected: number;
 }
 
-async function measure(name: string, store: CounterStore, callers: number, key: string): Promise<Row> {
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function measure(name: string, store: CounterStore, callers: number, paced: boolean, key: string): Promise<Row> {
   // Warm-up: the first lease, the script loaded, the JIT.
   const warmUntil = performance.now() + 300;
   while (performance.now() < warmUntil) await store.hit(key, RULES);
@@ -57,6 +71,7 @@ async function measure(name: string, store: CounterStore, callers: number, key: 
       if (!decision.allowed) rejected++;
       if (took > 1) waits++;
       if (took > worst) worst = took;
+      if (paced) await turn();
     }
   }
   await Promise.all(Array.from({ length: callers }, caller));
@@ -65,6 +80,7 @@ async function measure(name: string, store: CounterStore, callers: number, key: 
   return {
     store: name,
     callers,
+    paced,
     hits,
     hitsPerSecond: Math.round((hits / elapsed) * 1000),
     wallMicros: Number(((elapsed * 1000) / hits).toFixed(2)),
@@ -80,15 +96,28 @@ const stores: Array<[string, () => CounterStore]> = [
   ['redis leaseMax 1', () => createRedisCounterStore({ url: redisUrl, keyPrefix, leaseMax: 1, failOpen: false })],
   ['redis leases (20)', () => createRedisCounterStore({ url: redisUrl, keyPrefix, failOpen: false })],
 ];
+if (values.baseline !== undefined) {
+  // The copy registers the same metric names: only the bench reads neither.
+  register.clear();
+  const baseline = (await import(new URL(values.baseline, `file://${process.cwd()}/`).href)) as {
+    createRedisCounterStore: typeof createRedisCounterStore;
+  };
+  stores.push([
+    'redis leases (20), baseline',
+    () => baseline.createRedisCounterStore({ url: redisUrl, keyPrefix, failOpen: false }),
+  ]);
+}
 
 const rows: Row[] = [];
-for (const [name, create] of stores) {
-  for (const callers of [1, 32]) {
-    const store = create();
-    try {
-      rows.push(await measure(name, store, callers, `${name}:${callers}`.replace(/\W+/g, '-')));
-    } finally {
-      await store.close();
+for (const paced of [false, true]) {
+  for (const [name, create] of stores) {
+    for (const callers of [1, 32]) {
+      const store = create();
+      try {
+        rows.push(await measure(name, store, callers, paced, `${name}:${callers}:${paced}`.replace(/\W+/g, '-')));
+      } finally {
+        await store.close();
+      }
     }
   }
 }
@@ -107,9 +136,9 @@ try {
 
 const { loadavg } = await import('node:os');
 console.log(`counter-cost ${values.label} — ${seconds} s per row, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log('| store | callers | hits/s | wall µs/hit | CPU µs/hit | hits > 1 ms | worst ms | rejected |');
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('| store | calling | callers | hits/s | wall µs/hit | CPU µs/hit | hits > 1 ms | worst ms | rejected |');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  const cells = [r.store, r.callers, r.hitsPerSecond, r.wallMicros, r.cpuMicros, r.waits, r.worstMs, r.rejected];
+  const cells = [r.store, r.paced ? 'I/O-paced' : 'tight', r.callers, r.hitsPerSecond, r.wallMicros, r.cpuMicros, r.waits, r.worstMs, r.rejected];
   console.log(`| ${cells.join(' | ')} |`);
 }
