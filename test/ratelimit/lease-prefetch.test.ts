@@ -117,12 +117,14 @@ describe('counter store: redis, leases refilled ahead', () => {
   it('returns a batch still on its way when the store closes', async () => {
     const store = createRedisCounterStore({ url: REDIS_URL, failOpen: false, keyPrefix, leaseMax: LEASE_MAX });
     try {
-      await hitsInTurn(store, 'close-in-flight', 4);
-      await store.hit('close-in-flight', RULES); // asks for the next batch; close before its reply
+      await hitsInTurn(store, 'close-in-flight', 1);
+      // Hits 2..10 use up the batch in one go; the 5th asked for the next, closed before its reply.
+      const rest = await Promise.all(Array.from({ length: 9 }, () => store.hit('close-in-flight', RULES)));
+      assert.deepEqual(counts(rest), range(2, 10));
     } finally {
       await store.close();
     }
-    assert.equal(await redisCount(raw, keyPrefix, 'close-in-flight'), 5);
+    assert.equal(await redisCount(raw, keyPrefix, 'close-in-flight'), 10, 'the batch on its way went back');
   });
 
   it('returns both batches once the key idles', async () => {
