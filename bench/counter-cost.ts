@@ -135,10 +135,13 @@ try {
 }
 
 const { loadavg } = await import('node:os');
-console.log(`counter-cost ${values.label} — ${seconds} s per row, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+console.log(`counter-cost ${values.label} — ${seconds} s per row, load average ${load}`);
 console.log('| store | calling | callers | hits/s | wall µs/hit | CPU µs/hit | hits > 1 ms | worst ms | rejected |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  const cells = [r.store, r.paced ? 'I/O-paced' : 'tight', r.callers, r.hitsPerSecond, r.wallMicros, r.cpuMicros, r.waits, r.worstMs, r.rejected];
+  const calling = r.paced ? 'I/O-paced' : 'tight';
+  const cells = [r.store, calling, r.callers, r.hitsPerSecond, r.wallMicros, r.cpuMicros, r.waits, r.worstMs];
+  cells.push(r.rejected);
   console.log(`| ${cells.join(' | ')} |`);
 }

@@ -80,12 +80,14 @@ describe('counter store: redis, leases refilled ahead', () => {
     assert.equal(await redisCount(raw, keyPrefix, 'ahead'), 100);
   });
 
-  it('serves callers that arrive during a refill in order, and two nodes together admit exactly the limit', async () => {
-    const nodes = [0, 1].map(() => createRedisCounterStore({ url: REDIS_URL, failOpen: false, keyPrefix, leaseMax: LEASE_MAX }));
+  it('serves callers that arrive during a refill in order; two nodes together admit exactly the limit', async () => {
+    const options = { url: REDIS_URL, failOpen: false, keyPrefix, leaseMax: LEASE_MAX };
+    const nodes = [0, 1].map(() => createRedisCounterStore(options));
     try {
       // Each node's first batch is in hand, half used: its refill is on the way when the burst comes.
       for (const node of nodes) await hitsInTurn(node, 'two-nodes', 5);
-      const bursts = await Promise.all(nodes.map((node) => Promise.all(Array.from({ length: 150 }, () => node.hit('two-nodes', RULES)))));
+      const burst = (node: CounterStore) => Promise.all(range(1, 150).map(() => node.hit('two-nodes', RULES)));
+      const bursts = await Promise.all(nodes.map(burst));
       const all = [...bursts[0], ...bursts[1]];
       assert.equal(all.filter((d) => d.backendError !== undefined).length, 0);
       assert.equal(all.filter((d) => d.allowed).length, 90, 'with the 10 hits before the burst: 100');
@@ -128,10 +130,12 @@ describe('counter store: redis, leases refilled ahead', () => {
   });
 
   it('returns both batches once the key idles', async () => {
-    const store = createRedisCounterStore({ url: REDIS_URL, failOpen: false, keyPrefix, leaseMax: LEASE_MAX, leaseIdleMs: 200 });
+    const options = { url: REDIS_URL, failOpen: false, keyPrefix, leaseMax: LEASE_MAX, leaseIdleMs: 200 };
+    const store = createRedisCounterStore(options);
     try {
       await hitsInTurn(store, 'idle-both', 6);
-      assert.equal(await awaitCount(raw, keyPrefix, 'idle-both', 6), 6, 'idle for more than 200 ms: back to the 6 used');
+      const count = await awaitCount(raw, keyPrefix, 'idle-both', 6);
+      assert.equal(count, 6, 'idle for more than 200 ms: back to the 6 used');
     } finally {
       await store.close();
     }
@@ -139,11 +143,13 @@ describe('counter store: redis, leases refilled ahead', () => {
 });
 
 describe('counter store: redis, a refill that fails', () => {
-  it('keeps admitting from the lease in hand, rejects (never admits uncounted) past it, and charges nothing late', { timeout: 30_000 }, async () => {
+  const title = 'serves from the lease in hand, then rejects (never admits uncounted), and charges nothing late';
+  it(title, { timeout: 30_000 }, async () => {
     const redis = await startPrivateRedis();
     const raw = new Redis(redis.url);
     const keyPrefix = 'refill-fails:';
-    const store = createRedisCounterStore({ url: redis.url, failOpen: true, timeoutMs: 200, keyPrefix, leaseMax: LEASE_MAX });
+    const options = { url: redis.url, failOpen: true, timeoutMs: 200, keyPrefix, leaseMax: LEASE_MAX };
+    const store = createRedisCounterStore(options);
     try {
       const before = await hitsInTurn(store, 'frozen', 4);
       assert.deepEqual(counts(before), [1, 2, 3, 4]);
