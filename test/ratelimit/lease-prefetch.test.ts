@@ -154,10 +154,9 @@ describe('counter store: redis, a refill that fails', () => {
       const before = await hitsInTurn(store, 'frozen', 4);
       assert.deepEqual(counts(before), [1, 2, 3, 4]);
       redis.freeze();
-      const started = performance.now();
-      // The 5th asks for the next batch, which never comes; the lease in hand still serves 5..10.
+      // The 5th asks for the next batch, which never comes; the lease in hand still serves 5..10
+      // (a hit that waited for Redis here would be rejected after 200 ms, not admitted).
       const inHand = await hitsInTurn(store, 'frozen', 6);
-      assert.ok(performance.now() - started < 100, 'hits from the lease in hand wait for no round trip');
       assert.deepEqual(counts(inHand), [5, 6, 7, 8, 9, 10]);
       assert.ok(inHand.every((d) => d.backendError === undefined));
       const past = await hitsInTurn(store, 'frozen', 3);
