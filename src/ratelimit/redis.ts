@@ -147,9 +147,14 @@ interface Waiter {
   resolve(decision: LimitDecision): void;
 }
 
-/** One key's state on this node: its lease, the calls waiting, the round trip in flight. */
+/**
+ * One key's state on this node: the lease calls are served from, the next one (requested when
+ * the current one was half used, so a busy key rarely waits for a round trip), the calls
+ * waiting, the round trip in flight (at most one per key).
+ */
 interface KeyState {
   lease: Lease | undefined;
+  next: Lease | undefined;
   waiters: Waiter[];
   inFlight: boolean;
 }
@@ -171,6 +176,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   const compiledRules = new WeakMap<readonly LimitRule[], CompiledRules>();
   const keys = new Map<string, KeyState>();
   const givingBack = new Set<Promise<unknown>>();
+  const grantsInFlight = new Set<Promise<unknown>>();
 
   let healthy = true;
   let slow = false;
@@ -232,9 +238,8 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     const now = Date.now();
     for (const [key, state] of keys) {
       if (state.inFlight || state.waiters.length > 0) continue;
-      const lease = state.lease;
-      if (lease !== undefined && now - lease.lastUsed < leaseIdleMs && now < lease.expiresAt && unused(lease) > 0) continue;
-      if (lease !== undefined) giveBack(key, lease);
+      if (inUse(state.lease, now) || inUse(state.next, now)) continue;
+      giveBackAll(key, state);
       keys.delete(key);
     }
   }, leaseIdleMs);
@@ -264,6 +269,42 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     void done.then(() => givingBack.delete(done));
   }
 
+  /** Whether a lease still has hits for calls: used lately, its windows not over. */
+  function inUse(lease: Lease | undefined, now: number): boolean {
+    return lease !== undefined && now - lease.lastUsed < leaseIdleMs && now < lease.expiresAt && unused(lease) > 0;
+  }
+
+  function giveBackAll(key: string, state: KeyState): void {
+    if (state.lease !== undefined) giveBack(key, state.lease);
+    if (state.next !== undefined) giveBack(key, state.next);
+    state.lease = undefined;
+    state.next = undefined;
+  }
+
+  /** The lease a call of `rules` is admitted from: the current one, else the next one (which becomes current). */
+  function usableLease(key: string, state: KeyState, rules: readonly LimitRule[], now: number): Lease | undefined {
+    if (canTake(state.lease, rules, now)) return state.lease;
+    if (!canTake(state.next, rules, now)) return undefined;
+    if (state.lease !== undefined) giveBack(key, state.lease);
+    state.lease = state.next;
+    state.next = undefined;
+    return state.lease;
+  }
+
+  /**
+   * Admits one call from `lease` and, once half of it is used, asks for the next batch ahead of
+   * need. A batch of 1 (a hard rule's last hits, or `leaseMax` 1) is not refilled ahead: that
+   * would hold a second hit of the few left.
+   */
+  function take(key: string, state: KeyState, lease: Lease, now: number): LimitDecision {
+    const decision = takeFromLease(lease, now);
+    const refill = lease.granted > 1 && unused(lease) * 2 <= lease.granted;
+    if (refill && !state.inFlight && state.next === undefined && client.status === 'ready') {
+      requestLease(key, state, lease.rules);
+    }
+    return decision;
+  }
+
   function unreachable(rules: readonly LimitRule[]): LimitDecision {
     const reason = `connection is ${client.status}` + (lastError === '' ? '' : ` (${lastError})`);
     reportDown(reason);
@@ -271,27 +312,52 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     return backendFailureDecision(rules, failOpen, `redis: ${reason}`);
   }
 
-  /** Admits waiting calls from the lease, in order; asks Redis for another when some are left. */
+  /** Admits waiting calls from the leases, in order; asks Redis for another when some are left. */
   function serve(key: string, state: KeyState): void {
     const now = Date.now();
-    while (state.waiters.length > 0 && canTake(state.lease, state.waiters[0].rules, now)) {
-      state.waiters.shift()!.resolve(takeFromLease(state.lease, now));
+    while (state.waiters.length > 0) {
+      const lease = usableLease(key, state, state.waiters[0].rules, now);
+      if (lease === undefined) break;
+      state.waiters.shift()!.resolve(take(key, state, lease, now));
     }
-    if (state.waiters.length > 0 && !state.inFlight) requestLease(key, state);
+    if (state.waiters.length > 0 && !state.inFlight) requestLease(key, state, state.waiters[0].rules);
   }
 
-  function requestLease(key: string, state: KeyState): void {
-    const rules = state.waiters[0].rules;
+  /** Where a granted lease goes: current when the current one is spent, else next, else back to Redis. */
+  function place(key: string, state: KeyState, lease: Lease): void {
+    if (keys.get(key) !== state) {
+      // Swept or closed while the grant was on its way: the hits go straight back.
+      giveBack(key, lease);
+    } else if (!canTake(state.lease, lease.rules, Date.now())) {
+      if (state.lease !== undefined) giveBack(key, state.lease);
+      state.lease = lease;
+    } else if (state.next === undefined) {
+      state.next = lease;
+    } else {
+      giveBack(key, lease);
+    }
+  }
+
+  /**
+   * One round trip for a batch of `rules`' hits. Called for waiting calls, or ahead of need (no
+   * call waits yet); calls that arrive meanwhile wait for it, never longer than `timeoutMs`.
+   */
+  function requestLease(key: string, state: KeyState, rules: readonly LimitRule[]): void {
     if (client.status !== 'ready') {
       const decision = unreachable(rules);
       for (const waiter of state.waiters.splice(0)) waiter.resolve({ ...decision, rules: waiter.rules });
       return;
     }
-    if (state.lease !== undefined) giveBack(key, state.lease);
-    state.lease = undefined;
+    const now = Date.now();
+    // Leases of another rule set (a republished plan) or of an ended window are of no more use.
+    if (state.lease !== undefined && !canTake(state.lease, rules, now)) giveBack(key, state.lease);
+    if (state.next !== undefined && !canTake(state.next, rules, now)) {
+      giveBack(key, state.next);
+      state.next = undefined;
+    }
     const { keySuffixes, argv } = compile(rules);
     const base = keyPrefix + '{' + key;
-    const sentAt = Date.now();
+    const sentAt = now;
     const giveUpAt = sentAt + timeoutMs;
     const args = [...keySuffixes.map((suffix) => base + suffix), String(giveUpAt + clockOffset), leaseMax, ...argv];
     state.inFlight = true;
@@ -310,7 +376,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
         waiter.resolve({ allowed: false, results: [], rules: waiter.rules, backendError, retryAfterSeconds: 1 });
       }
     };
-    grant(keySuffixes.length, ...args).then(
+    const done = grant(keySuffixes.length, ...args).then(
       (reply) => {
         clearTimeout(timer);
         if (reply[0] === -1) {
@@ -323,15 +389,8 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
         state.inFlight = false;
         if (!late) reportPrompt();
         const lease = leaseFromReply(rules, reply, sentAt);
-        // Late, the key may have been swept (or has a newer lease): then the hits go straight back.
-        const kept = keys.get(key) === state && (state.lease === undefined || unused(state.lease) === 0);
-        if (lease === undefined) {
-          if (!late) rejectWaiting(state, rules, blockedFromReply(rules, reply));
-        } else if (kept) {
-          state.lease = lease;
-        } else {
-          giveBack(key, lease);
-        }
+        if (lease !== undefined) place(key, state, lease);
+        else if (!late) rejectWaiting(state, rules, blockedFromReply(rules, reply));
         serve(key, state);
       },
       (err: unknown) => {
@@ -341,11 +400,14 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
         state.inFlight = false;
         lastError = err instanceof Error ? err.message : String(err);
         reportDown(lastError);
+        if (state.waiters.length === 0) return;
         outageDecisions.inc({ decision: failOpen ? 'admitted' : 'rejected' });
         const decision = backendFailureDecision(rules, failOpen, `redis: ${lastError}`);
         for (const waiter of state.waiters.splice(0)) waiter.resolve({ ...decision, rules: waiter.rules });
       },
     );
+    grantsInFlight.add(done);
+    void done.then(() => grantsInFlight.delete(done));
   }
 
   /** Waits up to the deadline for the connection being set up; then counts, or rejects as slow. */
@@ -363,11 +425,12 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     if (firstConnection !== undefined) await firstConnection;
     let state = keys.get(key);
     if (state === undefined) {
-      state = { lease: undefined, waiters: [], inFlight: false };
+      state = { lease: undefined, next: undefined, waiters: [], inFlight: false };
       keys.set(key, state);
     }
     const now = Date.now();
-    if (state.waiters.length === 0 && canTake(state.lease, rules, now)) return takeFromLease(state.lease, now);
+    const lease = state.waiters.length === 0 ? usableLease(key, state, rules, now) : undefined;
+    if (lease !== undefined) return take(key, state, lease, now);
     if (client.status !== 'ready' && !state.inFlight) {
       // Still setting up a connection that has not failed (a node just started on a busy
       // machine): a slow answer, not an outage, so it is never admitted uncounted.
@@ -377,7 +440,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     const waiting = state;
     return new Promise((resolve) => {
       waiting.waiters.push({ rules, resolve });
-      if (!waiting.inFlight) requestLease(key, waiting);
+      if (!waiting.inFlight) requestLease(key, waiting, rules);
     });
   }
 
@@ -387,7 +450,10 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     health: () => ({ backend: 'redis', reachable: healthy, answeringInTime: !slow, failOpen }),
     async close() {
       clearInterval(sweep);
-      for (const [key, state] of keys) if (state.lease !== undefined) giveBack(key, state.lease);
+      // A batch on its way is already counted in Redis: wait for it (bounded) so it goes back too.
+      const waited = Promise.all(grantsInFlight);
+      await Promise.race([waited, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+      for (const [key, state] of keys) giveBackAll(key, state);
       keys.clear();
       await Promise.all(givingBack);
       if (client.status === 'ready') {

@@ -64,7 +64,8 @@ describe('issue-15: exact plan limits across three gateway processes under stall
     redis = await startPrivateRedis();
     cluster = await startAccessories(db.url, db.store);
     const env = { PORTICO_DATABASE_URL: db.url, PORTICO_REDIS_URL: redis.url };
-    gateways = await Promise.all([0, 1, 2].map(() => startPortico(['serve', '--role', 'gateway'], env, ['gateway', 'status'])));
+    const start = () => startPortico(['serve', '--role', 'gateway'], env, ['gateway', 'status']);
+    gateways = await Promise.all([0, 1, 2].map(start));
   });
 
   after(async () => {
@@ -81,10 +82,14 @@ describe('issue-15: exact plan limits across three gateway processes under stall
       const headers = { 'X-IBM-Client-Id': app.clientId };
       const urls = gateways.map((g) => g.urls.gateway);
       // Every node knows the subscription before the burst (a 401 would not be a rate-limit answer).
+      // /ready is on each node's status listener.
       const change = await latestChange(db.store.db);
       await within(5000, async () => {
-        const statusUrls = gateways.map((g) => g.urls.status);
-        const ready = await Promise.all(statusUrls.map(async (u) => (await (await fetch(`${u}/ready`)).json()) as { change: number }));
+        const readyOf = async (g: PorticoProcess) => {
+          const response = await fetch(`${g.urls.status}/ready`);
+          return (await response.json()) as { change: number };
+        };
+        const ready = await Promise.all(gateways.map(readyOf));
         return ready.every((r) => r.change >= change);
       });
       const calls = sendBurst(urls, headers, burst);
