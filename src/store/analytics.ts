@@ -5,7 +5,7 @@ import type { ActivityEvent, NewActivityEvent } from './schema.ts';
 import type SqliteDatabase from 'better-sqlite3';
 import { addToRollup, aggregateRollup, hourMs, latencyBounds, rollupColumns, rollupUpsertSql } from './rollup.ts';
 
-// PostgreSQL accepts at most 65 535 bind parameters per statement; 24 columns per row.
+// PostgreSQL accepts at most 65 535 bind parameters per statement; 28 columns per row.
 const rowsPerInsert = 1000;
 
 /** Writes events in multi-row inserts and adds them to the hourly rollups (call inside a transaction). */
@@ -19,7 +19,7 @@ export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<
 export const eventColumns = [
   'ts', 'tx_id', 'org_name', 'catalog_name', 'api_name', 'api_version', 'operation_id', 'verb', 'path', 'status', 'latency_ms', 'backend_ms',
   'client_id', 'app_id', 'app_name', 'consumer_org_name', 'product_name', 'plan_name', 'error_name', 'content', 'request_headers',
-  'request_body', 'response_headers', 'response_body',
+  'request_body', 'response_headers', 'response_body', 'consumer_org_id', 'subscription_id', 'plan_id',
 ] as const satisfies ReadonlyArray<keyof NewActivityEvent>;
 
 /**
@@ -30,7 +30,8 @@ export function eventRow(e: NewActivityEvent): unknown[] {
   return [
     e.ts, e.tx_id, e.org_name, e.catalog_name, e.api_name, e.api_version, e.operation_id, e.verb, e.path, e.status, e.latency_ms, e.backend_ms,
     e.client_id, e.app_id, e.app_name, e.consumer_org_name, e.product_name, e.plan_name, e.error_name, e.content, e.request_headers ?? null,
-    e.request_body ?? null, e.response_headers ?? null, e.response_body ?? null,
+    e.request_body ?? null, e.response_headers ?? null, e.response_body ?? null, e.consumer_org_id ?? '', e.subscription_id ?? '',
+    e.plan_id ?? '',
   ];
 }
 
