@@ -10,7 +10,7 @@ import { queryField } from '../../web/form.ts';
 import { html } from '../../web/html.ts';
 import type { SafeHtml } from '../../web/html.ts';
 import type { DimensionCount, EventDimension, EventFilter } from '../../store/analytics.ts';
-import { barChart, formatMs, timeSeriesChart } from './charts.ts';
+import { barChart, formatMs, timeSeriesChart } from '../../web/charts.ts';
 import { signedInConsole, viewOf, withCatalog } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import type { ConsoleDeps } from './plugin.ts';

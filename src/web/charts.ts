@@ -1,9 +1,9 @@
 /**
- * Server-side SVG charts for the console (no script, no inline style: CSP-safe). Each chart is
+ * Server-side SVG charts for the console and the portal (no script, no inline style: CSP-safe). Each chart is
  * an `img` with a title and a description, and the same numbers are offered as a table.
  */
-import { html } from '../../web/html.ts';
-import type { SafeHtml } from '../../web/html.ts';
+import { html } from './html.ts';
+import type { SafeHtml } from './html.ts';
 
 export interface TimePoint {
   bucket: number;
