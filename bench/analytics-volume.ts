@@ -64,7 +64,7 @@ try {
     const matching = Math.round((total * windowMs) / span);
     const bucket = windowMs <= 86_400_000 ? 3_600_000 : 6 * 3_600_000;
     const over = await timed(() => callsOverTime(store.db, filter, bucket));
-    const dims: EventDimension[] = ['api_name', 'operation_id', 'status', 'app_name', 'plan_name'];
+    const dims: EventDimension[] = ['api_name', 'operation_id', 'status', 'app_id', 'plan_id'];
     const by = await timed(() => Promise.all(dims.map((d) => countBy(store.db, filter, d))));
     const pct = await timed(() => latencyPercentiles(store.db, filter));
     const latest = await timed(() => listEvents(store.db, filter, 100));

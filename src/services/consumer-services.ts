@@ -6,7 +6,7 @@
 import * as consumers from '../store/consumers.ts';
 import * as orgs from '../store/orgs.ts';
 import { listPlans, listProductApis } from '../store/products.ts';
-import type { ProductRow } from '../store/schema.ts';
+import type { PlanRow, ProductRow } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { SignInLimiter } from '../web/sign-in-limiter.ts';
 import { ChangeBus } from './change-bus.ts';
@@ -17,6 +17,7 @@ import * as catalog from './consumer/catalog.ts';
 import type { Visitor } from './consumer/catalog.ts';
 import * as subscriptions from './consumer/subscriptions.ts';
 import type { NewSubscription } from './consumer/subscriptions.ts';
+import * as usage from './consumer/usage.ts';
 import type { ServiceContext } from './service-context.ts';
 import { SessionService } from './sessions.ts';
 
@@ -139,6 +140,15 @@ export class ConsumerServices implements ServiceContext {
   }
 
   /** The subscriptions of every app of the visitor's organization (none when anonymous). */
+  /** Calls used and left in the current window of each limit of the subscription's plan. */
+  limitUsage(subscriptionId: string, plan: PlanRow) {
+    return usage.limitUsage(this, subscriptionId, plan);
+  }
+
+  usageOverTime(subscriptionId: string, fromTs: number, toTs: number, bucketMs: number) {
+    return usage.usageOverTime(this, subscriptionId, fromTs, toTs, bucketMs);
+  }
+
   orgSubscriptions(visitor: Visitor) {
     return catalog.orgSubscriptions(this, visitor);
   }

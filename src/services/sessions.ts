@@ -21,6 +21,21 @@ export class SessionService {
     return sessions.deleteSession(this.store.db, token);
   }
 
+  /** Keeps a short-lived value in the session (a secret to show once, the subscribe wizard's place). */
+  putValue(session: Session, name: string, value: string, ttlMs: number): Promise<void> {
+    return sessions.putSessionValue(this.store.db, session.id, name, value, Math.min(Date.now() + ttlMs, session.expires_at));
+  }
+
+  /** Reads and removes a session value (undefined when absent or expired). */
+  takeValue(session: Session, name: string): Promise<string | undefined> {
+    return sessions.takeSessionValue(this.store.db, session.id, name);
+  }
+
+  /** Reads a session value and leaves it in place. */
+  readValue(session: Session, name: string): Promise<string | undefined> {
+    return sessions.readSessionValue(this.store.db, session.id, name);
+  }
+
   /** Ends every session of one kind of a user (after a password change, say). */
   deleteUserSessions(userId: string, kind: SessionKind): Promise<void> {
     return sessions.deleteUserSessions(this.store.db, userId, kind);

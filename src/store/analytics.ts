@@ -5,7 +5,7 @@ import type { ActivityEvent, NewActivityEvent } from './schema.ts';
 import type SqliteDatabase from 'better-sqlite3';
 import { addToRollup, aggregateRollup, hourMs, latencyBounds, rollupColumns, rollupUpsertSql } from './rollup.ts';
 
-// PostgreSQL accepts at most 65 535 bind parameters per statement; 25 columns per row.
+// PostgreSQL accepts at most 65 535 bind parameters per statement; 29 columns per row.
 const rowsPerInsert = 1000;
 
 /** Writes events in multi-row inserts and adds them to the hourly rollups (call inside a transaction). */
@@ -19,7 +19,7 @@ export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<
 export const eventColumns = [
   'ts', 'tx_id', 'org_name', 'catalog_name', 'api_name', 'api_version', 'operation_id', 'verb', 'path', 'status', 'latency_ms', 'backend_ms',
   'client_id', 'app_id', 'app_name', 'consumer_org_name', 'product_name', 'plan_name', 'error_name', 'content', 'request_headers',
-  'request_body', 'response_headers', 'response_body', 'user_name',
+  'request_body', 'response_headers', 'response_body', 'user_name', 'consumer_org_id', 'subscription_id', 'plan_id',
 ] as const satisfies ReadonlyArray<keyof NewActivityEvent>;
 
 /**
@@ -30,7 +30,8 @@ export function eventRow(e: NewActivityEvent): unknown[] {
   return [
     e.ts, e.tx_id, e.org_name, e.catalog_name, e.api_name, e.api_version, e.operation_id, e.verb, e.path, e.status, e.latency_ms, e.backend_ms,
     e.client_id, e.app_id, e.app_name, e.consumer_org_name, e.product_name, e.plan_name, e.error_name, e.content, e.request_headers ?? null,
-    e.request_body ?? null, e.response_headers ?? null, e.response_body ?? null, e.user_name ?? '',
+    e.request_body ?? null, e.response_headers ?? null, e.response_body ?? null, e.user_name ?? '', e.consumer_org_id ?? '',
+    e.subscription_id ?? '', e.plan_id ?? '',
   ];
 }
 
@@ -77,6 +78,7 @@ export interface EventFilter {
   catalogName?: string;
   apiName?: string;
   appId?: string;
+  subscriptionId?: string;
   fromTs?: number;
   toTs?: number;
 }
@@ -87,18 +89,18 @@ function filtered(db: Db, filter: EventFilter) {
   if (filter.catalogName !== undefined) query = query.where('catalog_name', '=', filter.catalogName);
   if (filter.apiName !== undefined) query = query.where('api_name', '=', filter.apiName);
   if (filter.appId !== undefined) query = query.where('app_id', '=', filter.appId);
+  if (filter.subscriptionId !== undefined) query = query.where('subscription_id', '=', filter.subscriptionId);
   if (filter.fromTs !== undefined) query = query.where('ts', '>=', filter.fromTs);
   if (filter.toTs !== undefined) query = query.where('ts', '<', filter.toTs);
   return query;
 }
 
 /**
- * Whether a query can read the hourly rollups: no app filter (the rollups have no app id), and
- * either no time bounds or a window of a day or more — where counting whole hours at the
- * window's edges moves the figures by at most an hour's worth in 24.
+ * Whether a query can read the hourly rollups: either no time bounds or a window of a day or
+ * more — where counting whole hours at the window's edges moves the figures by at most an
+ * hour's worth in 24.
  */
 function usesRollup(filter: EventFilter): boolean {
-  if (filter.appId !== undefined) return false;
   if (filter.fromTs === undefined && filter.toTs === undefined) return true;
   return (filter.toTs ?? Date.now()) - (filter.fromTs ?? 0) >= 24 * hourMs;
 }
@@ -108,6 +110,8 @@ function rolled(db: Db, filter: EventFilter) {
   if (filter.orgName !== undefined) query = query.where('org_name', '=', filter.orgName);
   if (filter.catalogName !== undefined) query = query.where('catalog_name', '=', filter.catalogName);
   if (filter.apiName !== undefined) query = query.where('api_name', '=', filter.apiName);
+  if (filter.appId !== undefined) query = query.where('app_id', '=', filter.appId);
+  if (filter.subscriptionId !== undefined) query = query.where('subscription_id', '=', filter.subscriptionId);
   if (filter.fromTs !== undefined) query = query.where('bucket_ts', '>=', Math.floor(filter.fromTs / hourMs) * hourMs);
   if (filter.toTs !== undefined) query = query.where('bucket_ts', '<', filter.toTs);
   return query;
@@ -122,30 +126,80 @@ export function findEvent(db: Db, id: number): Promise<ActivityEvent | undefined
   return db.selectFrom('activity_events').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export type EventDimension = 'api_name' | 'operation_id' | 'status' | 'app_name' | 'plan_name' | 'product_name' | 'consumer_org_name';
+export type EventDimension = 'api_name' | 'operation_id' | 'status' | 'app_id' | 'plan_id' | 'consumer_org_id';
+
+/**
+ * The names shown for an id dimension. Apps, plans and consumer orgs are grouped by id — titles
+ * repeat across consumer orgs and plan names across products — and labelled with the names the
+ * events recorded (the latest name, should one have changed).
+ */
+const labelColumns: Record<EventDimension, ReadonlyArray<'app_name' | 'consumer_org_name' | 'plan_name' | 'product_name'>> = {
+  api_name: [],
+  operation_id: [],
+  status: [],
+  app_id: ['app_name', 'consumer_org_name'],
+  plan_id: ['plan_name', 'product_name'],
+  consumer_org_id: ['consumer_org_name'],
+};
+
+export interface DimensionCount {
+  key: string;
+  calls: number;
+  mean_ms: number;
+  /** The recorded names of an id dimension (see labelColumns), e.g. app_name and consumer_org_name. */
+  labels: Record<string, string>;
+}
 
 /** Call counts and mean latency grouped by one dimension (from the rollups for long windows). */
-export function countBy(db: Db, filter: EventFilter, dimension: EventDimension) {
-  if (usesRollup(filter)) {
-    return rolled(db, filter)
+export async function countBy(db: Db, filter: EventFilter, dimension: EventDimension): Promise<DimensionCount[]> {
+  const names = labelColumns[dimension].map((column) => sql<string>`max(${sql.ref(column)})`.as(column));
+  const rows: Array<Record<string, unknown>> = usesRollup(filter)
+    ? await rolled(db, filter)
       .select([
         sql<string>`${sql.ref(dimension)}`.as('key'),
         sql<number>`sum(calls)`.as('calls'),
         sql<number>`sum(latency_sum) / sum(calls)`.as('mean_ms'),
+        ...names,
+      ])
+      .groupBy(dimension)
+      .orderBy('calls', 'desc')
+      .execute()
+    : await filtered(db, filter)
+      .select([
+        sql<string>`${sql.ref(dimension)}`.as('key'),
+        sql<number>`count(*)`.as('calls'),
+        sql<number>`avg(latency_ms)`.as('mean_ms'),
+        ...names,
       ])
       .groupBy(dimension)
       .orderBy('calls', 'desc')
       .execute();
-  }
-  return filtered(db, filter)
-    .select([
-      sql<string>`${sql.ref(dimension)}`.as('key'),
-      (eb) => eb.fn.countAll<number>().as('calls'),
-      (eb) => eb.fn.avg<number>('latency_ms').as('mean_ms'),
-    ])
-    .groupBy(dimension)
-    .orderBy('calls', 'desc')
-    .execute();
+  return rows.map((row) => ({
+    key: String(row.key ?? ''),
+    calls: Number(row.calls),
+    mean_ms: Number(row.mean_ms),
+    labels: Object.fromEntries(labelColumns[dimension].map((column) => [column, String(row[column] ?? '')])),
+  }));
+}
+
+/**
+ * Calls a subscription made from `fromTs` on that its plan's limits count: every call but the
+ * ones the gateway turned away with 429. From the hourly rollups when `fromTs` starts an hour
+ * (windows of an hour or more, aligned to the epoch as the gateway's counters are), else from
+ * the events. The gateway's counter stays the authority; this is what the analytics recorded.
+ */
+export async function subscriptionCallsSince(db: Db, subscriptionId: string, fromTs: number): Promise<number> {
+  const row =
+    fromTs % hourMs === 0
+      ? await rolled(db, { subscriptionId, fromTs })
+        .select(sql<number>`coalesce(sum(calls), 0)`.as('calls'))
+        .where('status', '<>', 429)
+        .executeTakeFirst()
+      : await filtered(db, { subscriptionId, fromTs })
+        .select(sql<number>`count(*)`.as('calls'))
+        .where('status', '<>', 429)
+        .executeTakeFirst();
+  return Number(row?.calls ?? 0);
 }
 
 /** Calls per time bucket of `bucketMs`, with error counts (from the rollups for whole-hour buckets over long windows). */

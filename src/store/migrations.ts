@@ -3,8 +3,8 @@
  * in `kysely_migration`). Never edit a released migration: add the next one.
  */
 import { sql } from 'kysely';
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
-import { latencyBucketCount, rebuildRollup } from './rollup.ts';
+import type { CreateTableBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+import { latencyBucketCount, rebuildRollup, rollupDimensions } from './rollup.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -245,7 +245,7 @@ function analyticsRollup(dialect: DialectName): Migration {
         .addUniqueConstraint('activity_rollup_key', ['bucket_ts', 'org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_name', 'plan_name', 'product_name', 'consumer_org_name'])
         .execute();
       await db.schema.createIndex('activity_rollup_scope').on('activity_rollup').columns(['org_name', 'catalog_name', 'bucket_ts']).execute();
-      await rebuildRollup(db);
+      await rebuildRollup(db, ['org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_name', 'plan_name', 'product_name', 'consumer_org_name']);
     },
   };
 }
@@ -352,6 +352,55 @@ function oauthProviders(dialect: DialectName): Migration {
   };
 }
 
+/**
+ * Issue 16: analytics keyed by ids (app, plan, subscription, consumer org) instead of names that
+ * repeat across consumer orgs, and short-lived session values (flash, the subscribe wizard).
+ * Events already stored get their ids from the apps and subscriptions that still exist; the
+ * rollups are rebuilt with the new key (SQLite cannot change a table's unique constraint).
+ */
+function analyticsIdsAndSessionValues(dialect: DialectName): Migration {
+  const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
+  return {
+    async up(db: AnyDb) {
+      for (const column of ['consumer_org_id', 'subscription_id', 'plan_id']) {
+        await db.schema.alterTable('activity_events').addColumn(column, 'text', (c) => c.notNull().defaultTo('')).execute();
+      }
+      await sql`update activity_events set consumer_org_id = coalesce(
+        (select apps.consumer_org_id from apps where apps.id = activity_events.app_id), '') where app_id <> ''`.execute(db);
+      await sql`update activity_events set subscription_id = coalesce((select s.id from subscriptions s
+          join plans p on p.id = s.plan_id join products r on r.id = s.product_id
+          where s.app_id = activity_events.app_id and p.name = activity_events.plan_name
+            and r.name = activity_events.product_name order by s.created_at desc limit 1), '')
+        where app_id <> '' and plan_name <> ''`.execute(db);
+      await sql`update activity_events set plan_id = coalesce(
+        (select s.plan_id from subscriptions s where s.id = activity_events.subscription_id), '')
+        where subscription_id <> ''`.execute(db);
+      await db.schema.dropTable('activity_rollup').execute();
+      let table: CreateTableBuilder<'activity_rollup', string> = db.schema
+        .createTable('activity_rollup')
+        .addColumn('bucket_ts', bigint, (c) => c.notNull());
+      for (const column of rollupDimensions) {
+        table = table.addColumn(column, column === 'status' ? 'integer' : 'text', (c) => c.notNull());
+      }
+      table = table.addColumn('calls', bigint, (c) => c.notNull()).addColumn('latency_sum', 'real', (c) => c.notNull());
+      for (let i = 0; i < latencyBucketCount; i++) table = table.addColumn(`h${i}`, bigint, (c) => c.notNull().defaultTo(0));
+      await table.addUniqueConstraint('activity_rollup_key', ['bucket_ts', ...rollupDimensions]).execute();
+      await db.schema.createIndex('activity_rollup_scope').on('activity_rollup').columns(['org_name', 'catalog_name', 'bucket_ts']).execute();
+      await db.schema.createIndex('activity_rollup_subscription')
+        .on('activity_rollup').columns(['subscription_id', 'bucket_ts']).execute();
+      await rebuildRollup(db);
+      await db.schema
+        .createTable('session_values')
+        .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('expires_at', bigint, (c) => c.notNull())
+        .addPrimaryKeyConstraint('session_values_pk', ['session_id', 'name'])
+        .execute();
+    },
+  };
+}
+
 /** The migrations for a dialect, in order. */
 export function migrationProvider(dialect: DialectName): MigrationProvider {
   return {
@@ -359,6 +408,7 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
       return {
         '0001-initial': initial(dialect), '0002-analytics-indexes': analyticsIndexes(), '0003-analytics-rollup': analyticsRollup(dialect), '0004-drop-redundant-event-index': dropRedundantEventIndex(),
         '0005-user-registries': userRegistries(), '0006-oauth-providers': oauthProviders(dialect),
+        '0007-analytics-ids-session-values': analyticsIdsAndSessionValues(dialect),
       };
     },
   };

@@ -1,6 +1,7 @@
 /**
  * Hourly analytics rollups: for every hour and combination of the console's dimensions (API,
- * operation, status, app, plan, product, consumer org), the number of calls, the sum of their
+ * operation, status, app, plan, product, subscription, consumer org — each by id and name, so
+ * two orgs' apps of the same name stay apart), the number of calls, the sum of their
  * latencies and a latency histogram. The sink adds each batch to them as it writes the raw
  * events, so the console's charts over days read thousands of rows, not millions; percentiles
  * over long windows come from the histogram (to the bucket's upper bound).
@@ -16,7 +17,10 @@ export const hourMs = 3_600_000;
 export const latencyBounds = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, Number.POSITIVE_INFINITY] as const;
 export const latencyBucketCount = latencyBounds.length;
 
-export const rollupDimensions = ['org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_name', 'plan_name', 'product_name', 'consumer_org_name'] as const;
+export const rollupDimensions = [
+  'org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_id', 'app_name', 'plan_id', 'plan_name', 'product_name',
+  'subscription_id', 'consumer_org_id', 'consumer_org_name',
+] as const;
 
 function bucketOf(latencyMs: number): number {
   for (let i = 0; i < latencyBounds.length; i++) if (latencyMs <= latencyBounds[i]) return i;
@@ -34,7 +38,11 @@ export function aggregateRollup(events: readonly NewActivityEvent[]): RollupRow[
   for (const event of events) {
     const bucket = Math.floor(event.ts / hourMs) * hourMs;
     // The key spelled out (rollupDimensions' order): built once per event, on every call's path.
-    const key = `${bucket}\u0000${event.org_name}\u0000${event.catalog_name}\u0000${event.api_name}\u0000${event.operation_id}\u0000${event.status}\u0000${event.app_name}\u0000${event.plan_name}\u0000${event.product_name}\u0000${event.consumer_org_name}`;
+    const appId = event.app_id;
+    const planId = event.plan_id ?? '';
+    const subscriptionId = event.subscription_id ?? '';
+    const consumerOrgId = event.consumer_org_id ?? '';
+    const key = `${bucket}\u0000${event.org_name}\u0000${event.catalog_name}\u0000${event.api_name}\u0000${event.operation_id}\u0000${event.status}\u0000${appId}\u0000${event.app_name}\u0000${planId}\u0000${event.plan_name}\u0000${event.product_name}\u0000${subscriptionId}\u0000${consumerOrgId}\u0000${event.consumer_org_name}`;
     let row = rows.get(key);
     if (!row) {
       const empty = Object.fromEntries(histogramKeys.map((k) => [k, 0])) as Histogram;
@@ -45,9 +53,13 @@ export function aggregateRollup(events: readonly NewActivityEvent[]): RollupRow[
         api_name: event.api_name,
         operation_id: event.operation_id,
         status: event.status,
+        app_id: appId,
         app_name: event.app_name,
+        plan_id: planId,
         plan_name: event.plan_name,
         product_name: event.product_name,
+        subscription_id: subscriptionId,
+        consumer_org_id: consumerOrgId,
         consumer_org_name: event.consumer_org_name,
         calls: 0,
         latency_sum: 0,
@@ -84,8 +96,11 @@ export async function addToRollup(db: Db, events: readonly NewActivityEvent[]): 
   }
 }
 
-/** Rebuilds the rollups from the stored events (migration, or after a bulk load). */
-export async function rebuildRollup(db: Kysely<unknown> | Db): Promise<void> {
+/**
+ * Rebuilds the rollups from the stored events (migration, or after a bulk load); a migration
+ * passes the dimensions of the table as it was then.
+ */
+export async function rebuildRollup(db: Kysely<unknown> | Db, dimensions: readonly string[] = rollupDimensions): Promise<void> {
   const histogram = latencyBounds
     .map((bound, i) => {
       const low = i === 0 ? null : latencyBounds[i - 1];
@@ -93,7 +108,7 @@ export async function rebuildRollup(db: Kysely<unknown> | Db): Promise<void> {
       return `sum(case when ${condition} then 1 else 0 end) as h${i}`;
     })
     .join(', ');
-  const dims = rollupDimensions.join(', ');
+  const dims = dimensions.join(', ');
   await sql.raw(`delete from activity_rollup`).execute(db as Kysely<unknown>);
   await sql
     .raw(

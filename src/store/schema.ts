@@ -37,6 +37,14 @@ export interface ProviderUserTable {
   created_at: string;
 }
 
+/** Short-lived values of a web session: a secret to show once (flash), the subscribe wizard's place. */
+export interface SessionValueTable {
+  session_id: string;
+  name: string;
+  value: string;
+  expires_at: number;
+}
+
 export interface SessionTable {
   /** SHA-256 of the session token, hex; the token itself is never stored. */
   id: string;
@@ -166,8 +174,12 @@ export interface ActivityEventTable {
   client_id: string;
   app_id: string;
   app_name: string;
+  /** The ids analytics group by (issue 16): names repeat across consumer orgs and products. */
+  consumer_org_id: Generated<string>;
   consumer_org_name: string;
+  subscription_id: Generated<string>;
   product_name: string;
+  plan_id: Generated<string>;
   plan_name: string;
   error_name: string;
   /** The user a basic scheme or user-security policy authenticated ('' when none). */
@@ -188,9 +200,13 @@ export interface ActivityRollupTable {
   api_name: string;
   operation_id: string;
   status: number;
+  app_id: string;
   app_name: string;
+  plan_id: string;
   plan_name: string;
   product_name: string;
+  subscription_id: string;
+  consumer_org_id: string;
   consumer_org_name: string;
   calls: number;
   latency_sum: number;
@@ -309,6 +325,7 @@ export interface Database {
   catalogs: CatalogTable;
   provider_users: ProviderUserTable;
   sessions: SessionTable;
+  session_values: SessionValueTable;
   apis: ApiTable;
   products: ProductTable;
   product_apis: ProductApiTable;

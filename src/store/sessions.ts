@@ -37,14 +37,50 @@ export async function findSession(db: Db, token: string, kinds: SessionKind[]): 
 }
 
 export async function deleteSession(db: Db, token: string): Promise<void> {
+  await db.deleteFrom('session_values').where('session_id', '=', hashToken(token)).execute();
   await db.deleteFrom('sessions').where('id', '=', hashToken(token)).execute();
 }
 
 export async function deleteUserSessions(db: Db, userId: string, kind: SessionKind): Promise<void> {
+  const ids = db.selectFrom('sessions').select('id').where('user_id', '=', userId).where('kind', '=', kind);
+  await db.deleteFrom('session_values').where('session_id', 'in', ids).execute();
   await db.deleteFrom('sessions').where('user_id', '=', userId).where('kind', '=', kind).execute();
 }
 
 export async function purgeExpiredSessions(db: Db): Promise<number> {
+  const expired = db.selectFrom('sessions').select('id').where('expires_at', '<', Date.now());
+  await db.deleteFrom('session_values').where((eb) => eb.or([eb('expires_at', '<', Date.now()), eb('session_id', 'in', expired)])).execute();
   const result = await db.deleteFrom('sessions').where('expires_at', '<', Date.now()).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** Keeps `value` under `name` for the session until `expiresAt` (replacing what was there). */
+export async function putSessionValue(db: Db, sessionId: string, name: string, value: string, expiresAt: number): Promise<void> {
+  await db
+    .insertInto('session_values')
+    .values({ session_id: sessionId, name, value, expires_at: expiresAt })
+    .onConflict((conflict) => conflict.columns(['session_id', 'name']).doUpdateSet({ value, expires_at: expiresAt }))
+    .execute();
+}
+
+/** The session's value under `name`, deleted as it is read (a flash is shown once); undefined when expired. */
+export async function takeSessionValue(db: Db, sessionId: string, name: string): Promise<string | undefined> {
+  const row = await db
+    .deleteFrom('session_values')
+    .where('session_id', '=', sessionId)
+    .where('name', '=', name)
+    .returning(['value', 'expires_at'])
+    .executeTakeFirst();
+  return row && row.expires_at >= Date.now() ? row.value : undefined;
+}
+
+/** The session's value under `name` without removing it; undefined when absent or expired. */
+export async function readSessionValue(db: Db, sessionId: string, name: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('session_values')
+    .select(['value', 'expires_at'])
+    .where('session_id', '=', sessionId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+  return row && row.expires_at >= Date.now() ? row.value : undefined;
 }

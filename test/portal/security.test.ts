@@ -71,7 +71,7 @@ test('a POST without or with a wrong CSRF token is refused with 403 and changes 
   const apps = await client.get('/apps');
   assert.doesNotMatch(apps.text, /Sneaky/);
   const good = await client.post('/apps', { title: 'Honest' });
-  assert.equal(good.status, 201);
+  assert.equal(good.status, 303);
 });
 
 test('sign-in and sign-out forms need the token too (login CSRF)', async () => {
@@ -132,7 +132,7 @@ test("another organization's app and subscription ids answer 404 and stay untouc
   const a = await signUp(emailA, 'Org A');
   const b = await signUp(`org-b-${Date.now()}@example.org`, 'Org B');
   await a.get('/apps/new');
-  assert.equal((await a.post('/apps', { title: 'A private app' })).status, 201);
+  assert.equal((await a.post('/apps', { title: 'A private app' })).status, 303);
   const [appId] = await appIdsOf(emailA);
   const db = running.handle.platform.store.db;
   const catalog = await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow();
@@ -173,8 +173,9 @@ test('sign-in attempts are limited per address and email: the sixth failure answ
 test('what a developer types is escaped on every page', async () => {
   const client = await signUp(`xss-${Date.now()}@example.org`, '<script>alert(1)</script> Org');
   await client.get('/apps/new');
-  const created = await client.post('/apps', { title: '<img src=x onerror=alert(1)>', description: '"quoted" & <b>bold</b>' });
-  assert.equal(created.status, 201);
+  const posted = await client.post('/apps', { title: '<img src=x onerror=alert(1)>', description: '"quoted" & <b>bold</b>' });
+  assert.equal(posted.status, 303);
+  const created = await client.get(posted.location);
   assert.doesNotMatch(created.text, /<img src=x/);
   assert.match(created.text, /&lt;img src=x onerror=alert\(1\)&gt;/);
   assert.match(created.text, /&quot;quoted&quot; &amp; &lt;b&gt;bold&lt;\/b&gt;/);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { insertApi, findApi, listApis, setApiState, productsUsingApi } from '../../src/store/apis.ts';
-import { callsOverTime, countBy, insertEvents, latencyPercentiles, listEvents, purgeEvents } from '../../src/store/analytics.ts';
+import { callsOverTime, countBy, insertEvents, latencyPercentiles, listEvents, purgeEvents, subscriptionCallsSince } from '../../src/store/analytics.ts';
 import { latestChange, recordChange } from '../../src/store/changes.ts';
 import {
   addCredential,
@@ -248,11 +248,11 @@ for (const backend of storeBackends) {
 
     test('activity events are written in batches and aggregated by dimension, time and latency', async () => {
       const events = Array.from({ length: 1500 }, (_, i) =>
-        event({ ts: 1_700_000_000_000 + i * 1000, status: i % 10 === 0 ? 500 : 200, latency_ms: i % 100, app_name: i % 2 ? 'odd' : 'even' }),
+        event({ ts: 1_700_000_000_000 + i * 1000, status: i % 10 === 0 ? 500 : 200, latency_ms: i % 100, app_id: i % 2 ? 'odd' : 'even', app_name: i % 2 ? 'Odd' : 'Even' }),
       );
       await t.store.transaction((trx) => insertEvents(trx, events));
-      const byApp = await countBy(t.store.db, { apiName: 'logistics' }, 'app_name');
-      assert.deepEqual(byApp.map((r) => [r.key, Number(r.calls)]).sort(), [['even', 750], ['odd', 750]]);
+      const byApp = await countBy(t.store.db, { apiName: 'logistics' }, 'app_id');
+      assert.deepEqual(byApp.map((r) => [r.key, r.labels.app_name, Number(r.calls)]).sort(), [['even', 'Even', 750], ['odd', 'Odd', 750]]);
       const buckets = await callsOverTime(t.store.db, { apiName: 'logistics' }, 60_000);
       assert.equal(buckets.reduce((sum, b) => sum + Number(b.calls), 0), 1500);
       assert.equal(buckets.reduce((sum, b) => sum + Number(b.errors), 0), 150);
@@ -262,7 +262,7 @@ for (const backend of storeBackends) {
       // No window reads the hourly rollups: each percentile is its histogram bucket's upper bound.
       const approximate = await latencyPercentiles(t.store.db, { apiName: 'logistics' });
       assert.deepEqual(approximate, { count: 1500, p50: 50, p90: 100, p99: 100 });
-      const rollupByApp = await countBy(t.store.db, { apiName: 'logistics', fromTs: 1_600_000_000_000, toTs: 1_800_000_000_000 }, 'app_name');
+      const rollupByApp = await countBy(t.store.db, { apiName: 'logistics', fromTs: 1_600_000_000_000, toTs: 1_800_000_000_000 }, 'app_id');
       assert.deepEqual(rollupByApp.map((r) => [r.key, Number(r.calls)]).sort(), [['even', 750], ['odd', 750]]);
       const hourly = await callsOverTime(t.store.db, { apiName: 'logistics' }, 3_600_000);
       assert.equal(hourly.reduce((sum, b) => sum + Number(b.calls), 0), 1500);
@@ -270,6 +270,38 @@ for (const backend of storeBackends) {
       const latest = await listEvents(t.store.db, { apiName: 'logistics' }, 2);
       assert.equal(latest[0].ts, 1_700_000_000_000 + 1499 * 1000);
       assert.equal(await purgeEvents(t.store.db, 1_700_000_000_000 + 500 * 1000), 500);
+    });
+
+    test('issue-16: same-named apps and plans of two consumer orgs count apart, by id, in events and rollups', async () => {
+      const scope = { org_name: 'issue16', catalog_name: 'sandbox', ts: 1_710_000_000_000 };
+      const walker = (org: string, calls: number) =>
+        Array.from({ length: calls }, () =>
+          event({ ...scope, app_id: `app-${org}`, app_name: 'Walker Shop', consumer_org_id: `co-${org}`, consumer_org_name: org, plan_id: `plan-${org}`, plan_name: 'silver' }),
+        );
+      await t.store.transaction((trx) => insertEvents(trx, [...walker('org-a', 3), ...walker('org-b', 5)]));
+      const short = { orgName: 'issue16', fromTs: scope.ts - 60_000, toTs: scope.ts + 60_000 };
+      const long = { orgName: 'issue16', fromTs: scope.ts - 7 * 86_400_000, toTs: scope.ts + 60_000 };
+      for (const filter of [short, long]) {
+        const apps = await countBy(t.store.db, filter, 'app_id');
+        const shown = apps.map((r) => [r.key, r.labels.app_name, r.labels.consumer_org_name, r.calls]);
+        assert.deepEqual(shown, [['app-org-b', 'Walker Shop', 'org-b', 5], ['app-org-a', 'Walker Shop', 'org-a', 3]]);
+        const plans = await countBy(t.store.db, filter, 'plan_id');
+        assert.deepEqual(plans.map((r) => [r.key, r.calls]), [['plan-org-b', 5], ['plan-org-a', 3]]);
+        const orgs = await countBy(t.store.db, filter, 'consumer_org_id');
+        assert.deepEqual(orgs.map((r) => [r.key, r.labels.consumer_org_name, r.calls]), [['co-org-b', 'org-b', 5], ['co-org-a', 'org-a', 3]]);
+      }
+    });
+
+    test('issue-16: a subscription\'s calls in the current window, from the rollups or the events, without 429s', async () => {
+      const hourStart = 1_720_000_800_000 - (1_720_000_800_000 % 3_600_000);
+      const sub = (ts: number, status = 200) => event({ org_name: 'issue16u', ts, status, subscription_id: 'sub-u' });
+      const events = [sub(hourStart - 1000), sub(hourStart + 1000), sub(hourStart + 120_000), sub(hourStart + 130_000, 429), sub(hourStart + 140_000, 500)];
+      await t.store.transaction((trx) => insertEvents(trx, events));
+      // An hour window read from the rollups: the call before the hour and the 429 do not count.
+      assert.equal(await subscriptionCallsSince(t.store.db, 'sub-u', hourStart), 3);
+      // A minute window (not on an hour) reads the events.
+      assert.equal(await subscriptionCallsSince(t.store.db, 'sub-u', hourStart + 120_000), 2);
+      assert.equal(await subscriptionCallsSince(t.store.db, 'other', hourStart), 0);
     });
   });
 }

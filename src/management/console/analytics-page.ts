@@ -9,8 +9,8 @@ import { breadcrumbs, table, when } from '../../web/components.ts';
 import { queryField } from '../../web/form.ts';
 import { html } from '../../web/html.ts';
 import type { SafeHtml } from '../../web/html.ts';
-import type { EventDimension, EventFilter } from '../../store/analytics.ts';
-import { barChart, formatMs, timeSeriesChart } from './charts.ts';
+import type { DimensionCount, EventDimension, EventFilter } from '../../store/analytics.ts';
+import { barChart, formatMs, timeSeriesChart } from '../../web/charts.ts';
 import { signedInConsole, viewOf, withCatalog } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import type { ConsoleDeps } from './plugin.ts';
@@ -26,9 +26,22 @@ const dimensions: Array<[EventDimension, string]> = [
   ['api_name', 'Calls by API'],
   ['operation_id', 'Calls by operation'],
   ['status', 'Calls by status'],
-  ['app_name', 'Calls by app'],
-  ['plan_name', 'Calls by plan'],
+  ['app_id', 'Calls by app'],
+  ['plan_id', 'Calls by plan'],
+  ['consumer_org_id', 'Calls by consumer organization'],
 ];
+
+/**
+ * A bar's label. Apps, plans and consumer orgs are counted by id and named with what tells
+ * same-named ones apart: "Walker Shop (org-a)", "Silver (accessories)" (issue 16).
+ */
+function dimensionLabel(dimension: EventDimension, row: DimensionCount): string {
+  const { labels } = row;
+  if (dimension === 'app_id') return row.key === '' ? '(no app)' : `${labels.app_name} (${labels.consumer_org_name})`;
+  if (dimension === 'plan_id') return row.key === '' ? '(no plan)' : `${labels.plan_name} (${labels.product_name})`;
+  if (dimension === 'consumer_org_id') return row.key === '' ? '(none)' : labels.consumer_org_name;
+  return row.key;
+}
 
 function pretty(text: string | null): string {
   if (text === null || text === '') return '';
@@ -84,7 +97,7 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
     const errors = series.reduce((s, p) => s + Number(p.errors), 0);
     const panels = dimensions.map(([dimension, title], i) => {
       const rows = groups[i].map((g) => ({
-        label: String(g.key ?? ''),
+        label: dimensionLabel(dimension, g),
         value: Number(g.calls),
         note: `mean ${formatMs(Number(g.mean_ms))} ms`,
         bad: dimension === 'status' && Number(g.key) >= 400,
@@ -97,7 +110,7 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
       html`<code>${e.verb} ${e.path}</code>`,
       String(e.status),
       `${formatMs(e.latency_ms)} ms`,
-      e.app_name || '—',
+      e.app_name ? `${e.app_name} (${e.consumer_org_name})` : '—',
       e.user_name || '—',
       e.content === 'payload' ? html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Request and response</a>` : html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Details</a>`,
     ]);

@@ -8,7 +8,7 @@ import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 import type { ApiState, ProductState } from '../../store/schema.ts';
 import { allowedProductTransitions } from '../../services/provider-services.ts';
 import { assemblyFlow } from './assembly-flow.ts';
-import { formatMs, timeSeriesChart } from './charts.ts';
+import { formatMs, timeSeriesChart } from '../../web/charts.ts';
 import { signedInConsole, viewOf, withCatalog } from './context.ts';
 import type { SignedInConsole } from './context.ts';
 import { sendConsolePage } from './layout.ts';

@@ -1,9 +1,10 @@
 /**
  * The developer's apps: create (credentials shown once), details with credentials and
- * subscriptions, secret reset, a second credential pair for rotation, delete. Every id is
+ * subscriptions, secret reset, a second credential pair for rotation, delete. Every action
+ * answers 303 to a page (Post/Redirect/Get); a secret issued travels in the session, not the URL. Every id is
  * looked up within the visitor's own consumer organization: another org's id is a 404.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PorticoError } from '../../errors.ts';
 import type { App } from '../../store/schema.ts';
 import type { SubscriptionDetail } from '../../services/consumer-services.ts';
@@ -17,6 +18,9 @@ import type { SafeHtml } from '../../web/html.ts';
 import { sendPortalPage } from '../layout.ts';
 import { redirectToSignIn } from './accounts.ts';
 import { productUrl } from './products.ts';
+import { flashSecret, takeSecret } from '../session-values.ts';
+import { usageInWords } from '../usage-view.ts';
+import type { SecretFlash } from '../session-values.ts';
 
 type SignedInContext = PortalContext & Required<Pick<PortalContext, 'user' | 'org' | 'session'>>;
 
@@ -27,11 +31,26 @@ function secretOnce(clientId: string, clientSecret: string, heading: string): Sa
 ${copyField('client-id', 'Client ID', clientId)}${copyField('client-secret', 'Client secret', clientSecret)}</section>`;
 }
 
-function subscriptionRows(subscriptions: SubscriptionDetail[], context: SignedInContext): unknown[][] {
+/** The once-only panel of a flashed secret. */
+export function secretPanel(flash: SecretFlash): SafeHtml {
+  return secretOnce(flash.clientId, flash.clientSecret, flash.heading);
+}
+
+/**
+ * Post/Redirect/Get for an action that issues a secret: the secret goes into the server-side
+ * session and the browser to the app's page, which shows it once; a reload repeats nothing.
+ */
+async function redirectWithSecret(deps: PortalDeps, reply: FastifyReply, context: SignedInContext, flash: SecretFlash) {
+  await flashSecret(deps, context.session, flash);
+  return reply.redirect(path('apps', flash.appId), 303);
+}
+
+function subscriptionRows(subscriptions: SubscriptionDetail[], usage: Map<string, string>, context: SignedInContext): unknown[][] {
   return subscriptions.map((s) => [
     html`<a href="${productUrl({ name: s.product_name, version: s.product_version })}">${s.product_title} ${s.product_version}</a>`,
     s.plan_title,
     statePill(s.state),
+    s.state === 'active' ? html`<a href="${path('subscriptions', s.id)}#usage">${usage.get(s.id) ?? ''}</a>` : '—',
     when(s.updated_at),
     s.state === 'active' || s.state === 'pending'
       ? buttonForm(`${path('subscriptions', s.id)}/cancel`, context.csrfToken, 'Cancel subscription', { kind: 'secondary', small: true, confirm: `Cancel the subscription to ${s.product_title} (${s.plan_title})?` })
@@ -39,9 +58,22 @@ function subscriptionRows(subscriptions: SubscriptionDetail[], context: SignedIn
   ]);
 }
 
+/** "3 of 100 requests per hour used, 97 left" for each active subscription, by subscription id. */
+async function usageByActiveSubscription(deps: PortalDeps, subscriptions: SubscriptionDetail[]): Promise<Map<string, string>> {
+  const active = subscriptions.filter((s) => s.state === 'active');
+  const words = await Promise.all(
+    active.map(async (s) => {
+      const plan = (await deps.services.productPlans(s.product_id)).find((p) => p.id === s.plan_id);
+      return [s.id, plan ? usageInWords(await deps.services.limitUsage(s.id, plan)) : ''] as const;
+    }),
+  );
+  return new Map(words);
+}
+
 async function appPage(deps: PortalDeps, context: SignedInContext, app: App, extra: SafeHtml | '' = '') {
   const credentials = await deps.services.listCredentials(app.id);
   const subscriptions = (await deps.services.orgSubscriptions(context)).filter((s) => s.app_id === app.id);
+  const usage = await usageByActiveSubscription(deps, subscriptions);
   const base = path('apps', app.id);
   const credentialRows = credentials.map((c, i) => [
     html`<code>${c.client_id}</code>`,
@@ -63,7 +95,7 @@ ${table('Credentials of this app', ['Client ID', 'Description', 'Created', 'Acti
 <h2>Subscriptions</h2>
 ${subscriptions.length === 0
     ? html`<p>This app is not subscribed to any plan yet. <a href="/products">Browse API products</a> and choose Subscribe under a plan.</p>`
-    : table('Subscriptions of this app', ['Product', 'Plan', 'State', 'Updated', ''], subscriptionRows(subscriptions, context), { hideCaption: true })}
+    : table('Subscriptions of this app', ['Product', 'Plan', 'State', 'Usage in the current window', 'Updated', ''], subscriptionRows(subscriptions, usage, context), { hideCaption: true })}
 <h2>Delete this app</h2>
 <p>Deleting the app removes its credentials and subscriptions.</p>
 <p><a class="button danger" href="${base}/delete">Delete app…</a></p>`;
@@ -125,16 +157,16 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     } catch (error) {
       return sendPortalPage(reply, context, { title: 'Create an app', section: 'apps', status: 400, main: newAppForm(context, { ...values, error: formErrorMessage(error) }) });
     }
-    // Shown in this answer only (no redirect), so the secret never sits in a URL or a later page.
-    const extra = html`${notice('ok', html`App <strong>${created.app.title}</strong> created.`)}${secretOnce(created.credential.client_id, created.clientSecret, 'Your app credentials')}`;
-    return sendPortalPage(reply, context, { title: created.app.title, section: 'apps', status: 201, main: await appPage(deps, context, created.app, extra) });
+    const flash = { appId: created.app.id, clientId: created.credential.client_id, clientSecret: created.clientSecret, heading: 'Your app credentials' };
+    return redirectWithSecret(deps, reply, context, flash);
   });
 
   app.get('/apps/:id', async (request, reply) => {
     const context = requireUser(request);
     if (!context) return redirectToSignIn(request, reply);
     const found = await services.app(context.org.id, (request.params as { id: string }).id);
-    return sendPortalPage(reply, context, { title: found.title, section: 'apps', main: await appPage(deps, context, found) });
+    const flash = await takeSecret(deps, context.session, found.id);
+    return sendPortalPage(reply, context, { title: found.title, section: 'apps', main: await appPage(deps, context, found, flash ? secretPanel(flash) : '') });
   });
 
   app.post('/apps/:id/credentials', async (request, reply) => {
@@ -142,8 +174,7 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     if (!context) return redirectToSignIn(request, reply);
     const found = await services.app(context.org.id, (request.params as { id: string }).id);
     const issued = await services.addCredential(context.org.id, found.id, 'Additional credentials');
-    const extra = secretOnce(issued.credential.client_id, issued.clientSecret, 'New credentials added');
-    return sendPortalPage(reply, context, { title: found.title, section: 'apps', status: 201, main: await appPage(deps, context, found, extra) });
+    return redirectWithSecret(deps, reply, context, { appId: found.id, clientId: issued.credential.client_id, clientSecret: issued.clientSecret, heading: 'New credentials added' });
   });
 
   app.post('/apps/:id/credentials/:credentialId/reset', async (request, reply) => {
@@ -152,8 +183,7 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     const { id, credentialId } = request.params as { id: string; credentialId: string };
     const found = await services.app(context.org.id, id);
     const reset = await services.resetSecret(context.org.id, found.id, credentialId);
-    const extra = secretOnce(reset.clientId, reset.clientSecret, 'New client secret');
-    return sendPortalPage(reply, context, { title: found.title, section: 'apps', main: await appPage(deps, context, found, extra) });
+    return redirectWithSecret(deps, reply, context, { appId: found.id, clientId: reset.clientId, clientSecret: reset.clientSecret, heading: 'New client secret' });
   });
 
   app.post('/apps/:id/credentials/:credentialId/delete', async (request, reply) => {

@@ -1,7 +1,9 @@
 /**
- * The subscribe wizard (API Connect's flow): Subscribe under a plan → select an app → review
- * (Next) → summary (Done). Plans that need approval start "Pending approval" until the
- * provider decides in the console's task list.
+ * The subscribe wizard (API Connect's flow): Subscribe under a plan → select an app, or create
+ * one inside the wizard → review (Next) → summary (Done). Plans that need approval start
+ * "Pending approval" until the provider decides in the console's task list. An app created in
+ * the wizard leaves the product, plan and app in the server-side session, and its secret as a
+ * flash, so the review page continues where the developer was and a reload repeats nothing.
  */
 import type { FastifyInstance } from 'fastify';
 import { PorticoError } from '../../errors.ts';
@@ -17,6 +19,10 @@ import { sendPortalPage } from '../layout.ts';
 import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 import { redirectToSignIn } from './accounts.ts';
 import { productUrl } from './products.ts';
+import { secretPanel } from './apps.ts';
+import { flashSecret, forgetWizard, rememberWizard, takeSecret, wizardPlace } from '../session-values.ts';
+import type { SecretFlash } from '../session-values.ts';
+import { usageSection } from '../usage-view.ts';
 
 const steps = ['Select app', 'Review', 'Summary'];
 
@@ -33,16 +39,43 @@ function planFacts(product: ProductRow, plan: PlanRow, app?: App): SafeHtml {
 <dt>Approval</dt><dd>${approvalInWords(plan)}</dd>${app ? html`<dt>Application</dt><dd>${app.title}</dd>` : ''}</dl>`;
 }
 
+interface NewAppValues {
+  title?: string;
+  description?: string;
+  error?: string;
+}
+
+/** The wizard's own "create an app" form: the app is created and the wizard goes on to the review. */
+function wizardAppForm(context: PortalContext, product: ProductRow, plan: PlanRow, values: NewAppValues): SafeHtml {
+  return html`<form method="post" action="${productUrl(product)}/subscribe/app" class="stack" aria-labelledby="new-app-title">${csrfField(context.csrfToken)}
+<h2 id="new-app-title">Create an app</h2>
+<p>The app receives a client id and secret; after creating it you review the subscription to ${plan.title}.</p>
+${values.error ? notice('error', values.error) : ''}
+<input type="hidden" name="plan" value="${plan.name}">
+<div class="field"><label for="title">Title</label><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100"></div>
+<div class="field"><label for="description">Description</label><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">${values.description ?? ''}</textarea>
+<p class="hint" id="description-hint">Optional.</p></div>
+<div class="actions"><button type="submit" class="button">Create app and continue</button></div></form>`;
+}
+
+function wizardAppPage(context: PortalContext, product: ProductRow, plan: PlanRow, values: NewAppValues): SafeHtml {
+  return html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, productUrl(product)], ['Subscribe']])}
+<h1>Subscribe to ${product.title}: ${plan.title}</h1>${wizardSteps(0)}
+${wizardAppForm(context, product, plan, values)}
+<p><a href="${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}">Back to the app list</a></p>`;
+}
+
 async function planOf(deps: PortalDeps, product: ProductRow, name: string): Promise<PlanRow> {
   const plan = (await deps.services.productPlans(product.id)).find((p) => p.name === name);
   if (!plan) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'plan', id: name });
   return plan;
 }
 
-function reviewPage(context: PortalContext, product: ProductRow, plan: PlanRow, app: App, error?: string): SafeHtml {
+function reviewPage(context: PortalContext, product: ProductRow, plan: PlanRow, app: App, error?: string, flash?: SecretFlash): SafeHtml {
   return html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, productUrl(product)], ['Subscribe']])}
 <h1>Review the subscription</h1>${wizardSteps(1)}
 ${error ? notice('error', error) : ''}
+${flash ? html`${notice('ok', html`App <strong>${app.title}</strong> created.`)}${secretPanel(flash)}` : ''}
 ${planFacts(product, plan, app)}
 ${plan.approval === 1 ? notice('info', 'The API provider approves this plan. Until then the subscription shows as Pending approval.') : ''}
 <form method="post" action="${productUrl(product)}/subscribe">${csrfField(context.csrfToken)}
@@ -73,11 +106,41 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: PortalDeps):
     const main = html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, productUrl(product)], ['Subscribe']])}
 <h1>Subscribe to ${product.title}: ${plan.title}</h1>${wizardSteps(0)}
 ${apps.length === 0
-      ? html`${notice('info', 'You need an app to subscribe.')}<p><a class="button" href="/apps/new">Create an app</a></p>`
+      ? html`${notice('info', 'You need an app to subscribe: create one here and the subscription continues.')}${wizardAppForm(context, product, plan, {})}`
       : html`<form method="get" action="${productUrl(product)}/subscribe/review" class="stack"><input type="hidden" name="plan" value="${plan.name}">
 <fieldset><legend>Select the application to subscribe</legend>${choices}</fieldset>
-<div class="actions"><button type="submit" class="button">Select app</button><a href="/apps/new">Create another app</a></div></form>`}`;
+<div class="actions"><button type="submit" class="button">Select app</button>
+<a href="${productUrl(product)}/subscribe/app?plan=${encodeURIComponent(plan.name)}">Create another app</a></div></form>`}`;
     return sendPortalPage(reply, context, { title: `Subscribe to ${product.title}`, section: 'products', main });
+  });
+
+  app.get('/products/:name/:version/subscribe/app', async (request, reply) => {
+    const context = portalContext(request);
+    if (!signedIn(context)) return redirectToSignIn(request, reply);
+    const { name, version } = request.params as { name: string; version: string };
+    const product = await services.visibleProduct(context, name, version);
+    const plan = await planOf(deps, product, queryField(request, 'plan'));
+    return sendPortalPage(reply, context, { title: 'Create an app', section: 'products', main: wizardAppPage(context, product, plan, {}) });
+  });
+
+  app.post('/products/:name/:version/subscribe/app', async (request, reply) => {
+    const context = portalContext(request);
+    if (!signedIn(context)) return redirectToSignIn(request, reply);
+    const { name, version } = request.params as { name: string; version: string };
+    const product = await services.visibleProduct(context, name, version);
+    const plan = await planOf(deps, product, formField(request, 'plan'));
+    const values = { title: formField(request, 'title'), description: formField(request, 'description') };
+    let created;
+    try {
+      created = await services.createApp(context.org.id, values);
+    } catch (error) {
+      const main = wizardAppPage(context, product, plan, { ...values, error: formErrorMessage(error) });
+      return sendPortalPage(reply, context, { title: 'Create an app', section: 'products', status: 400, main });
+    }
+    const flash = { appId: created.app.id, clientId: created.credential.client_id, clientSecret: created.clientSecret, heading: 'Your app credentials' };
+    await flashSecret(deps, context.session, flash);
+    await rememberWizard(deps, context.session, { productId: product.id, planName: plan.name, appId: created.app.id });
+    return reply.redirect(`${productUrl(product)}/subscribe/review`, 303);
   });
 
   app.get('/products/:name/:version/subscribe/review', async (request, reply) => {
@@ -85,11 +148,16 @@ ${apps.length === 0
     if (!signedIn(context)) return redirectToSignIn(request, reply);
     const { name, version } = request.params as { name: string; version: string };
     const product = await services.visibleProduct(context, name, version);
-    const plan = await planOf(deps, product, queryField(request, 'plan'));
-    const appId = queryField(request, 'app');
-    if (!appId) return reply.redirect(`${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}`, 303);
+    // The app chosen in the list comes in the query; an app created in the wizard, from the session.
+    const place = queryField(request, 'app') ? undefined : await wizardPlace(deps, context.session, product.id);
+    const planName = place?.planName ?? queryField(request, 'plan');
+    const appId = place?.appId ?? queryField(request, 'app');
+    if (!appId) return reply.redirect(planName ? `${productUrl(product)}/subscribe?plan=${encodeURIComponent(planName)}` : productUrl(product), 303);
+    const plan = await planOf(deps, product, planName);
     const chosen = await services.app(context.org.id, appId);
-    return sendPortalPage(reply, context, { title: 'Review the subscription', section: 'products', main: reviewPage(context, product, plan, chosen) });
+    const flash = await takeSecret(deps, context.session, chosen.id);
+    const main = reviewPage(context, product, plan, chosen, undefined, flash);
+    return sendPortalPage(reply, context, { title: 'Review the subscription', section: 'products', main });
   });
 
   app.post('/products/:name/:version/subscribe', async (request, reply) => {
@@ -101,6 +169,7 @@ ${apps.length === 0
     const chosen = await services.app(context.org.id, formField(request, 'app'));
     try {
       const subscription = await services.subscribe(context.org.id, { appId: chosen.id, productId: product.id, planName: plan.name });
+      await forgetWizard(deps, context.session);
       return reply.redirect(path('subscriptions', subscription.id), 303);
     } catch (error) {
       const message = formErrorMessage(error);
@@ -129,7 +198,8 @@ ${stateNote}
 <dl class="facts"><dt>Application</dt><dd>${subscription.app_title}</dd><dt>Product</dt><dd>${subscription.product_title} ${subscription.product_version}</dd>
 <dt>Plan</dt><dd>${subscription.plan_title}</dd><dt>State</dt><dd>${statePill(subscription.state)}</dd>
 ${plan ? html`<dt>Rate limit</dt><dd>${planLimitsInWords(plan).rate.join(', ')}</dd><dt>Approval</dt><dd>${approvalInWords(plan)}</dd>` : ''}</dl>
-<p><a class="button" href="${path('apps', subscription.app_id)}">Done</a></p>`;
+<p><a class="button" href="${path('apps', subscription.app_id)}">Done</a></p>
+${plan && subscription.state !== 'pending' ? await usageSection(deps, subscription.id, plan, path('subscriptions', subscription.id), queryField(request, 'range')) : ''}`;
     return sendPortalPage(reply, context, { title: 'Subscription summary', section: 'apps', main });
   });
 }

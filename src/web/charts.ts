@@ -1,9 +1,9 @@
 /**
- * Server-side SVG charts for the console (no script, no inline style: CSP-safe). Each chart is
+ * Server-side SVG charts for the console and the portal (no script, no inline style: CSP-safe). Each chart is
  * an `img` with a title and a description, and the same numbers are offered as a table.
  */
-import { html } from '../../web/html.ts';
-import type { SafeHtml } from '../../web/html.ts';
+import { html } from './html.ts';
+import type { SafeHtml } from './html.ts';
 
 export interface TimePoint {
   bucket: number;
@@ -81,6 +81,29 @@ export function formatMs(value: number): string {
   return value < 10 ? value.toFixed(1) : String(Math.round(value));
 }
 
+function shorten(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, Math.max(1, max - 1))}…` : text;
+}
+
+/** Cuts the middle out of a long text: both its start and its end often tell names apart. */
+function shortenMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = Math.ceil((max - 1) / 2);
+  return `${text.slice(0, head)}…${text.slice(text.length - (max - 1 - head))}`;
+}
+
+/**
+ * A label cut to `max` characters. A trailing "(org)" keeps up to half the room, cut in the
+ * middle, so "Walker Shop (walker-org-a)" and "Walker Shop (walker-org-b)" stay apart.
+ */
+export function clipLabel(label: string, max: number): string {
+  if (label.length <= max) return label;
+  const qualified = /^(.*) \((.*)\)$/.exec(label);
+  if (!qualified) return shorten(label, max);
+  const qualifier = shortenMiddle(qualified[2], Math.floor(max / 2) - 3);
+  return `${shorten(qualified[1], max - qualifier.length - 3)} (${qualifier})`;
+}
+
 /** A horizontal bar chart; labels on the left, values at the bar's end. */
 export function barChart(rows: BarRow[], title: string, unit = 'calls'): SafeHtml {
   if (rows.length === 0) return html`<p>No data in this period.</p>`;
@@ -94,7 +117,7 @@ export function barChart(rows: BarRow[], title: string, unit = 'calls'): SafeHtm
   const max = Math.max(1, ...shown.map((r) => r.value));
   const plotW = width - labelW - valueW;
   const id = chartId();
-  const clip = (s: string) => (s.length > 24 ? `${s.slice(0, 23)}…` : s);
+  const clip = (s: string) => clipLabel(s, 24);
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
 <title id="${id}-t">${title}</title><desc id="${id}-d">${shown.map((r) => `${r.label || '(none)'}: ${r.value} ${unit}`).join('; ')}</desc>
 ${shown.map((r, i) => {
