@@ -126,8 +126,14 @@ export class AnalyticsSink {
       try {
         await this.write(batch);
       } catch (error) {
-        // Keep the batch for the next attempt; the store may be restarting.
+        // Keep the batch for the next attempt; the store may be restarting. Events recorded
+        // while it was out may have filled the queue: the bound holds, the oldest go first.
         this.queue.unshift(...batch);
+        const over = this.queue.length - (this.options.maxQueued ?? 100_000);
+        if (over > 0) {
+          this.queue.splice(0, over);
+          this.drop(over);
+        }
         this.writeFailed(error);
         return;
       }
