@@ -10,7 +10,7 @@ import { assemblyRegistries } from '../definitions/user-security-support.ts';
 import { checkConfiguration, checkRegistryInput, publicConfiguration } from '../identity/registry-config.ts';
 import type { RegistryConfiguration } from '../identity/registry-config.ts';
 import type { ProviderServices } from './provider-services.ts';
-import { recordChange } from '../store/changes.ts';
+import { change } from './service-context.ts';
 import * as orgs from '../store/orgs.ts';
 import type { UserRegistryRow } from '../store/schema.ts';
 import type { Db } from '../store/store.ts';
@@ -39,14 +39,9 @@ export class UserRegistries {
     return this.services.store.db;
   }
 
-  private async change<T>(kind: string, work: (trx: Db) => Promise<T>): Promise<T> {
-    const result = await this.services.store.transaction(async (trx) => {
-      const value = await work(trx);
-      await recordChange(trx, kind, this.services.store.dialect);
-      return value;
-    });
-    this.services.bus.changed(kind);
-    return result;
+  /** One announced change (service-context.ts): recorded in the change feed, then told in process. */
+  private change<T>(kind: string, work: (trx: Db) => Promise<T>): Promise<T> {
+    return change(this.services, kind, work);
   }
 
   async create(orgId: string, input: unknown): Promise<RegistrySummary> {
