@@ -18,7 +18,7 @@ describe('log policy', () => {
 
 describe('core policy registry', () => {
   it('lists each core policy under its x-ibm-configuration name with a schema', () => {
-    assert.deepEqual(Object.keys(corePolicies).sort(), ['gatewayscript', 'if', 'log', 'map', 'operation-switch', 'parse', 'set-variable', 'switch', 'throw', 'validate']);
+    assert.deepEqual(Object.keys(corePolicies).sort(), ['gatewayscript', 'if', 'jwt-generate', 'jwt-validate', 'log', 'map', 'operation-switch', 'parse', 'set-variable', 'switch', 'throw', 'validate']);
     for (const [name, policy] of Object.entries(corePolicies)) {
       assert.equal(policy.name, name);
       assert.equal((policy.schema as { type?: string }).type, 'object');
