@@ -15,7 +15,8 @@ import type { Settings } from '../config/config.ts';
 import { DefinitionError, PorticoError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import type { Platform, Role } from '../platform.ts';
-import { callServer, credentialsFile, loadCredentials, saveCredentials, ServerError } from './client.ts';
+import { callManagement as api, callServer, credentialsFile, loadCredentials, printJson, saveCredentials, ServerError } from './client.ts';
+import { registerConsumerCommands } from './commands/consumers.ts';
 import { demo } from './demo-scenario.ts';
 import { runGatewayWorker, startCluster } from './serve.ts';
 
@@ -85,11 +86,6 @@ async function importSource(file: string): Promise<{ text: string; file: string;
   return { text, file: basename(file), attachments: kind === 'wsdl' ? readWsdlFolder(dirname(file)) : await siblings(file) };
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<unknown> {
-  const { server, token } = loadCredentials();
-  return callServer(server, method, path, { token, body });
-}
-
 /** What the server answers to an import or a product upsert. */
 interface Applied {
   name: string;
@@ -97,15 +93,26 @@ interface Applied {
   state: string;
   created: boolean;
   changed: boolean;
+  /** The product's APIs its publish brought online. */
+  activated?: string[];
 }
 
 const verdict = (result: Applied) => (result.created ? 'created' : result.changed ? 'changed' : 'unchanged');
+const broughtOnline = (result: Applied) => (result.activated?.length ? `; brought online: ${result.activated.join(', ')}` : '');
 
 function putApi(body: { document: string; file: string; attachments: Record<string, string>; replace: boolean; state?: string }): Promise<Applied> {
   return api('POST', '/api/apis', body) as Promise<Applied>;
 }
 
-function putProduct(catalog: string, body: { document: string; file: string; attachments: Record<string, string>; state: string }): Promise<Applied> {
+interface ProductBody {
+  document: string;
+  file: string;
+  attachments: Record<string, string>;
+  state: string;
+  activate?: boolean;
+}
+
+function putProduct(catalog: string, body: ProductBody): Promise<Applied> {
   return api('POST', `/api/catalogs/${encodeURIComponent(catalog)}/products`, body) as Promise<Applied>;
 }
 
@@ -126,6 +133,17 @@ function stopOn(signalsClose: () => Promise<void>): void {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * Prints where each part listens; the gateway once per catalog it serves, with the
+ * `/<org>/<catalog>/` prefix its API paths follow (as API Connect's gateway URLs do).
+ */
+function printUrls(urls: Platform['urls'], catalogs: Array<{ org: string; catalog: string }>, gatewayNote = ''): void {
+  for (const [part, url] of Object.entries(urls)) {
+    const prefixes = part === 'gateway' && catalogs.length > 0 ? catalogs.map((c) => `/${c.org}/${c.catalog}/`) : [''];
+    for (const prefix of prefixes) out(`${part.padEnd(10)} ${url}${prefix}${part === 'gateway' ? gatewayNote : ''}`);
+  }
 }
 
 const program = new Command();
@@ -156,14 +174,15 @@ program
     if (workers > 1 && (role === 'all' || role === 'gateway')) {
       const handle = await startCluster(settings, logger, role, workers);
       if (handle.platform) await bootstrapProvider(handle.platform);
-      for (const [part, url] of Object.entries(handle.urls)) out(`${part.padEnd(10)} ${url}${part === 'gateway' ? ` (${workers} workers)` : ''}`);
+      const catalogs = handle.platform ? await handle.platform.services.servedCatalogs() : handle.catalogs;
+      printUrls(handle.urls, catalogs, ` (${workers} workers)`);
       stopOn(() => handle.close());
       return;
     }
     const { startPlatform } = await import('../platform.ts');
     const platform = await startPlatform(settings, logger, role);
     if (role === 'all' || role === 'management') await bootstrapProvider(platform);
-    for (const [part, url] of Object.entries(platform.urls)) out(`${part.padEnd(10)} ${url}`);
+    printUrls(platform.urls, await platform.services.servedCatalogs());
     stopOn(() => platform.close());
   });
 
@@ -186,7 +205,7 @@ program
     out(`  developer portal  ${urls.portal}   sign in: ${demo.developer.email} / ${demo.developer.password}`);
     out(`  provider console  ${urls.management}/console   sign in: ${demo.provider.username} / ${demo.provider.password}`);
     out(`  management API    ${urls.management}/api   (portico login --server ${urls.management} --username ${demo.provider.username})`);
-    out(`  gateway           ${urls.gateway}/${demo.org}/${demo.catalog}`);
+    out(`  gateway           ${urls.gateway}/${demo.org}/${demo.catalog}/`);
     out(`  gateway status    ${urls.status}/ready   ${urls.status}/metrics`);
     out(`  store             ${settings.databaseUrl}`);
     out('');
@@ -257,12 +276,15 @@ program
 
 program
   .command('publish <product>')
-  .description('create or update a product from its YAML and publish it to a catalog')
+  .description('create or update a product from its YAML and publish it to a catalog, bringing its offline APIs online')
   .option('--catalog <name>', 'catalog', 'sandbox')
   .option('--stage', 'stage instead of publishing')
-  .action(async (file: string, options: { catalog: string; stage?: boolean }) => {
-    const result = await putProduct(options.catalog, { document: readText(file), file: basename(file), attachments: await siblings(file), state: options.stage ? 'staged' : 'published' });
-    out(`${verdict(result)} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}`);
+  .option('--no-activate', 'refuse to publish when an API of the product is offline, instead of bringing it online')
+  .action(async (file: string, options: { catalog: string; stage?: boolean; activate: boolean }) => {
+    const state = options.stage ? 'staged' : 'published';
+    const body = { document: readText(file), file: basename(file), attachments: await siblings(file), state, activate: options.activate };
+    const result = await putProduct(options.catalog, body);
+    out(`${verdict(result)} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}${broughtOnline(result)}`);
   });
 
 program
@@ -280,16 +302,20 @@ program
     }
     for (const doc of folder.products) {
       const result = await putProduct(options.catalog, { document: doc.text, file: basename(doc.file), attachments: doc.attachments, state: options.stage ? 'staged' : 'published' });
-      out(`${verdict(result)}  product ${result.name}:${result.version} (${result.state})`);
+      out(`${verdict(result)}  product ${result.name}:${result.version} (${result.state})${broughtOnline(result)}`);
     }
   });
 
 const apis = program.command('apis').description('list, activate or deactivate APIs');
-apis.command('list').description('list APIs').action(async () => {
-  for (const a of (await api('GET', '/api/apis')) as Array<{ name: string; version: string; state: string; basePath: string }>) {
-    out(`${a.name}:${a.version}\t${a.state}\t${a.basePath}`);
-  }
-});
+apis
+  .command('list')
+  .description('list APIs')
+  .option('--json', 'print the answer as JSON')
+  .action(async (options: { json?: boolean }) => {
+    const rows = (await api('GET', '/api/apis')) as Array<{ name: string; version: string; state: string; basePath: string }>;
+    if (options.json) return printJson(rows);
+    for (const a of rows) out(`${a.name}:${a.version}\t${a.state}\t${a.basePath}`);
+  });
 for (const verb of ['activate', 'deactivate'] as const) {
   apis
     .command(`${verb} <api>`)
@@ -302,63 +328,7 @@ for (const verb of ['activate', 'deactivate'] as const) {
     });
 }
 
-const approvals = program.command('approvals').description('the subscription approval task list');
-approvals
-  .command('list')
-  .option('--catalog <name>', 'catalog', 'sandbox')
-  .description('list pending subscriptions')
-  .action(async (options: { catalog: string }) => {
-    const rows = (await api('GET', `/api/catalogs/${encodeURIComponent(options.catalog)}/subscriptions?state=pending`)) as Array<Record<string, string>>;
-    if (rows.length === 0) out('no pending subscriptions');
-    for (const r of rows) out(`${r.id}\t${r.consumer_org_title} / ${r.app_title}\t${r.product_title} ${r.product_version}\t${r.plan_title}`);
-  });
-for (const verb of ['approve', 'reject'] as const) {
-  approvals
-    .command(`${verb} <subscription>`)
-    .option('--catalog <name>', 'catalog', 'sandbox')
-    .description(`${verb} a pending subscription`)
-    .action(async (id: string, options: { catalog: string }) => {
-      const result = (await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/subscriptions/${encodeURIComponent(id)}/${verb}`)) as { state: string };
-      out(`subscription ${id} is ${result.state}`);
-    });
-}
-
-interface ConsumerOrgOptions {
-  catalog: string;
-  title?: string;
-  ownerEmail: string;
-  ownerName?: string;
-  ownerPassword?: string;
-}
-
-const consumerOrgs = program.command('consumer-orgs').description('consumer organizations of a catalog');
-consumerOrgs
-  .command('create <name>')
-  .description('create a consumer organization with this exact name (as custom visibility lists it) and its owner')
-  .option('--catalog <name>', 'catalog', 'sandbox')
-  .option('--title <title>', 'display title')
-  .requiredOption('--owner-email <email>', 'the owner: a portal user who signs in with this email')
-  .option('--owner-name <name>', "the owner's name")
-  .option('--owner-password <password>', "the owner's initial password (or PORTICO_NEW_PASSWORD)")
-  .action(async (name: string, options: ConsumerOrgOptions) => {
-    const password = options.ownerPassword ?? process.env.PORTICO_NEW_PASSWORD;
-    if (!password) {
-      const reason = 'give --owner-password or set PORTICO_NEW_PASSWORD';
-      throw new PorticoError('CONFIG_INVALID', { setting: '--owner-password', reason });
-    }
-    const owner = { email: options.ownerEmail, password, ...(options.ownerName ? { name: options.ownerName } : {}) };
-    const body = { name, ...(options.title ? { title: options.title } : {}), owner };
-    await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/consumer-orgs`, body);
-    out(`created consumer organization ${name} in ${options.catalog}, owned by ${options.ownerEmail}`);
-  });
-consumerOrgs
-  .command('list')
-  .description('list the consumer organizations of a catalog')
-  .option('--catalog <name>', 'catalog', 'sandbox')
-  .action(async (options: { catalog: string }) => {
-    const rows = await api('GET', `/api/catalogs/${encodeURIComponent(options.catalog)}/consumer-orgs`);
-    for (const o of rows as Array<{ name: string; title: string }>) out(`${o.name}\t${o.title}`);
-  });
+registerConsumerCommands(program);
 
 const users = program.command('users').description('provider users');
 users
@@ -372,9 +342,15 @@ users
     await api('POST', '/api/users', { username, email: options.email, password });
     out(`added provider user ${username}`);
   });
-users.command('list').description('list provider users').action(async () => {
-  for (const u of (await api('GET', '/api/users')) as Array<{ username: string; email: string }>) out(`${u.username}\t${u.email}`);
-});
+users
+  .command('list')
+  .description('list provider users')
+  .option('--json', 'print the answer as JSON')
+  .action(async (options: { json?: boolean }) => {
+    const rows = (await api('GET', '/api/users')) as Array<{ username: string; email: string }>;
+    if (options.json) return printJson(rows);
+    for (const u of rows) out(`${u.username}\t${u.email}`);
+  });
 
 program.command('whoami').description('show the server and user you are logged in as').action(async () => {
   const { server } = loadCredentials();

@@ -10,13 +10,20 @@ import { apiParams, apiSummary, bearer, documentBody, orgId, param, productSumma
 import type { RouteSpec } from './route-spec.ts';
 import { UserRegistries } from '../services/user-registries.ts';
 import { userRegistryRoutes } from './user-registry-routes.ts';
+import { consumerRoutes } from './consumer-routes.ts';
 
 export function routes(services: ProviderServices, sessionTtlMs: number): RouteSpec[] {
-  const moveProduct = async (request: FastifyRequest, state: ProductState) =>
-    productSummary(await services.setProductState(orgId(request), param(request, 'catalog'), param(request, 'name'), param(request, 'version'), state));
+  const moveProduct = async (request: FastifyRequest, state: ProductState) => {
+    // `?activate=false` refuses to publish a product whose APIs are offline (default: brings them online).
+    const activate = (request.query as { activate?: string }).activate !== 'false';
+    const where = [orgId(request), param(request, 'catalog'), param(request, 'name'), param(request, 'version')] as const;
+    const moved = await services.setProductState(...where, state, activate);
+    return { ...productSummary(moved), activated: moved.activated };
+  };
 
   return [
     ...userRegistryRoutes(new UserRegistries(services)),
+    ...consumerRoutes(services),
     {
       method: 'POST',
       url: '/api/login',
@@ -163,16 +170,17 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
     {
       method: 'POST',
       url: '/api/catalogs/:catalog/products',
-      summary: 'Create or update a product from its YAML; `state: published` publishes it',
+      summary: 'Create or update a product from its YAML; `state: published` publishes it and brings its APIs online',
       tag: 'products',
       status: 201,
       body: documentBody,
       handler: async (request, reply) => {
-        const body = request.body as { document: string; file?: string; state?: string; attachments?: Record<string, string> };
-        const state = body.state === 'staged' || body.state === 'published' ? body.state : undefined;
-        const result = await services.putProduct(orgId(request), param(request, 'catalog'), { text: body.document, file: body.file ?? 'product', state, attachments: body.attachments });
+        const body = request.body as { document: string; file?: string; state?: string; attachments?: Record<string, string>; activate?: boolean };
+        const state: ProductState | undefined = body.state === 'staged' || body.state === 'published' ? body.state : undefined;
+        const input = { text: body.document, file: body.file ?? 'product', state, attachments: body.attachments, activate: body.activate };
+        const result = await services.putProduct(orgId(request), param(request, 'catalog'), input);
         if (!result.created) reply.status(200);
-        return { ...productSummary(result.product), created: result.created, changed: result.changed };
+        return { ...productSummary(result.product), created: result.created, changed: result.changed, activated: result.activated };
       },
     },
     {
@@ -192,7 +200,7 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
         };
       },
     },
-    { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/publish', summary: 'Publish a product', tag: 'products', handler: (r) => moveProduct(r, 'published') },
+    { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/publish', summary: 'Publish a product, bringing its offline APIs online (`?activate=false` refuses instead)', tag: 'products', handler: (r) => moveProduct(r, 'published') },
     { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/deprecate', summary: 'Deprecate a product (existing subscribers only)', tag: 'products', handler: (r) => moveProduct(r, 'deprecated') },
     { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/retire', summary: 'Retire a product (ends its subscriptions)', tag: 'products', handler: (r) => moveProduct(r, 'retired') },
     { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/archive', summary: 'Archive a retired product', tag: 'products', handler: (r) => moveProduct(r, 'archived') },
