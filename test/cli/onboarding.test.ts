@@ -221,6 +221,7 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
       for (const verb of verbs) {
         const run = await portico([group, verb, '--help'], env);
         assert.equal(run.code, 0, `${group} ${verb}: ${run.stderr}`);
+        assert.match(run.stdout, new RegExp(`^Usage: portico ${group} ${verb}`));
       }
     }
   });
