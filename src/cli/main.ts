@@ -15,7 +15,9 @@ import type { Settings } from '../config/config.ts';
 import { DefinitionError, PorticoError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import type { Platform, Role } from '../platform.ts';
-import { callManagement as api, callServer, credentialsFile, loadCredentials, printJson, saveCredentials, ServerError } from './client.ts';
+import { callManagement as api, callServer, credentialsFile, loadCredentials } from './client.ts';
+import { saveCredentials, ServerError } from './client.ts';
+import { registerApiCommands, registerUserCommands } from './commands/provider.ts';
 import { registerConsumerCommands } from './commands/consumers.ts';
 import { demo } from './demo-scenario.ts';
 import { runGatewayWorker, startCluster } from './serve.ts';
@@ -98,7 +100,8 @@ interface Applied {
 }
 
 const verdict = (result: Applied) => (result.created ? 'created' : result.changed ? 'changed' : 'unchanged');
-const broughtOnline = (result: Applied) => (result.activated?.length ? `; brought online: ${result.activated.join(', ')}` : '');
+const broughtOnline = (result: Applied) =>
+  result.activated?.length ? `; brought online: ${result.activated.join(', ')}` : '';
 
 function putApi(body: { document: string; file: string; attachments: Record<string, string>; replace: boolean; state?: string }): Promise<Applied> {
   return api('POST', '/api/apis', body) as Promise<Applied>;
@@ -282,9 +285,10 @@ program
   .option('--no-activate', 'refuse to publish when an API of the product is offline, instead of bringing it online')
   .action(async (file: string, options: { catalog: string; stage?: boolean; activate: boolean }) => {
     const state = options.stage ? 'staged' : 'published';
-    const body = { document: readText(file), file: basename(file), attachments: await siblings(file), state, activate: options.activate };
-    const result = await putProduct(options.catalog, body);
-    out(`${verdict(result)} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}${broughtOnline(result)}`);
+    const document = { document: readText(file), file: basename(file), attachments: await siblings(file) };
+    const result = await putProduct(options.catalog, { ...document, state, activate: options.activate });
+    const said = `${verdict(result)} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}`;
+    out(`${said}${broughtOnline(result)}`);
   });
 
 program
@@ -306,51 +310,9 @@ program
     }
   });
 
-const apis = program.command('apis').description('list, activate or deactivate APIs');
-apis
-  .command('list')
-  .description('list APIs')
-  .option('--json', 'print the answer as JSON')
-  .action(async (options: { json?: boolean }) => {
-    const rows = (await api('GET', '/api/apis')) as Array<{ name: string; version: string; state: string; basePath: string }>;
-    if (options.json) return printJson(rows);
-    for (const a of rows) out(`${a.name}:${a.version}\t${a.state}\t${a.basePath}`);
-  });
-for (const verb of ['activate', 'deactivate'] as const) {
-  apis
-    .command(`${verb} <api>`)
-    .description(`${verb === 'activate' ? 'bring an API online' : 'take an API offline'} (name:version)`)
-    .action(async (ref: string) => {
-      const [name, version] = ref.split(':');
-      if (!name || !version) throw new PorticoError('CONFIG_INVALID', { setting: 'api', reason: 'expected name:version' });
-      const result = (await api('POST', `/api/apis/${encodeURIComponent(name)}/${encodeURIComponent(version)}/${verb}`)) as { state: string };
-      out(`api ${name}:${version} is ${result.state}`);
-    });
-}
-
+registerApiCommands(program);
 registerConsumerCommands(program);
-
-const users = program.command('users').description('provider users');
-users
-  .command('add <username>')
-  .description('add a provider user')
-  .option('--email <email>', 'email', '')
-  .option('--password <password>', 'password (or PORTICO_NEW_PASSWORD)')
-  .action(async (username: string, options: { email: string; password?: string }) => {
-    const password = options.password ?? process.env.PORTICO_NEW_PASSWORD;
-    if (!password) throw new PorticoError('CONFIG_INVALID', { setting: '--password', reason: 'give --password or set PORTICO_NEW_PASSWORD' });
-    await api('POST', '/api/users', { username, email: options.email, password });
-    out(`added provider user ${username}`);
-  });
-users
-  .command('list')
-  .description('list provider users')
-  .option('--json', 'print the answer as JSON')
-  .action(async (options: { json?: boolean }) => {
-    const rows = (await api('GET', '/api/users')) as Array<{ username: string; email: string }>;
-    if (options.json) return printJson(rows);
-    for (const u of rows) out(`${u.username}\t${u.email}`);
-  });
+registerUserCommands(program);
 
 program.command('whoami').description('show the server and user you are logged in as').action(async () => {
   const { server } = loadCredentials();

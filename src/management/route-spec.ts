@@ -34,7 +34,7 @@ export const documentBody = {
     state: { type: 'string', enum: ['staged', 'published', 'online', 'offline'], description: 'Initial state' },
     activate: {
       type: 'boolean',
-      description: "Publishing a product brings its offline APIs online; false refuses the publish instead, naming them",
+      description: 'Publishing a product brings its offline APIs online; false refuses the publish instead, naming them',
       default: true,
     },
   },

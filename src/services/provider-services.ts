@@ -16,7 +16,7 @@ import { ChangeBus } from './change-bus.ts';
 import * as apis from './provider/apis.ts';
 import type { ApiImport, WsdlFile } from './provider/apis.ts';
 import * as consumerApps from './provider/consumer-apps.ts';
-import type { ProviderSubscription } from './provider/consumer-apps.ts';
+import type { ConsumerOrgRef, ProviderSubscription } from './provider/consumer-apps.ts';
 import * as consumerOrgs from './provider/consumer-orgs.ts';
 import type { NewConsumerOrg } from './provider/consumer-orgs.ts';
 import * as organizations from './provider/organizations.ts';
@@ -27,7 +27,7 @@ import { SessionService } from './sessions.ts';
 
 export { allowedProductTransitions } from './provider/products.ts';
 export type { ImportedApi } from './provider/apis.ts';
-export type { ProviderSubscription } from './provider/consumer-apps.ts';
+export type { ConsumerOrgRef, ProviderSubscription } from './provider/consumer-apps.ts';
 export type { NewConsumerOrg } from './provider/consumer-orgs.ts';
 export type { PublishedProduct } from './provider/products.ts';
 
@@ -140,8 +140,8 @@ export class ProviderServices implements ServiceContext {
   }
 
   /** `activate: false` refuses to publish a product whose APIs are offline instead of bringing them online. */
-  setProductState(orgId: string, catalogName: string, name: string, version: string, state: ProductState, activate = true) {
-    return products.setProductState(this, orgId, catalogName, name, version, state, activate);
+  setProductState(orgId: string, catalog: string, name: string, version: string, state: ProductState, activate = true) {
+    return products.setProductState(this, orgId, catalog, name, version, state, activate);
   }
 
   /** Every catalog the gateways serve, as `org/catalog` path prefixes. */
@@ -161,12 +161,12 @@ export class ProviderServices implements ServiceContext {
     return consumers.listConsumerOrgs(this.store.db, catalogId);
   }
 
-  consumerOrg(orgId: string, catalogName: string, name: string) {
-    return consumerApps.consumerOrg(this, orgId, catalogName, name);
+  consumerOrg(ref: ConsumerOrgRef) {
+    return consumerApps.consumerOrg(this, ref);
   }
 
-  deleteConsumerOrg(orgId: string, catalogName: string, name: string) {
-    return consumerApps.deleteConsumerOrg(this, orgId, catalogName, name);
+  deleteConsumerOrg(ref: ConsumerOrgRef) {
+    return consumerApps.deleteConsumerOrg(this, ref);
   }
 
   /** The apps of one consumer organization. */
@@ -175,20 +175,20 @@ export class ProviderServices implements ServiceContext {
   }
 
   /** Creates an app of the consumer organization with its first credential pair; the secret is returned once. */
-  createApp(orgId: string, catalogName: string, orgName: string, input: { title: string; description?: string }) {
-    return consumerApps.createApp(this, orgId, catalogName, orgName, input);
+  createApp(ref: ConsumerOrgRef, input: { title: string; description?: string }) {
+    return consumerApps.createApp(this, ref, input);
   }
 
-  app(orgId: string, catalogName: string, orgName: string, appId: string) {
-    return consumerApps.app(this, orgId, catalogName, orgName, appId);
+  app(ref: ConsumerOrgRef, appId: string) {
+    return consumerApps.app(this, ref, appId);
   }
 
-  deleteApp(orgId: string, catalogName: string, orgName: string, appId: string) {
-    return consumerApps.deleteApp(this, orgId, catalogName, orgName, appId);
+  deleteApp(ref: ConsumerOrgRef, appId: string) {
+    return consumerApps.deleteApp(this, ref, appId);
   }
 
-  subscribeApp(orgId: string, catalogName: string, orgName: string, appId: string, input: ProviderSubscription) {
-    return consumerApps.subscribeApp(this, orgId, catalogName, orgName, appId, input);
+  subscribeApp(ref: ConsumerOrgRef, appId: string, input: ProviderSubscription) {
+    return consumerApps.subscribeApp(this, ref, appId, input);
   }
 
   subscription(orgId: string, catalogName: string, subscriptionId: string) {

@@ -235,7 +235,8 @@ export async function deleteConsumerOrg(trx: Db, consumerOrgId: string): Promise
   await trx.deleteFrom('app_credentials').where('app_id', 'in', apps).execute();
   await trx.deleteFrom('apps').where('consumer_org_id', '=', consumerOrgId).execute();
   const users = trx.selectFrom('portal_users').select('id').where('consumer_org_id', '=', consumerOrgId);
-  await trx.deleteFrom('sessions').where('kind', 'in', ['portal', 'pre-portal']).where('user_id', 'in', users).execute();
+  const portalSessions = trx.deleteFrom('sessions').where('kind', 'in', ['portal', 'pre-portal']);
+  await portalSessions.where('user_id', 'in', users).execute();
   await trx.updateTable('consumer_orgs').set({ owner_id: null }).where('id', '=', consumerOrgId).execute();
   await trx.deleteFrom('portal_users').where('consumer_org_id', '=', consumerOrgId).execute();
   await trx.deleteFrom('consumer_orgs').where('id', '=', consumerOrgId).execute();

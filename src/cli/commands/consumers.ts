@@ -44,8 +44,14 @@ function show<T>(options: { json?: boolean }, value: T, text: (value: T) => stri
   for (const line of text(value)) out(line);
 }
 
-const subscriptionLine = (s: Row) =>
-  `${s.id}\t${s.state}\t${s.consumer_org_name} / ${s.app_title}\t${s.product_name}:${s.product_version}\t${s.plan_name}`;
+const subscriptionLine = (s: Row) => {
+  const who = `${s.consumer_org_name} / ${s.app_title}`;
+  return [s.id, s.state, who, `${s.product_name}:${s.product_version}`, s.plan_name].join('\t');
+};
+
+/** The path of a consumer organization's apps, or of one of them. */
+const appsPath = (options: AppOptions, ...rest: string[]) =>
+  catalogPath(options.catalog, 'consumer-orgs', options.consumerOrg, 'apps', ...rest);
 
 function registerConsumerOrgs(program: Command): void {
   const group = program.command('consumer-orgs').description('consumer organizations of a catalog');
@@ -76,7 +82,11 @@ function registerConsumerOrgs(program: Command): void {
     .description('show a consumer organization and its apps')
     .action(async (name: string, options: CatalogOptions) => {
       const org = (await api('GET', catalogPath(options.catalog, 'consumer-orgs', name))) as Row & { apps: Row[] };
-      show(options, org, (o) => [`${o.name}\t${o.title}\t${o.apps.length} apps`, ...o.apps.map((a) => `  app ${a.id}\t${a.title}`)]);
+      const lines = (o: typeof org) => [
+        `${o.name}\t${o.title}\t${o.apps.length} apps`,
+        ...o.apps.map((a) => `  app ${a.id}\t${a.title}`),
+      ];
+      show(options, org, lines);
     });
   withCatalog(group.command('delete <name>'), false)
     .description('delete a consumer organization with its users, apps, credentials and subscriptions')
@@ -94,7 +104,7 @@ function registerApps(program: Command): void {
     .option('--description <text>', 'description')
     .action(async (title: string, options: AppOptions) => {
       const body = { title, ...(options.description ? { description: options.description } : {}) };
-      const app = (await api('POST', catalogPath(options.catalog, 'consumer-orgs', options.consumerOrg, 'apps'), body)) as Row;
+      const app = (await api('POST', appsPath(options), body)) as Row;
       show(options, app, (a) => [
         `created app ${a.id} "${a.title}" in ${a.consumerOrg}`,
         `  client id      ${a.clientId}`,
@@ -105,9 +115,7 @@ function registerApps(program: Command): void {
     .description("list the catalog's apps, or one consumer organization's")
     .option('--consumer-org <name>', 'only this consumer organization')
     .action(async (options: Partial<AppOptions> & CatalogOptions) => {
-      const path = options.consumerOrg
-        ? catalogPath(options.catalog, 'consumer-orgs', options.consumerOrg, 'apps')
-        : catalogPath(options.catalog, 'apps');
+      const path = options.consumerOrg ? appsPath(options as AppOptions) : catalogPath(options.catalog, 'apps');
       const rows = (await api('GET', path)) as Row[];
       show(options, rows, (all) => all.map((a) => `${a.id}\t${a.consumerOrg ?? a.consumer_org_name}\t${a.title}`));
     });
@@ -115,10 +123,7 @@ function registerApps(program: Command): void {
     .description('show an app (by id) with its client ids and subscriptions')
     .requiredOption('--consumer-org <name>', 'the consumer organization that owns the app')
     .action(async (id: string, options: AppOptions) => {
-      const app = (await api('GET', catalogPath(options.catalog, 'consumer-orgs', options.consumerOrg, 'apps', id))) as Row & {
-        credentials: Row[];
-        subscriptions: Row[];
-      };
+      const app = (await api('GET', appsPath(options, id))) as Row & { credentials: Row[]; subscriptions: Row[] };
       show(options, app, (a) => [
         `${a.id}\t${a.consumerOrg}\t${a.title}`,
         ...a.credentials.map((c) => `  client id ${c.clientId}\t${c.description}`),
@@ -129,7 +134,7 @@ function registerApps(program: Command): void {
     .description('delete an app (by id) with its credentials and subscriptions')
     .requiredOption('--consumer-org <name>', 'the consumer organization that owns the app')
     .action(async (id: string, options: AppOptions) => {
-      await api('DELETE', catalogPath(options.catalog, 'consumer-orgs', options.consumerOrg, 'apps', id));
+      await api('DELETE', appsPath(options, id));
       out(`deleted app ${id} of ${options.consumerOrg}`);
     });
 }
@@ -138,7 +143,8 @@ function registerApps(program: Command): void {
 function productRef(ref: string): { product: string; version: string } {
   const [product, version, extra] = ref.split(':');
   if (!product || !version || extra !== undefined) {
-    throw new PorticoError('CONFIG_INVALID', { setting: '--product', reason: 'expected name:version, e.g. accessories:1.0.0' });
+    const reason = 'expected name:version, e.g. accessories:1.0.0';
+    throw new PorticoError('CONFIG_INVALID', { setting: '--product', reason });
   }
   return { product, version };
 }
@@ -153,11 +159,13 @@ function registerSubscriptions(program: Command): void {
     .requiredOption('--plan <name>', 'one of its plans')
     .action(async (options: SubscribeOptions) => {
       const body = { ...productRef(options.product), plan: options.plan };
-      const path = catalogPath(options.catalog, 'consumer-orgs', options.consumerOrg, 'apps', options.app, 'subscriptions');
-      const created = (await api('POST', path, body)) as Row;
+      const created = (await api('POST', appsPath(options, options.app, 'subscriptions'), body)) as Row;
+      const approve = (s: Row) =>
+        `  the plan needs approval: portico approvals approve ${s.id} --catalog ${options.catalog}`;
+      const plan = (s: Row) => `${s.product_name}:${s.product_version} ${s.plan_name}`;
       show(options, created, (s) => [
-        `subscription ${s.id} of app ${s.app_id} to ${s.product_name}:${s.product_version} ${s.plan_name} is ${s.state}`,
-        ...(s.state === 'pending' ? [`  the plan needs approval: portico approvals approve ${s.id} --catalog ${options.catalog}`] : []),
+        `subscription ${s.id} of app ${s.app_id} to ${plan(s)} is ${s.state}`,
+        ...(s.state === 'pending' ? [approve(s)] : []),
       ]);
     });
   withCatalog(group.command('list'))
@@ -171,7 +179,8 @@ function registerSubscriptions(program: Command): void {
   withCatalog(group.command('get <subscription>'))
     .description('show a subscription')
     .action(async (id: string, options: CatalogOptions) => {
-      show(options, (await api('GET', catalogPath(options.catalog, 'subscriptions', id))) as Row, (s) => [subscriptionLine(s)]);
+      const subscription = (await api('GET', catalogPath(options.catalog, 'subscriptions', id))) as Row;
+      show(options, subscription, (s) => [subscriptionLine(s)]);
     });
 }
 
@@ -181,17 +190,17 @@ function registerApprovals(program: Command): void {
     .description('list pending subscriptions')
     .action(async (options: CatalogOptions) => {
       const rows = (await api('GET', `${catalogPath(options.catalog, 'subscriptions')}?state=pending`)) as Row[];
-      show(options, rows, (all) =>
-        all.length === 0
-          ? ['no pending subscriptions']
-          : all.map((r) => `${r.id}\t${r.consumer_org_title} / ${r.app_title}\t${r.product_title} ${r.product_version}\t${r.plan_title}`),
-      );
+      const line = (r: Row) => {
+        const who = `${r.consumer_org_title} / ${r.app_title}`;
+        return [r.id, who, `${r.product_title} ${r.product_version}`, r.plan_title].join('\t');
+      };
+      show(options, rows, (all) => (all.length === 0 ? ['no pending subscriptions'] : all.map(line)));
     });
   for (const verb of ['approve', 'reject'] as const) {
     withCatalog(group.command(`${verb} <subscription>`), false)
       .description(`${verb} a pending subscription`)
       .action(async (id: string, options: CatalogOptions) => {
-        const result = (await api('POST', catalogPath(options.catalog, 'subscriptions', id, verb))) as { state: string };
+        const result = (await api('POST', catalogPath(options.catalog, 'subscriptions', id, verb))) as Row;
         out(`subscription ${id} is ${result.state}`);
       });
   }

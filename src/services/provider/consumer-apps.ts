@@ -7,12 +7,19 @@
 import { PorticoError } from '../../errors.ts';
 import * as consumers from '../../store/consumers.ts';
 import * as products from '../../store/products.ts';
-import type { ConsumerOrg } from '../../store/schema.ts';
+import type { ConsumerOrg, Subscription } from '../../store/schema.ts';
 import * as apps from '../consumer/apps.ts';
 import { canSee, subscribe } from '../consumer/subscriptions.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { catalog } from './organizations.ts';
+
+/** A consumer organization as a provider names it: its own org, the catalog, the organization's name. */
+export interface ConsumerOrgRef {
+  orgId: string;
+  catalog: string;
+  name: string;
+}
 
 /** What a provider subscribes an app to: a product of the catalog by name and version, and a plan. */
 export interface ProviderSubscription {
@@ -21,42 +28,37 @@ export interface ProviderSubscription {
   plan: string;
 }
 
-/** The consumer organization `name` of the catalog, or MGMT_NOT_FOUND. */
-export async function consumerOrg(context: ServiceContext, orgId: string, catalogName: string, name: string): Promise<ConsumerOrg> {
-  const target = await catalog(context, orgId, catalogName);
-  const found = await consumers.findConsumerOrgByName(context.store.db, target.id, name);
-  if (!found) throw notFound('consumer organization', name);
+/** The consumer organization of the catalog, or MGMT_NOT_FOUND. */
+export async function consumerOrg(context: ServiceContext, ref: ConsumerOrgRef): Promise<ConsumerOrg> {
+  const target = await catalog(context, ref.orgId, ref.catalog);
+  const found = await consumers.findConsumerOrgByName(context.store.db, target.id, ref.name);
+  if (!found) throw notFound('consumer organization', ref.name);
   return found;
 }
 
 /** Deletes the organization, its users, apps, credentials and subscriptions; the gateways forget them. */
-export async function deleteConsumerOrg(context: ServiceContext, orgId: string, catalogName: string, name: string): Promise<void> {
-  const found = await consumerOrg(context, orgId, catalogName, name);
+export async function deleteConsumerOrg(context: ServiceContext, ref: ConsumerOrgRef): Promise<void> {
+  const found = await consumerOrg(context, ref);
   await change(context, 'consumer-org-delete', (trx) => consumers.deleteConsumerOrg(trx, found.id));
 }
 
-export async function createApp(
-  context: ServiceContext,
-  orgId: string,
-  catalogName: string,
-  orgName: string,
-  input: { title: string; description?: string },
-) {
-  const owner = await consumerOrg(context, orgId, catalogName, orgName);
-  return apps.createApp(context, owner.id, input);
+export async function createApp(context: ServiceContext, ref: ConsumerOrgRef, input: apps.NewApp) {
+  const owner = await consumerOrg(context, ref);
+  const created = await apps.createApp(context, owner.id, input);
+  return { ...created, org: owner };
 }
 
 /** The organization's app with its credentials (client ids only: secrets are stored hashed). */
-export async function app(context: ServiceContext, orgId: string, catalogName: string, orgName: string, appId: string) {
-  const owner = await consumerOrg(context, orgId, catalogName, orgName);
+export async function app(context: ServiceContext, ref: ConsumerOrgRef, appId: string) {
+  const owner = await consumerOrg(context, ref);
   const found = await apps.app(context, owner.id, appId);
   const credentials = await consumers.listCredentials(context.store.db, found.id);
   const subscriptions = await consumers.listSubscriptionDetails(context.store.db, { appId: found.id });
   return { app: found, org: owner, credentials, subscriptions };
 }
 
-export async function deleteApp(context: ServiceContext, orgId: string, catalogName: string, orgName: string, appId: string) {
-  const owner = await consumerOrg(context, orgId, catalogName, orgName);
+export async function deleteApp(context: ServiceContext, ref: ConsumerOrgRef, appId: string): Promise<void> {
+  const owner = await consumerOrg(context, ref);
   await apps.deleteApp(context, owner.id, appId);
 }
 
@@ -66,31 +68,33 @@ export async function deleteApp(context: ServiceContext, orgId: string, catalogN
  */
 export async function subscribeApp(
   context: ServiceContext,
-  orgId: string,
-  catalogName: string,
-  orgName: string,
+  ref: ConsumerOrgRef,
   appId: string,
   input: ProviderSubscription,
-) {
-  const owner = await consumerOrg(context, orgId, catalogName, orgName);
+): Promise<Subscription> {
+  const owner = await consumerOrg(context, ref);
   const product = await products.findProduct(context.store.db, owner.catalog_id, input.product, input.version);
-  const ref = `${input.product}:${input.version}`;
-  if (!product) throw new PorticoError('MGMT_VALIDATION', { field: 'product', reason: `catalog ${catalogName} has no product ${ref}` });
+  const name = `${input.product}:${input.version}`;
+  if (!product) {
+    const reason = `catalog ${ref.catalog} has no product ${name}`;
+    throw new PorticoError('MGMT_VALIDATION', { field: 'product', reason });
+  }
   if (product.state !== 'published') {
-    throw new PorticoError('MGMT_CONFLICT', { field: 'product', reason: `product ${ref} is ${product.state} and takes no new subscriptions` });
+    const reason = `product ${name} is ${product.state} and takes no new subscriptions`;
+    throw new PorticoError('MGMT_CONFLICT', { field: 'product', reason });
   }
   const subscribers = JSON.parse(product.subscribe_orgs) as string[];
   if (!canSee(product, owner.name) || (product.subscribe_type === 'custom' && !subscribers.includes(owner.name))) {
-    const reason = `product ${ref}'s visibility does not let consumer organization ${owner.name} subscribe`;
+    const reason = `product ${name}'s visibility does not let consumer organization ${owner.name} subscribe`;
     throw new PorticoError('MGMT_VALIDATION', { field: 'product', reason });
   }
   return subscribe(context, owner.id, { appId, productId: product.id, planName: input.plan });
 }
 
 /** A subscription of the catalog with its app, organization, product and plan. */
-export async function subscriptionDetail(context: ServiceContext, orgId: string, catalogName: string, subscriptionId: string) {
+export async function subscriptionDetail(context: ServiceContext, orgId: string, catalogName: string, id: string) {
   const target = await catalog(context, orgId, catalogName);
-  const [found] = await consumers.listSubscriptionDetails(context.store.db, { id: subscriptionId, catalogId: target.id });
-  if (!found) throw notFound('subscription', subscriptionId);
+  const [found] = await consumers.listSubscriptionDetails(context.store.db, { id, catalogId: target.id });
+  if (!found) throw notFound('subscription', id);
   return found;
 }

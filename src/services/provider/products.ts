@@ -69,7 +69,8 @@ export async function putProduct(context: ServiceContext, orgId: string, catalog
     const reason = `product ${definition.name}:${definition.version} is ${existing.state} and cannot become ${state}`;
     throw new PorticoError('MGMT_CONFLICT', { reason });
   }
-  const offline = state === 'published' ? await offlineApis(context, `${definition.name}:${definition.version}`, apiIds, input.activate) : [];
+  const ref = `${definition.name}:${definition.version}`;
+  const offline = state === 'published' ? await offlineApis(context, ref, apiIds, input.activate) : [];
   const sameApis = existing ? await sameApiLinks(context, existing.id, apiLinks) : false;
   const sameDocument = existing?.document === JSON.stringify(definition.document);
   if (existing && sameDocument && existing.state === state && sameApis && offline.length === 0) {
@@ -90,7 +91,7 @@ const apiRef = (api: { name: string; version: string }) => `${api.name}:${api.ve
  * ("Publishing a Product"), so they are returned to be brought online; with `activate: false`
  * the publish is refused instead, naming them.
  */
-async function offlineApis(context: ServiceContext, product: string, apiIds: string[], activate = true): Promise<ApiRow[]> {
+async function offlineApis(context: ServiceContext, product: string, apiIds: string[], activate = true) {
   const offline: ApiRow[] = [];
   for (const id of apiIds) {
     const api = await apisRepo.findApiById(context.store.db, id);
