@@ -44,7 +44,8 @@ async function json(args: string[], env: Record<string, string>) {
 function writeDefinitions(dir: string): { product: string; apis: string[] } {
   const security = { schemes: { clientId: clientIdScheme }, security: [{ clientId: [] }] };
   const first = secApi(security);
-  const second = { ...secApi(security), basePath: '/sec2', info: { title: 'Sec 2', version: '1.0.0', 'x-ibm-name': 'sec2' } };
+  const info = { title: 'Sec 2', version: '1.0.0', 'x-ibm-name': 'sec2' };
+  const second = { ...secApi(security), basePath: '/sec2', info };
   const apis = [join(dir, 'sec.json'), join(dir, 'sec2.json')];
   writeFileSync(apis[0], JSON.stringify(first));
   writeFileSync(apis[1], JSON.stringify(second));
@@ -73,7 +74,8 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
   let app: { id: string; clientId: string; clientSecret: string; consumerOrg: string };
   let subscriptionId: string;
   const gatewayStatus = async (clientId: string) => {
-    const response = await fetch(`${t.gateway}/acme/sandbox/sec/thing?n=1`, { headers: { 'X-IBM-Client-Id': clientId } });
+    const headers = { 'X-IBM-Client-Id': clientId };
+    const response = await fetch(`${t.gateway}/acme/sandbox/sec/thing?n=1`, { headers });
     await response.arrayBuffer();
     return response.status;
   };
@@ -92,7 +94,8 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     dir = mkdtempSync(join(tmpdir(), 'portico-onboarding-'));
     env = { PORTICO_CONFIG: join(dir, 'credentials.json'), HOME: dir };
     files = writeDefinitions(dir);
-    const login = await portico(['login', '--server', t.management, '--username', 'admin', '--password', adminPassword], env);
+    const credentials = ['--username', 'admin', '--password', adminPassword];
+    const login = await portico(['login', '--server', t.management, ...credentials], env);
     assert.equal(login.code, 0, login.stderr);
     for (const file of files.apis) assert.equal((await portico(['import', file], env)).code, 0);
   });
@@ -101,11 +104,12 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('publish --no-activate refuses a product whose APIs are offline, naming them; nothing is published', async () => {
+  test('publish --no-activate refuses a product with offline APIs, naming them; nothing is published', async () => {
     const run = await portico(['publish', files.product, '--no-activate'], env);
     assert.equal(run.code, 1);
     assert.equal(run.stderr.trim().split('\n').length, 1);
-    assert.match(run.stderr, /^portico: product onboard:1\.0\.0 uses offline APIs sec:1\.0\.0, sec2:1\.0\.0; bring them online/);
+    const said = /^portico: product onboard:1\.0\.0 uses offline APIs sec:1\.0\.0, sec2:1\.0\.0; bring them online/;
+    assert.match(run.stderr, said);
     const apis = (await json(['apis', 'list'], env)) as Array<{ name: string; state: string }>;
     assert.deepEqual(apis.map((a) => [a.name, a.state]).sort(), [['sec', 'offline'], ['sec2', 'offline']]);
     assert.equal((await t.call('GET', '/api/catalogs/sandbox/products/onboard/1.0.0')).status, 404);
@@ -133,13 +137,16 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     assert.deepEqual(list.map((o) => o.name), ['walker']);
   });
 
-  test('apps create answers the client id and the secret once; get and list show the client id, never the secret', async () => {
+  test('apps create answers the client id and the secret once; get and list show only the client id', async () => {
     app = await json(['apps', 'create', 'Walker Shop', '--consumer-org', 'walker', '--description', 'the shop'], env);
     assert.equal(app.consumerOrg, 'walker');
     assert.match(app.clientId, /^[0-9a-f]{32}$/);
     assert.ok(app.clientSecret.length >= 32);
     const text = await portico(['apps', 'create', 'Walker Kiosk', '--consumer-org', 'walker'], env);
-    assert.match(text.stdout, /^created app \S+ "Walker Kiosk" in walker\n {2}client id {6}[0-9a-f]{32}\n {2}client secret {2}\S+ {3}\(shown once/);
+    const [created, id, secret] = text.stdout.split('\n');
+    assert.match(created, /^created app \S+ "Walker Kiosk" in walker$/);
+    assert.match(id, /^ {2}client id {6}[0-9a-f]{32}$/);
+    assert.match(secret, /^ {2}client secret {2}\S+ {3}\(shown once/);
     const got = await portico(['apps', 'get', app.id, '--consumer-org', 'walker', '--json'], env);
     assert.equal(JSON.parse(got.stdout).credentials[0].clientId, app.clientId);
     assert.ok(!got.stdout.includes(app.clientSecret), 'the secret is shown once, in the create answer only');
@@ -149,7 +156,7 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     assert.ok(ofCatalog.some((a) => a.id === app.id));
   });
 
-  test('a subscription to a plan needing approval is pending; the gateway refuses the app until it is approved', async () => {
+  test('a subscription to a plan needing approval is pending; the gateway refuses the app until approval', async () => {
     assert.notEqual(await gatewayStatus(app.clientId), 200);
     const args = ['subscriptions', 'create', '--consumer-org', 'walker', '--app', app.id, '--product', 'onboard:1.0.0'];
     const run = await portico([...args, '--plan', 'gold'], env);
@@ -182,14 +189,19 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     const org = await json(['consumer-orgs', 'get', 'walker'], env);
     assert.equal(org.apps.length, 2);
     const detail = await json(['apps', 'get', app.id, '--consumer-org', 'walker'], env);
-    assert.deepEqual(detail.subscriptions.map((s: { id: string; state: string }) => [s.id, s.state]), [[subscriptionId, 'active']]);
+    const subscriptions = detail.subscriptions.map((s: { id: string; state: string }) => [s.id, s.state]);
+    assert.deepEqual(subscriptions, [[subscriptionId, 'active']]);
   });
 
   test('errors name the field and the reason, one line, exit 1', async () => {
     const base = ['subscriptions', 'create', '--consumer-org', 'walker', '--app', app.id];
+    const onboard = [...base, '--product', 'onboard:1.0.0'];
     const cases: Array<[string[], RegExp]> = [
-      [[...base, '--product', 'onboard:1.0.0', '--plan', 'platinum'], /^portico: plan: product onboard has no plan platinum\n$/],
-      [[...base, '--product', 'nope:1.0.0', '--plan', 'gold'], /^portico: product: catalog sandbox has no product nope:1\.0\.0\n$/],
+      [[...onboard, '--plan', 'platinum'], /^portico: plan: product onboard has no plan platinum\n$/],
+      [
+        [...base, '--product', 'nope:1.0.0', '--plan', 'gold'],
+        /^portico: product: catalog sandbox has no product nope:1\.0\.0\n$/,
+      ],
       [[...base, '--product', 'onboard', '--plan', 'gold'], /--product.*expected name:version/],
       [[...base, '--product', 'onboard:1.0.0', '--plan', 'default'], /already subscribed to Onboard \(Gold, active\)/],
       [['apps', 'create', 'X', '--consumer-org', 'nobody'], /^portico: consumer organization nobody not found\n$/],
@@ -204,7 +216,8 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
   });
 
   test('apps delete and consumer-orgs delete remove them; the gateway forgets the client id', async () => {
-    const kiosk = ((await json(['apps', 'list', '--consumer-org', 'walker'], env)) as Array<{ id: string; title: string }>)[1];
+    const apps = (await json(['apps', 'list', '--consumer-org', 'walker'], env)) as Array<{ id: string }>;
+    const kiosk = apps[1];
     const removed = await portico(['apps', 'delete', kiosk.id, '--consumer-org', 'walker'], env);
     assert.equal(removed.stdout, `deleted app ${kiosk.id} of walker\n`, removed.stderr);
     const gone = await portico(['consumer-orgs', 'delete', 'walker'], env);
@@ -216,7 +229,11 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
   });
 
   test('every new command answers --help with exit 0', async () => {
-    const groups = { 'consumer-orgs': ['get', 'delete', 'list'], apps: ['create', 'list', 'get', 'delete'], subscriptions: ['create', 'list', 'get'] };
+    const groups = {
+      'consumer-orgs': ['get', 'delete', 'list'],
+      apps: ['create', 'list', 'get', 'delete'],
+      subscriptions: ['create', 'list', 'get'],
+    };
     for (const [group, verbs] of Object.entries(groups)) {
       for (const verb of verbs) {
         const run = await portico([group, verb, '--help'], env);
@@ -230,7 +247,8 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
 describe('issue-16: serve prints the gateway once per catalog, with its /<org>/<catalog>/ prefix', () => {
   test('serve --role all lists http://host:port/<org>/<catalog>/', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'portico-serve-'));
-    const node = await startPortico(['serve', '--data-dir', dataDir], { PORTICO_ORG: 'walkers', HOME: dataDir }, ['gateway', 'management']);
+    const env = { PORTICO_ORG: 'walkers', HOME: dataDir };
+    const node = await startPortico(['serve', '--data-dir', dataDir], env, ['gateway', 'management']);
     try {
       const lines = node.output().split('\n').filter((line) => line.startsWith('gateway '));
       assert.deepEqual(lines, [`gateway    ${node.urls.gateway}/walkers/sandbox/`]);

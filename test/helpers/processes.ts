@@ -41,7 +41,8 @@ export function startPortico(args: string[], env: Record<string, string>, expect
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       // The origin only: `serve` prints the gateway once per catalog, with its /<org>/<catalog>/ prefix.
-      for (const match of output.matchAll(/^(gateway|status|management|portal)\s+(http:\/\/[^/\s]+)/gm)) urls[match[1]] = match[2];
+      const lines = output.matchAll(/^(gateway|status|management|portal)\s+(http:\/\/[^/\s]+)/gm);
+      for (const match of lines) urls[match[1]] = match[2];
       if (expect.every((part) => urls[part])) {
         clearTimeout(timer);
         resolve({

@@ -32,10 +32,10 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
     for (const [document, file] of [[logistics, 'logistics.yaml'], [financing, 'financing.yaml']]) {
       assert.equal((await t.call('POST', '/api/apis', { document, file })).status, 201);
     }
-    const published = await t.call('POST', '/api/catalogs/sandbox/products', { document: product, file: 'p.yaml', state: 'published' });
-    assert.equal(published.status, 201);
-    const partners = await t.call('POST', '/api/catalogs/sandbox/products', { document: partnersOnly, file: 'q.yaml', state: 'published' });
-    assert.equal(partners.status, 201);
+    for (const [document, file] of [[product, 'p.yaml'], [partnersOnly, 'q.yaml']]) {
+      const published = await t.call('POST', '/api/catalogs/sandbox/products', { document, file, state: 'published' });
+      assert.equal(published.status, 201);
+    }
     const walker = { name: 'walker', title: 'Walker Shops', owner: owner('wanda@walker.example') };
     assert.equal((await t.call('POST', '/api/catalogs/sandbox/consumer-orgs', walker)).status, 201);
   });
@@ -78,7 +78,8 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
   });
 
   test('subscribing to a plan needing approval gives a pending subscription the approval list shows', async () => {
-    const created = await t.call('POST', `${orgPath}/apps/${app.id}/subscriptions`, { product: 'accessories', version: '1.0.0', plan: 'gold' });
+    const gold = { product: 'accessories', version: '1.0.0', plan: 'gold' };
+    const created = await t.call('POST', `${orgPath}/apps/${app.id}/subscriptions`, gold);
     assert.equal(created.status, 201);
     assert.equal(created.body.state, 'pending');
     assert.equal(created.body.plan_name, 'gold');
@@ -96,9 +97,9 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
     const path = `${orgPath}/apps/${app.id}/subscriptions`;
     const cases: Array<[Record<string, string>, number, string, RegExp]> = [
       [{ product: 'accessories', version: '1.0.0' }, 400, 'plan', /plan/],
-      [{ product: 'accessories', version: '1.0.0', plan: 'platinum' }, 400, 'plan', /product accessories has no plan platinum/],
-      [{ product: 'nope', version: '1.0.0', plan: 'gold' }, 400, 'product', /catalog sandbox has no product nope:1\.0\.0/],
-      [{ product: 'partners', version: '1.0.0', plan: 'default' }, 400, 'product', /visibility does not let consumer organization walker/],
+      [{ product: 'accessories', version: '1.0.0', plan: 'platinum' }, 400, 'plan', /accessories has no plan platinum/],
+      [{ product: 'nope', version: '1.0.0', plan: 'gold' }, 400, 'product', /catalog sandbox has no product nope:1/],
+      [{ product: 'partners', version: '1.0.0', plan: 'default' }, 400, 'product', /not let consumer org\w* walker/],
     ];
     for (const [body, status, field, message] of cases) {
       const answer = await t.call('POST', path, body);
@@ -109,7 +110,8 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
     const twice = await t.call('POST', path, { product: 'accessories', version: '1.0.0', plan: 'silver' });
     assert.equal(twice.status, 409);
     assert.match(twice.body.error.message, /already subscribed to Accessories \(Gold, active\)/);
-    const unknownApp = await t.call('POST', `${orgPath}/apps/no-such-app/subscriptions`, { product: 'accessories', version: '1.0.0', plan: 'gold' });
+    const gold = { product: 'accessories', version: '1.0.0', plan: 'gold' };
+    const unknownApp = await t.call('POST', `${orgPath}/apps/no-such-app/subscriptions`, gold);
     assert.equal(unknownApp.status, 404);
   });
 
@@ -123,7 +125,7 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
   test('DELETE an app, then the organization: its owner can no longer sign in, nothing of it is left', async () => {
     const services = t.platform.consumerServices;
     const catalog = await t.platform.services.catalog(t.orgId, 'sandbox');
-    const owned = await services.authenticatePortalUser(catalog.id, 'wanda@walker.example', 'owner-pass-123', 'before-delete');
+    const owned = await services.authenticatePortalUser(catalog.id, 'wanda@walker.example', 'owner-pass-123', 'test');
     const session = await services.sessions.create({ kind: 'portal', userId: owned.id, ttlMs: 60_000 });
     assert.ok(await services.sessions.find(session.token, ['portal']));
     const second = await t.call('POST', `${orgPath}/apps`, { title: 'Second' });
@@ -153,20 +155,25 @@ describe('issue-16: publishing a product brings its offline APIs online (API Con
     await t.close();
   });
 
-  const states = async () => (await t.call('GET', '/api/apis')).body.map((a: { name: string; state: string }) => `${a.name}:${a.state}`).sort();
+  const states = async () => {
+    const apis = (await t.call('GET', '/api/apis')).body as Array<{ name: string; state: string }>;
+    return apis.map((a) => `${a.name}:${a.state}`).sort();
+  };
 
   test('activate: false with offline APIs is a 409 naming them; nothing is stored', async () => {
     const body = { document: product, file: 'p.yaml', state: 'published', activate: false };
     const refused = await t.call('POST', '/api/catalogs/sandbox/products', body);
     assert.equal(refused.status, 409);
     assert.equal(refused.body.error.field, 'activate');
-    assert.match(refused.body.error.message, /^product accessories:1\.0\.0 uses offline APIs (logistics:2\.0\.0, financing:1\.0\.0|financing:1\.0\.0, logistics:2\.0\.0);/);
+    const offline = /^product accessories:1\.0\.0 uses offline APIs (logistics:2\.0\.0, fin|financing:1\.0\.0, log)/;
+    assert.match(refused.body.error.message, offline);
     assert.equal((await t.call('GET', '/api/catalogs/sandbox/products')).body.length, 0);
     assert.deepEqual(await states(), ['financing:offline', 'logistics:offline']);
   });
 
   test('the lifecycle publish brings them online and answers which; ?activate=false refuses', async () => {
-    const staged = await t.call('POST', '/api/catalogs/sandbox/products', { document: product, file: 'p.yaml', state: 'staged' });
+    const body = { document: product, file: 'p.yaml', state: 'staged' };
+    const staged = await t.call('POST', '/api/catalogs/sandbox/products', body);
     assert.deepEqual(staged.body.activated, []);
     const refused = await t.call('POST', '/api/catalogs/sandbox/products/accessories/1.0.0/publish?activate=false');
     assert.equal(refused.status, 409);
