@@ -85,3 +85,23 @@ export async function callServer(
   if (!response.ok) throw new ServerError(response.status, (body ?? {}) as ServerError['body']);
   return body;
 }
+
+/** Calls the management server the CLI is logged in to. */
+export function callManagement(method: string, path: string, body?: unknown): Promise<unknown> {
+  const { server, token } = loadCredentials();
+  return callServer(server, method, path, { token, body });
+}
+
+/** `/api/catalogs/{catalog}` followed by `rest`, each segment encoded. */
+export function catalogPath(catalog: string, ...rest: string[]): string {
+  return ['/api/catalogs', catalog, ...rest].map((s, i) => (i === 0 ? s : encodeURIComponent(s))).join('/');
+}
+
+export function printLine(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** What `--json` prints: the server's answer as it came, indented. */
+export function printJson(value: unknown): void {
+  printLine(JSON.stringify(value, null, 2));
+}

@@ -15,7 +15,11 @@ import type { Settings } from '../config/config.ts';
 import { DefinitionError, PorticoError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import type { Platform, Role } from '../platform.ts';
-import { callServer, credentialsFile, loadCredentials, saveCredentials, ServerError } from './client.ts';
+import { callManagement as api, callServer, credentialsFile, loadCredentials } from './client.ts';
+import { saveCredentials, ServerError } from './client.ts';
+import { registerApiCommands, registerUserCommands } from './commands/provider.ts';
+import { registerConsumerCommands } from './commands/consumers.ts';
+import { registerUserRegistryCommands } from './commands/user-registries.ts';
 import { demo } from './demo-scenario.ts';
 import { runGatewayWorker, startCluster } from './serve.ts';
 
@@ -85,11 +89,6 @@ async function importSource(file: string): Promise<{ text: string; file: string;
   return { text, file: basename(file), attachments: kind === 'wsdl' ? readWsdlFolder(dirname(file)) : await siblings(file) };
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<unknown> {
-  const { server, token } = loadCredentials();
-  return callServer(server, method, path, { token, body });
-}
-
 /** What the server answers to an import or a product upsert. */
 interface Applied {
   name: string;
@@ -97,15 +96,27 @@ interface Applied {
   state: string;
   created: boolean;
   changed: boolean;
+  /** The product's APIs its publish brought online. */
+  activated?: string[];
 }
 
 const verdict = (result: Applied) => (result.created ? 'created' : result.changed ? 'changed' : 'unchanged');
+const broughtOnline = (result: Applied) =>
+  result.activated?.length ? `; brought online: ${result.activated.join(', ')}` : '';
 
 function putApi(body: { document: string; file: string; attachments: Record<string, string>; replace: boolean; state?: string }): Promise<Applied> {
   return api('POST', '/api/apis', body) as Promise<Applied>;
 }
 
-function putProduct(catalog: string, body: { document: string; file: string; attachments: Record<string, string>; state: string }): Promise<Applied> {
+interface ProductBody {
+  document: string;
+  file: string;
+  attachments: Record<string, string>;
+  state: string;
+  activate?: boolean;
+}
+
+function putProduct(catalog: string, body: ProductBody): Promise<Applied> {
   return api('POST', `/api/catalogs/${encodeURIComponent(catalog)}/products`, body) as Promise<Applied>;
 }
 
@@ -126,6 +137,17 @@ function stopOn(signalsClose: () => Promise<void>): void {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * Prints where each part listens; the gateway once per catalog it serves, with the
+ * `/<org>/<catalog>/` prefix its API paths follow (as API Connect's gateway URLs do).
+ */
+function printUrls(urls: Platform['urls'], catalogs: Array<{ org: string; catalog: string }>, gatewayNote = ''): void {
+  for (const [part, url] of Object.entries(urls)) {
+    const prefixes = part === 'gateway' && catalogs.length > 0 ? catalogs.map((c) => `/${c.org}/${c.catalog}/`) : [''];
+    for (const prefix of prefixes) out(`${part.padEnd(10)} ${url}${prefix}${part === 'gateway' ? gatewayNote : ''}`);
+  }
 }
 
 const program = new Command();
@@ -156,14 +178,15 @@ program
     if (workers > 1 && (role === 'all' || role === 'gateway')) {
       const handle = await startCluster(settings, logger, role, workers);
       if (handle.platform) await bootstrapProvider(handle.platform);
-      for (const [part, url] of Object.entries(handle.urls)) out(`${part.padEnd(10)} ${url}${part === 'gateway' ? ` (${workers} workers)` : ''}`);
+      const catalogs = handle.platform ? await handle.platform.services.servedCatalogs() : handle.catalogs;
+      printUrls(handle.urls, catalogs, ` (${workers} workers)`);
       stopOn(() => handle.close());
       return;
     }
     const { startPlatform } = await import('../platform.ts');
     const platform = await startPlatform(settings, logger, role);
     if (role === 'all' || role === 'management') await bootstrapProvider(platform);
-    for (const [part, url] of Object.entries(platform.urls)) out(`${part.padEnd(10)} ${url}`);
+    printUrls(platform.urls, await platform.services.servedCatalogs());
     stopOn(() => platform.close());
   });
 
@@ -186,7 +209,7 @@ program
     out(`  developer portal  ${urls.portal}   sign in: ${demo.developer.email} / ${demo.developer.password}`);
     out(`  provider console  ${urls.management}/console   sign in: ${demo.provider.username} / ${demo.provider.password}`);
     out(`  management API    ${urls.management}/api   (portico login --server ${urls.management} --username ${demo.provider.username})`);
-    out(`  gateway           ${urls.gateway}/${demo.org}/${demo.catalog}`);
+    out(`  gateway           ${urls.gateway}/${demo.org}/${demo.catalog}/`);
     out(`  gateway status    ${urls.status}/ready   ${urls.status}/metrics`);
     out(`  store             ${settings.databaseUrl}`);
     out('');
@@ -257,12 +280,16 @@ program
 
 program
   .command('publish <product>')
-  .description('create or update a product from its YAML and publish it to a catalog')
+  .description('create or update a product from its YAML and publish it to a catalog, bringing its offline APIs online')
   .option('--catalog <name>', 'catalog', 'sandbox')
   .option('--stage', 'stage instead of publishing')
-  .action(async (file: string, options: { catalog: string; stage?: boolean }) => {
-    const result = await putProduct(options.catalog, { document: readText(file), file: basename(file), attachments: await siblings(file), state: options.stage ? 'staged' : 'published' });
-    out(`${verdict(result)} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}`);
+  .option('--no-activate', 'refuse to publish when an API of the product is offline, instead of bringing it online')
+  .action(async (file: string, options: { catalog: string; stage?: boolean; activate: boolean }) => {
+    const state = options.stage ? 'staged' : 'published';
+    const document = { document: readText(file), file: basename(file), attachments: await siblings(file) };
+    const result = await putProduct(options.catalog, { ...document, state, activate: options.activate });
+    const said = `${verdict(result)} product ${result.name}:${result.version} (${result.state}) in ${options.catalog}`;
+    out(`${said}${broughtOnline(result)}`);
   });
 
 program
@@ -280,191 +307,14 @@ program
     }
     for (const doc of folder.products) {
       const result = await putProduct(options.catalog, { document: doc.text, file: basename(doc.file), attachments: doc.attachments, state: options.stage ? 'staged' : 'published' });
-      out(`${verdict(result)}  product ${result.name}:${result.version} (${result.state})`);
+      out(`${verdict(result)}  product ${result.name}:${result.version} (${result.state})${broughtOnline(result)}`);
     }
   });
 
-const apis = program.command('apis').description('list, activate or deactivate APIs');
-apis.command('list').description('list APIs').action(async () => {
-  for (const a of (await api('GET', '/api/apis')) as Array<{ name: string; version: string; state: string; basePath: string }>) {
-    out(`${a.name}:${a.version}\t${a.state}\t${a.basePath}`);
-  }
-});
-for (const verb of ['activate', 'deactivate'] as const) {
-  apis
-    .command(`${verb} <api>`)
-    .description(`${verb === 'activate' ? 'bring an API online' : 'take an API offline'} (name:version)`)
-    .action(async (ref: string) => {
-      const [name, version] = ref.split(':');
-      if (!name || !version) throw new PorticoError('CONFIG_INVALID', { setting: 'api', reason: 'expected name:version' });
-      const result = (await api('POST', `/api/apis/${encodeURIComponent(name)}/${encodeURIComponent(version)}/${verb}`)) as { state: string };
-      out(`api ${name}:${version} is ${result.state}`);
-    });
-}
-
-const approvals = program.command('approvals').description('the subscription approval task list');
-approvals
-  .command('list')
-  .option('--catalog <name>', 'catalog', 'sandbox')
-  .description('list pending subscriptions')
-  .action(async (options: { catalog: string }) => {
-    const rows = (await api('GET', `/api/catalogs/${encodeURIComponent(options.catalog)}/subscriptions?state=pending`)) as Array<Record<string, string>>;
-    if (rows.length === 0) out('no pending subscriptions');
-    for (const r of rows) out(`${r.id}\t${r.consumer_org_title} / ${r.app_title}\t${r.product_title} ${r.product_version}\t${r.plan_title}`);
-  });
-for (const verb of ['approve', 'reject'] as const) {
-  approvals
-    .command(`${verb} <subscription>`)
-    .option('--catalog <name>', 'catalog', 'sandbox')
-    .description(`${verb} a pending subscription`)
-    .action(async (id: string, options: { catalog: string }) => {
-      const result = (await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/subscriptions/${encodeURIComponent(id)}/${verb}`)) as { state: string };
-      out(`subscription ${id} is ${result.state}`);
-    });
-}
-
-interface ConsumerOrgOptions {
-  catalog: string;
-  title?: string;
-  ownerEmail: string;
-  ownerName?: string;
-  ownerPassword?: string;
-}
-
-const consumerOrgs = program.command('consumer-orgs').description('consumer organizations of a catalog');
-consumerOrgs
-  .command('create <name>')
-  .description('create a consumer organization with this exact name (as custom visibility lists it) and its owner')
-  .option('--catalog <name>', 'catalog', 'sandbox')
-  .option('--title <title>', 'display title')
-  .requiredOption('--owner-email <email>', 'the owner: a portal user who signs in with this email')
-  .option('--owner-name <name>', "the owner's name")
-  .option('--owner-password <password>', "the owner's initial password (or PORTICO_NEW_PASSWORD)")
-  .action(async (name: string, options: ConsumerOrgOptions) => {
-    const password = options.ownerPassword ?? process.env.PORTICO_NEW_PASSWORD;
-    if (!password) {
-      const reason = 'give --owner-password or set PORTICO_NEW_PASSWORD';
-      throw new PorticoError('CONFIG_INVALID', { setting: '--owner-password', reason });
-    }
-    const owner = { email: options.ownerEmail, password, ...(options.ownerName ? { name: options.ownerName } : {}) };
-    const body = { name, ...(options.title ? { title: options.title } : {}), owner };
-    await api('POST', `/api/catalogs/${encodeURIComponent(options.catalog)}/consumer-orgs`, body);
-    out(`created consumer organization ${name} in ${options.catalog}, owned by ${options.ownerEmail}`);
-  });
-consumerOrgs
-  .command('list')
-  .description('list the consumer organizations of a catalog')
-  .option('--catalog <name>', 'catalog', 'sandbox')
-  .action(async (options: { catalog: string }) => {
-    const rows = await api('GET', `/api/catalogs/${encodeURIComponent(options.catalog)}/consumer-orgs`);
-    for (const o of rows as Array<{ name: string; title: string }>) out(`${o.name}\t${o.title}`);
-  });
-
-interface RegistryView {
-  name: string;
-  title: string;
-  registry_type: string;
-  configuration: Record<string, unknown>;
-}
-
-/** The `/api/orgs/:org/...` prefix: `--org`, else the signed-in user's org. */
-async function orgPath(org: string | undefined): Promise<string> {
-  const name = org ?? ((await api('GET', '/api/me')) as { org?: string }).org;
-  if (!name) throw new PorticoError('CONFIG_INVALID', { setting: '--org', reason: 'the server did not say which org you belong to; give --org' });
-  return `/api/orgs/${encodeURIComponent(name)}`;
-}
-
-/** A registry file (YAML or JSON): `{name, title, registry_type, configuration}`. */
-async function registryFile(file: string): Promise<Record<string, unknown>> {
-  const { parseText } = await import('../definitions/parse-text.ts');
-  const { value } = parseText(readText(file), basename(file));
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new PorticoError('CLI_FILE', { file, reason: 'is not a user registry object (name, registry_type, configuration)' });
-  }
-  return value as Record<string, unknown>;
-}
-
-const registryLine = (r: RegistryView) => `${r.name}\t${r.registry_type}\t${r.title}\t${String(r.configuration.url ?? '')}`;
-const orgOption = ['--org <name>', 'provider org (default: yours)'] as const;
-
-const userRegistries = program.command('user-registries').description('user registries (authentication URL, LDAP) and the catalogs that enable them');
-userRegistries
-  .command('create <file>')
-  .description('create a user registry from a YAML or JSON file')
-  .option(...orgOption)
-  .action(async (file: string, options: { org?: string }) => {
-    const created = (await api('POST', `${await orgPath(options.org)}/user-registries`, await registryFile(file))) as RegistryView;
-    out(`created user registry ${created.name} (${created.registry_type})`);
-  });
-userRegistries
-  .command('update <file>')
-  .description('replace the title and configuration of the registry the file names')
-  .option(...orgOption)
-  .action(async (file: string, options: { org?: string }) => {
-    const { name, ...body } = await registryFile(file);
-    if (typeof name !== 'string' || name === '') throw new PorticoError('CLI_FILE', { file, reason: 'names no registry (name)' });
-    await api('PUT', `${await orgPath(options.org)}/user-registries/${encodeURIComponent(name)}`, body);
-    out(`updated user registry ${name}`);
-  });
-userRegistries
-  .command('list')
-  .description('list the org\'s user registries, or those a catalog enables (--catalog)')
-  .option(...orgOption)
-  .option('--catalog <name>', 'only the registries this catalog enables')
-  .option('--json', 'print JSON')
-  .action(async (options: { org?: string; catalog?: string; json?: boolean }) => {
-    const where = options.catalog === undefined ? '' : `/catalogs/${encodeURIComponent(options.catalog)}`;
-    const rows = (await api('GET', `${await orgPath(options.org)}${where}/user-registries`)) as RegistryView[];
-    if (options.json) out(JSON.stringify(rows, null, 2));
-    else for (const r of rows) out(registryLine(r));
-  });
-userRegistries
-  .command('get <name>')
-  .description('show one user registry (the LDAP bind password is never shown)')
-  .option(...orgOption)
-  .option('--json', 'print JSON')
-  .action(async (name: string, options: { org?: string; json?: boolean }) => {
-    const r = (await api('GET', `${await orgPath(options.org)}/user-registries/${encodeURIComponent(name)}`)) as RegistryView;
-    const lines = [`name: ${r.name}`, `title: ${r.title}`, `registry_type: ${r.registry_type}`];
-    for (const [key, value] of Object.entries(r.configuration)) lines.push(`configuration.${key}: ${String(value)}`);
-    out(options.json ? JSON.stringify(r, null, 2) : lines.join('\n'));
-  });
-userRegistries
-  .command('delete <name>')
-  .description('delete a user registry (catalogs stop enabling it)')
-  .option(...orgOption)
-  .action(async (name: string, options: { org?: string }) => {
-    await api('DELETE', `${await orgPath(options.org)}/user-registries/${encodeURIComponent(name)}`);
-    out(`deleted user registry ${name}`);
-  });
-for (const verb of ['enable', 'disable'] as const) {
-  userRegistries
-    .command(`${verb} <name>`)
-    .description(`${verb} a user registry for a catalog's APIs`)
-    .option(...orgOption)
-    .option('--catalog <name>', 'catalog', 'sandbox')
-    .action(async (name: string, options: { org?: string; catalog: string }) => {
-      const path = `${await orgPath(options.org)}/catalogs/${encodeURIComponent(options.catalog)}/user-registries/${encodeURIComponent(name)}`;
-      await api(verb === 'enable' ? 'PUT' : 'DELETE', path);
-      out(`user registry ${name} is ${verb}d in ${options.catalog}`);
-    });
-}
-
-const users = program.command('users').description('provider users');
-users
-  .command('add <username>')
-  .description('add a provider user')
-  .option('--email <email>', 'email', '')
-  .option('--password <password>', 'password (or PORTICO_NEW_PASSWORD)')
-  .action(async (username: string, options: { email: string; password?: string }) => {
-    const password = options.password ?? process.env.PORTICO_NEW_PASSWORD;
-    if (!password) throw new PorticoError('CONFIG_INVALID', { setting: '--password', reason: 'give --password or set PORTICO_NEW_PASSWORD' });
-    await api('POST', '/api/users', { username, email: options.email, password });
-    out(`added provider user ${username}`);
-  });
-users.command('list').description('list provider users').action(async () => {
-  for (const u of (await api('GET', '/api/users')) as Array<{ username: string; email: string }>) out(`${u.username}\t${u.email}`);
-});
+registerApiCommands(program);
+registerConsumerCommands(program);
+registerUserCommands(program);
+registerUserRegistryCommands(program);
 
 program.command('whoami').description('show the server and user you are logged in as').action(async () => {
   const { server } = loadCredentials();

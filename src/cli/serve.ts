@@ -15,6 +15,8 @@ import { openStore } from '../store/store.ts';
 export interface ServeHandle {
   urls: Partial<Record<'gateway' | 'status' | 'management' | 'portal', string>>;
   platform?: Platform;
+  /** The catalogs the first worker found to serve, as `org` and `catalog` names. */
+  catalogs: Array<{ org: string; catalog: string }>;
   close(): Promise<void>;
 }
 
@@ -22,7 +24,8 @@ export interface ServeHandle {
 export async function runGatewayWorker(settings: Readonly<Settings>, logger: Logger): Promise<void> {
   const { startPlatform } = await import('../platform.ts');
   const platform = await startPlatform(settings, logger, 'gateway');
-  process.send?.({ type: 'portico:listening', url: platform.urls.gateway, status: platform.urls.status });
+  const catalogs = await platform.services.servedCatalogs();
+  process.send?.({ type: 'portico:listening', url: platform.urls.gateway, status: platform.urls.status, catalogs });
   const stop = () => {
     platform.close().finally(() => process.exit(0));
   };
@@ -30,6 +33,13 @@ export async function runGatewayWorker(settings: Readonly<Settings>, logger: Log
   process.once('SIGINT', () => {
     // The primary decides when workers stop; a terminal's Ctrl-C reaches it too.
   });
+}
+
+/** What a worker tells the primary once it listens. */
+interface WorkerListening {
+  url: string;
+  status?: string;
+  catalogs: Array<{ org: string; catalog: string }>;
 }
 
 /** Starts the primary of a gateway cluster with `workers` workers. */
@@ -43,14 +53,16 @@ export async function startCluster(settings: Readonly<Settings>, logger: Logger,
   const urls: ServeHandle['urls'] = { ...others?.urls };
   let stopping = false;
   const live = new Set<Worker>();
-  let firstListening: (urls: { url: string; status?: string }) => void = () => {};
-  const listening = new Promise<{ url: string; status?: string }>((resolve) => (firstListening = resolve));
+  let firstListening: (listening: WorkerListening) => void = () => {};
+  const listening = new Promise<WorkerListening>((resolve) => (firstListening = resolve));
 
   const fork = () => {
     const worker = cluster.fork({ PORTICO_CLUSTER_WORKER: '1' });
     live.add(worker);
-    worker.on('message', (message: { type?: string; url?: string; status?: string }) => {
-      if (message?.type === 'portico:listening' && message.url) firstListening({ url: message.url, status: message.status });
+    worker.on('message', (message: Partial<WorkerListening> & { type?: string }) => {
+      if (message?.type === 'portico:listening' && message.url) {
+        firstListening({ url: message.url, status: message.status, catalogs: message.catalogs ?? [] });
+      }
     });
     worker.once('exit', (code, signal) => {
       live.delete(worker);
@@ -68,6 +80,7 @@ export async function startCluster(settings: Readonly<Settings>, logger: Logger,
   return {
     urls,
     platform: others,
+    catalogs: first.catalogs,
     async close() {
       stopping = true;
       await Promise.all(

@@ -32,6 +32,11 @@ export const documentBody = {
     attachments: { type: 'object', additionalProperties: { type: 'string' }, description: 'Files the document refers to (WSDL, XSD, API files for product $refs), by name' },
     replace: { type: 'boolean', description: 'Replace an existing API with the same name and version', default: false },
     state: { type: 'string', enum: ['staged', 'published', 'online', 'offline'], description: 'Initial state' },
+    activate: {
+      type: 'boolean',
+      description: 'Publishing a product brings its offline APIs online; false refuses the publish instead, naming them',
+      default: true,
+    },
   },
 };
 

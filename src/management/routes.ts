@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { PorticoError } from '../errors.ts';
-import type { NewConsumerOrg, ProviderServices } from '../services/provider-services.ts';
+import type { ProviderServices } from '../services/provider-services.ts';
 import type { ProductState } from '../store/schema.ts';
 import { apiParams, apiSummary, bearer, documentBody, orgId, param, productSummary, stringField } from './route-spec.ts';
 import type { RouteSpec } from './route-spec.ts';
@@ -12,14 +12,30 @@ import { UserRegistries } from '../services/user-registries.ts';
 import { userRegistryRoutes } from './user-registry-routes.ts';
 import { OAuthProviders } from '../services/oauth-providers.ts';
 import { oauthProviderRoutes } from './oauth-provider-routes.ts';
+import { consumerRoutes } from './consumer-routes.ts';
+
+/** The body of a product create or update. */
+interface ProductBody {
+  document: string;
+  file?: string;
+  state?: string;
+  attachments?: Record<string, string>;
+  activate?: boolean;
+}
 
 export function routes(services: ProviderServices, sessionTtlMs: number): RouteSpec[] {
-  const moveProduct = async (request: FastifyRequest, state: ProductState) =>
-    productSummary(await services.setProductState(orgId(request), param(request, 'catalog'), param(request, 'name'), param(request, 'version'), state));
+  const moveProduct = async (request: FastifyRequest, state: ProductState) => {
+    // `?activate=false` refuses to publish a product whose APIs are offline (default: brings them online).
+    const activate = (request.query as { activate?: string }).activate !== 'false';
+    const [catalog, name, version] = ['catalog', 'name', 'version'].map((key) => param(request, key));
+    const moved = await services.setProductState(orgId(request), catalog, name, version, state, activate);
+    return { ...productSummary(moved), activated: moved.activated };
+  };
 
   return [
     ...userRegistryRoutes(new UserRegistries(services)),
     ...oauthProviderRoutes(new OAuthProviders(services)),
+    ...consumerRoutes(services),
     {
       method: 'POST',
       url: '/api/login',
@@ -171,16 +187,18 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
     {
       method: 'POST',
       url: '/api/catalogs/:catalog/products',
-      summary: 'Create or update a product from its YAML; `state: published` publishes it',
+      summary: 'Create or update a product from its YAML; `state: published` publishes it and brings its APIs online',
       tag: 'products',
       status: 201,
       body: documentBody,
       handler: async (request, reply) => {
-        const body = request.body as { document: string; file?: string; state?: string; attachments?: Record<string, string> };
+        const body = request.body as ProductBody;
         const state = body.state === 'staged' || body.state === 'published' ? body.state : undefined;
-        const result = await services.putProduct(orgId(request), param(request, 'catalog'), { text: body.document, file: body.file ?? 'product', state, attachments: body.attachments });
+        const { document: text, file = 'product', attachments, activate } = body;
+        const result = await services.putProduct(orgId(request), param(request, 'catalog'), { text, file, state, attachments, activate });
         if (!result.created) reply.status(200);
-        return { ...productSummary(result.product), created: result.created, changed: result.changed };
+        const { created, changed, activated } = result;
+        return { ...productSummary(result.product), created, changed, activated };
       },
     },
     {
@@ -200,7 +218,13 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
         };
       },
     },
-    { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/publish', summary: 'Publish a product', tag: 'products', handler: (r) => moveProduct(r, 'published') },
+    {
+      method: 'POST',
+      url: '/api/catalogs/:catalog/products/:name/:version/publish',
+      summary: 'Publish a product, bringing its offline APIs online (`?activate=false` refuses instead)',
+      tag: 'products',
+      handler: (r) => moveProduct(r, 'published'),
+    },
     { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/deprecate', summary: 'Deprecate a product (existing subscribers only)', tag: 'products', handler: (r) => moveProduct(r, 'deprecated') },
     { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/retire', summary: 'Retire a product (ends its subscriptions)', tag: 'products', handler: (r) => moveProduct(r, 'retired') },
     { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/archive', summary: 'Archive a retired product', tag: 'products', handler: (r) => moveProduct(r, 'archived') },
@@ -243,59 +267,6 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       handler: async (request) => {
         await services.revokeSubscription(orgId(request), param(request, 'catalog'), param(request, 'id'));
         return null;
-      },
-    },
-    // ── consumer organizations and apps ──
-    {
-      method: 'GET',
-      url: '/api/catalogs/:catalog/consumer-orgs',
-      summary: 'List consumer organizations',
-      tag: 'consumers',
-      handler: async (request) => {
-        const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
-        return (await services.listConsumerOrgs(catalog.id)).map((o) => ({ id: o.id, name: o.name, title: o.title, createdAt: o.created_at }));
-      },
-    },
-    {
-      method: 'POST',
-      url: '/api/catalogs/:catalog/consumer-orgs',
-      summary: 'Create a consumer organization with a chosen name (the one a custom visibility lists) and its owner',
-      tag: 'consumers',
-      status: 201,
-      body: {
-        type: 'object',
-        required: ['name', 'owner'],
-        additionalProperties: false,
-        properties: {
-          name: stringField('Organization name, as products list it in custom visibility'),
-          title: stringField('Display title'),
-          owner: {
-            type: 'object',
-            required: ['email', 'password'],
-            additionalProperties: false,
-            description: 'The portal user who owns the organization and signs in with this email',
-            properties: {
-              email: stringField('Email'),
-              password: stringField('Initial password'),
-              name: stringField('Name'),
-            },
-          },
-        },
-      },
-      handler: async (request) => {
-        const body = request.body as NewConsumerOrg;
-        const { org, user } = await services.createConsumerOrg(orgId(request), param(request, 'catalog'), body);
-        return { id: org.id, name: org.name, title: org.title, owner: { email: user.email, name: user.name } };
-      },
-    },
-    {
-      method: 'GET',
-      url: '/api/catalogs/:catalog/apps',
-      summary: 'List applications with their consumer organization',
-      tag: 'consumers',
-      handler: async (request) => {
-        const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
-        return services.listApps(catalog.id);
       },
     },
     // ── provider users ──

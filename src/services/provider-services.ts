@@ -15,6 +15,8 @@ import { SignInLimiter } from '../web/sign-in-limiter.ts';
 import { ChangeBus } from './change-bus.ts';
 import * as apis from './provider/apis.ts';
 import type { ApiImport, WsdlFile } from './provider/apis.ts';
+import * as consumerApps from './provider/consumer-apps.ts';
+import type { ConsumerOrgRef, ProviderSubscription } from './provider/consumer-apps.ts';
 import * as consumerOrgs from './provider/consumer-orgs.ts';
 import type { NewConsumerOrg } from './provider/consumer-orgs.ts';
 import * as organizations from './provider/organizations.ts';
@@ -25,6 +27,7 @@ import { SessionService } from './sessions.ts';
 
 export { allowedProductTransitions } from './provider/products.ts';
 export type { ImportedApi } from './provider/apis.ts';
+export type { ConsumerOrgRef, ProviderSubscription } from './provider/consumer-apps.ts';
 export type { NewConsumerOrg } from './provider/consumer-orgs.ts';
 export type { PublishedProduct } from './provider/products.ts';
 
@@ -136,8 +139,16 @@ export class ProviderServices implements ServiceContext {
     return productsRepo.listProductApis(this.store.db, productId);
   }
 
-  setProductState(orgId: string, catalogName: string, name: string, version: string, state: ProductState) {
-    return products.setProductState(this, orgId, catalogName, name, version, state);
+  /** `activate: false` refuses to publish a product whose APIs are offline instead of bringing them online. */
+  setProductState(orgId: string, catalog: string, name: string, version: string, state: ProductState, activate = true) {
+    return products.setProductState(this, orgId, catalog, name, version, state, activate);
+  }
+
+  /** Every catalog the gateways serve, as `org/catalog` path prefixes. */
+  async servedCatalogs(): Promise<Array<{ org: string; catalog: string }>> {
+    const byId = new Map((await orgs.listOrgs(this.store.db)).map((o) => [o.id, o.name]));
+    const all = await orgs.listCatalogs(this.store.db);
+    return all.map((c) => ({ org: byId.get(c.org_id) ?? '', catalog: c.name })).filter((c) => c.org !== '');
   }
 
   // ── consumers of a catalog: organizations, apps, subscriptions and approvals ──
@@ -148,6 +159,40 @@ export class ProviderServices implements ServiceContext {
 
   listConsumerOrgs(catalogId: string) {
     return consumers.listConsumerOrgs(this.store.db, catalogId);
+  }
+
+  consumerOrg(ref: ConsumerOrgRef) {
+    return consumerApps.consumerOrg(this, ref);
+  }
+
+  deleteConsumerOrg(ref: ConsumerOrgRef) {
+    return consumerApps.deleteConsumerOrg(this, ref);
+  }
+
+  /** The apps of one consumer organization. */
+  consumerOrgApps(consumerOrgId: string) {
+    return consumers.listApps(this.store.db, consumerOrgId);
+  }
+
+  /** Creates an app of the consumer organization with its first credential pair; the secret is returned once. */
+  createApp(ref: ConsumerOrgRef, input: { title: string; description?: string }) {
+    return consumerApps.createApp(this, ref, input);
+  }
+
+  app(ref: ConsumerOrgRef, appId: string) {
+    return consumerApps.app(this, ref, appId);
+  }
+
+  deleteApp(ref: ConsumerOrgRef, appId: string) {
+    return consumerApps.deleteApp(this, ref, appId);
+  }
+
+  subscribeApp(ref: ConsumerOrgRef, appId: string, input: ProviderSubscription) {
+    return consumerApps.subscribeApp(this, ref, appId, input);
+  }
+
+  subscription(orgId: string, catalogName: string, subscriptionId: string) {
+    return consumerApps.subscriptionDetail(this, orgId, catalogName, subscriptionId);
   }
 
   /** The catalog's applications with their consumer organization. */

@@ -178,8 +178,11 @@ export async function setSubscriptionState(db: Db, id: string, state: Subscripti
   await db.updateTable('subscriptions').set({ state, updated_at: now() }).where('id', '=', id).execute();
 }
 
-/** Subscriptions with product and plan names, for one app, or a whole catalog. */
-export function listSubscriptionDetails(db: Db, filter: { appId?: string; catalogId?: string; state?: SubscriptionState }) {
+/** Subscriptions with product and plan names: one, those of an app, or of a whole catalog. */
+export function listSubscriptionDetails(
+  db: Db,
+  filter: { id?: string; appId?: string; catalogId?: string; state?: SubscriptionState },
+) {
   let query = db
     .selectFrom('subscriptions')
     .innerJoin('products', 'products.id', 'subscriptions.product_id')
@@ -204,6 +207,7 @@ export function listSubscriptionDetails(db: Db, filter: { appId?: string; catalo
       'plans.name as plan_name',
       'plans.title as plan_title',
     ]);
+  if (filter.id !== undefined) query = query.where('subscriptions.id', '=', filter.id);
   if (filter.appId !== undefined) query = query.where('subscriptions.app_id', '=', filter.appId);
   if (filter.catalogId !== undefined) query = query.where('products.catalog_id', '=', filter.catalogId);
   if (filter.state !== undefined) query = query.where('subscriptions.state', '=', filter.state);
@@ -231,4 +235,21 @@ export async function cancelProductSubscriptions(db: Db, productId: string): Pro
     .where('product_id', '=', productId)
     .where('state', 'in', ['active', 'pending'])
     .execute();
+}
+
+/**
+ * Deletes a consumer organization with everything it owns: subscriptions, credentials, apps,
+ * the sign-in sessions of its portal users and the users themselves (call inside a transaction).
+ */
+export async function deleteConsumerOrg(trx: Db, consumerOrgId: string): Promise<void> {
+  const apps = trx.selectFrom('apps').select('id').where('consumer_org_id', '=', consumerOrgId);
+  await trx.deleteFrom('subscriptions').where('app_id', 'in', apps).execute();
+  await trx.deleteFrom('app_credentials').where('app_id', 'in', apps).execute();
+  await trx.deleteFrom('apps').where('consumer_org_id', '=', consumerOrgId).execute();
+  const users = trx.selectFrom('portal_users').select('id').where('consumer_org_id', '=', consumerOrgId);
+  const portalSessions = trx.deleteFrom('sessions').where('kind', 'in', ['portal', 'pre-portal']);
+  await portalSessions.where('user_id', 'in', users).execute();
+  await trx.updateTable('consumer_orgs').set({ owner_id: null }).where('id', '=', consumerOrgId).execute();
+  await trx.deleteFrom('portal_users').where('consumer_org_id', '=', consumerOrgId).execute();
+  await trx.deleteFrom('consumer_orgs').where('id', '=', consumerOrgId).execute();
 }

@@ -52,7 +52,7 @@ function startDemoProcess(dataDir: string): Promise<Demo> {
         output,
         portal: find(/developer portal\s+(http:\/\/\S+)/),
         management: find(/provider console\s+(http:\/\/\S+?)\/console/),
-        gateway: find(/gateway\s+(http:\/\/\S+)/),
+        gateway: find(/gateway\s+(http:\/\/\S+?)\/?$/m),
         clientId: find(/client id ([0-9a-f]{32})/),
       });
     };

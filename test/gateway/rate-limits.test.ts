@@ -85,7 +85,7 @@ function startGatewayProcess(databaseUrl: string, dataDir: string): Promise<{ ch
     const timer = setTimeout(() => reject(new Error(`gateway did not start: ${output}`)), 30_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /^gateway\s+(http:\/\/\S+)$/m.exec(output);
+      const match = /^gateway\s+(http:\/\/[^/\s]+)/m.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve({ child, url: match[1] });

@@ -40,7 +40,9 @@ export function startPortico(args: string[], env: Record<string, string>, expect
     const timer = setTimeout(() => reject(new Error(`portico did not start in time:\n${output}`)), 45_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      for (const match of output.matchAll(/^(gateway|status|management|portal)\s+(http:\/\/\S+)/gm)) urls[match[1]] = match[2];
+      // The origin only: `serve` prints the gateway once per catalog, with its /<org>/<catalog>/ prefix.
+      const lines = output.matchAll(/^(gateway|status|management|portal)\s+(http:\/\/[^/\s]+)/gm);
+      for (const match of lines) urls[match[1]] = match[2];
       if (expect.every((part) => urls[part])) {
         clearTimeout(timer);
         resolve({

@@ -5,8 +5,14 @@ import type { App } from '../../store/schema.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 
+/** What an app is created with. */
+export interface NewApp {
+  title: string;
+  description?: string;
+}
+
 /** Creates an app with its first credential pair; the secret is returned once. */
-export function createApp(context: ServiceContext, consumerOrgId: string, input: { title: string; description?: string }) {
+export function createApp(context: ServiceContext, consumerOrgId: string, input: NewApp) {
   const title = typeof input.title === 'string' ? input.title.trim() : '';
   if (title.length === 0 || title.length > 100) {
     throw new PorticoError('MGMT_VALIDATION', { field: 'title', reason: 'is required (1-100 characters)' });

@@ -7,7 +7,8 @@ import { DefinitionError, PorticoError } from '../../errors.ts';
 import * as apisRepo from '../../store/apis.ts';
 import { cancelProductSubscriptions } from '../../store/consumers.ts';
 import * as products from '../../store/products.ts';
-import type { ProductRow, ProductState } from '../../store/schema.ts';
+import type { ApiRow, ProductRow, ProductState } from '../../store/schema.ts';
+import type { Db } from '../../store/store.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { catalog } from './organizations.ts';
@@ -31,6 +32,8 @@ export interface PublishedProduct {
   definition: ProductDefinition;
   created: boolean;
   changed: boolean;
+  /** The product's APIs this publish brought online, as `name:version`. */
+  activated: string[];
 }
 
 export interface ProductInput {
@@ -38,6 +41,8 @@ export interface ProductInput {
   file: string;
   state?: ProductState;
   attachments?: Record<string, string>;
+  /** Whether publishing brings the product's offline APIs online (default) or is refused. */
+  activate?: boolean;
 }
 
 interface ApiLink {
@@ -56,21 +61,53 @@ export async function putProduct(context: ServiceContext, orgId: string, catalog
   const apiLinks = await resolveApis(context, orgId, definition, input);
   const existing = await products.findProduct(db, target.id, definition.name, definition.version);
   const state = input.state ?? existing?.state ?? 'staged';
+  const apiIds = apiLinks.map((l) => l.apiId);
   if (state === 'published') {
-    await checkBasePaths(context, target.id, apiLinks.map((l) => l.apiId), existing?.id);
-    await checkSecurity(context, apiLinks.map((l) => l.apiId), target.id);
+    await checkBasePaths(context, target.id, apiIds, existing?.id);
+    await checkSecurity(context, apiIds, target.id);
   }
   if (existing && existing.state !== state && !productTransitions[existing.state].includes(state)) {
     const reason = `product ${definition.name}:${definition.version} is ${existing.state} and cannot become ${state}`;
     throw new PorticoError('MGMT_CONFLICT', { reason });
   }
+  const ref = `${definition.name}:${definition.version}`;
+  const offline = state === 'published' ? await offlineApis(context, ref, apiIds, input.activate) : [];
   const sameApis = existing ? await sameApiLinks(context, existing.id, apiLinks) : false;
-  if (existing && existing.document === JSON.stringify(definition.document) && existing.state === state && sameApis) {
-    return { product: existing, definition, created: false, changed: false };
+  const sameDocument = existing?.document === JSON.stringify(definition.document);
+  if (existing && sameDocument && existing.state === state && sameApis && offline.length === 0) {
+    return { product: existing, definition, created: false, changed: false, activated: [] };
   }
   const row = productRow(target.id, definition, state, apiLinks);
-  const { product, created } = await change(context, 'product', (trx) => products.upsertProduct(trx, row));
-  return { product, definition, created, changed: true };
+  const { product, created } = await change(context, 'product', async (trx) => {
+    await bringOnline(trx, offline);
+    return products.upsertProduct(trx, row);
+  });
+  return { product, definition, created, changed: true, activated: offline.map(apiRef) };
+}
+
+const apiRef = (api: { name: string; version: string }) => `${api.name}:${api.version}`;
+
+/**
+ * The product's APIs that are offline. Publishing a product puts its APIs online in API Connect
+ * ("Publishing a Product"), so they are returned to be brought online; with `activate: false`
+ * the publish is refused instead, naming them.
+ */
+async function offlineApis(context: ServiceContext, product: string, apiIds: string[], activate = true) {
+  const offline: ApiRow[] = [];
+  for (const id of apiIds) {
+    const api = await apisRepo.findApiById(context.store.db, id);
+    if (api && api.state === 'offline') offline.push(api);
+  }
+  if (offline.length > 0 && !activate) {
+    const names = offline.map(apiRef).join(', ');
+    const reason = `product ${product} uses offline APIs ${names}; bring them online first, or publish with activation`;
+    throw new PorticoError('MGMT_CONFLICT', { field: 'activate', reason });
+  }
+  return offline;
+}
+
+async function bringOnline(trx: Db, apis: ApiRow[]): Promise<void> {
+  for (const api of apis) await apisRepo.setApiState(trx, api.id, 'online');
 }
 
 function productRow(catalogId: string, definition: ProductDefinition, state: ProductState, apis: ApiLink[]): products.ProductInput {
@@ -170,7 +207,7 @@ export async function product(context: ServiceContext, orgId: string, catalogNam
   return found;
 }
 
-/** Moves a product along its lifecycle; retiring cancels its subscriptions. */
+/** Moves a product along its lifecycle; publishing brings its APIs online, retiring cancels its subscriptions. */
 export async function setProductState(
   context: ServiceContext,
   orgId: string,
@@ -178,20 +215,21 @@ export async function setProductState(
   name: string,
   version: string,
   state: ProductState,
-): Promise<ProductRow> {
+  activate = true,
+): Promise<ProductRow & { activated: string[] }> {
   const current = await product(context, orgId, catalogName, name, version);
-  if (current.state === state) return current;
-  if (!productTransitions[current.state].includes(state)) {
+  if (current.state !== state && !productTransitions[current.state].includes(state)) {
     const reason = `product ${name}:${version} is ${current.state} and cannot become ${state}`;
     throw new PorticoError('MGMT_CONFLICT', { reason });
   }
-  if (state === 'published') {
-    const apiIds = (await products.listProductApis(context.store.db, current.id)).map((api) => api.id);
-    await checkSecurity(context, apiIds, current.catalog_id);
-  }
+  const apiIds = (await products.listProductApis(context.store.db, current.id)).map((api) => api.id);
+  const offline = state === 'published' ? await offlineApis(context, `${name}:${version}`, apiIds, activate) : [];
+  if (current.state === state && offline.length === 0) return { ...current, activated: [] };
+  if (state === 'published') await checkSecurity(context, apiIds, current.catalog_id);
   await change(context, 'product-state', async (trx) => {
+    await bringOnline(trx, offline);
     await products.setProductState(trx, current.id, state);
     if (state === 'retired' || state === 'archived') await cancelProductSubscriptions(trx, current.id);
   });
-  return { ...current, state };
+  return { ...current, state, activated: offline.map(apiRef) };
 }
