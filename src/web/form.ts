@@ -31,7 +31,7 @@ export function localPath(candidate: string, fallback = '/'): string {
 
 /** The message of an error a form shows to its user (validation and conflicts); other errors are rethrown. */
 export function formErrorMessage(error: unknown): string {
-  if (error instanceof PorticoError && ['MGMT_VALIDATION', 'MGMT_CONFLICT', 'MGMT_FORBIDDEN'].includes(error.code)) {
+  if (error instanceof PorticoError && ['MGMT_VALIDATION', 'MGMT_CONFLICT', 'MGMT_FORBIDDEN', 'MGMT_EMAIL_UNVERIFIED'].includes(error.code)) {
     if (error.code === 'MGMT_VALIDATION') return `${fieldLabel(String(error.params.field ?? ''))} ${String(error.params.reason ?? '')}`.trim();
     return error.message;
   }
