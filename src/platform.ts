@@ -63,9 +63,12 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
   const urls: Platform['urls'] = {};
   const mailer = runs('portal') ? createMailer(settings, logger) : undefined;
   if (mailer) closers.push(() => mailer.close());
-  else if (runs('portal')) logger.warn('PORTICO_SMTP_URL is not set: new portal accounts cannot verify their email and see only public products');
+  else if (runs('portal')) {
+    logger.warn('PORTICO_SMTP_URL is not set: new portal accounts cannot verify their email; public products only');
+  }
   const portalUrl = () => settings.portalPublicUrl ?? urls.portal ?? '';
-  const consumerServices = new ConsumerServices(store, bus, signInLimiter, { mailer, limiter: new MailLimiter(), portalUrl });
+  const accountMail = { mailer, limiter: new MailLimiter(), portalUrl };
+  const consumerServices = new ConsumerServices(store, bus, signInLimiter, accountMail);
   let gateway: Gateway | undefined;
   let management: FastifyInstance | undefined;
   let portal: FastifyInstance | undefined;

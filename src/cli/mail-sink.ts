@@ -33,7 +33,9 @@ const keptMessages = 200;
 const maxMessageBytes = 256 * 1024;
 
 function decodeQuotedPrintable(text: string): string {
-  const bytes = text.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const bytes = text
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
@@ -51,14 +53,17 @@ export function parseMessage(raw: string): Omit<SinkMessage, 'receivedAt'> {
   const text = encoding === 'base64'
     ? Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8')
     : encoding === 'quoted-printable' ? decodeQuotedPrintable(body) : body;
-  return { to: headers.get('to') ?? '', from: headers.get('from') ?? '', subject: headers.get('subject') ?? '', text: text.replace(/\r\n/g, '\n') };
+  const header = (name: string) => headers.get(name) ?? '';
+  return { to: header('to'), from: header('from'), subject: header('subject'), text: text.replace(/\r\n/g, '\n') };
 }
 
 function page(messages: readonly SinkMessage[]): string {
   const rows = [...messages].reverse().map((m) => {
     // Links become clickable; everything else stays escaped text.
-    const parts = m.text.split(/(https?:\/\/[^\s<>"]+)/g).map((part, i) => (i % 2 === 1 ? html`<a href="${part}">${part}</a>` : part));
-    return html`<article><h2>${m.subject}</h2><p><b>To</b> ${m.to} · <b>From</b> ${m.from} · ${m.receivedAt}</p><pre>${parts}</pre></article>`;
+    const parts = m.text.split(/(https?:\/\/[^\s<>"]+)/g);
+    const linked = parts.map((part, i) => (i % 2 === 1 ? html`<a href="${part}">${part}</a>` : part));
+    return html`<article><h2>${m.subject}</h2>
+<p><b>To</b> ${m.to} · <b>From</b> ${m.from} · ${m.receivedAt}</p><pre>${linked}</pre></article>`;
   });
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo mail · Portico</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
@@ -67,8 +72,15 @@ function page(messages: readonly SinkMessage[]): string {
 ${rows.length > 0 ? rows : html`<p>No messages yet.</p>`}</body></html>`.value;
 }
 
+export interface MailSinkOptions {
+  smtpPort?: number;
+  pagePort?: number;
+  /** Demand this user and password (AUTH PLAIN/LOGIN), as a real relay does. */
+  auth?: { user: string; pass: string };
+}
+
 /** Starts the sink's SMTP server and page on 127.0.0.1 (port 0: free ports). */
-export async function startMailSink(options: { smtpPort?: number; pagePort?: number; auth?: { user: string; pass: string } } = {}): Promise<MailSink> {
+export async function startMailSink(options: MailSinkOptions = {}): Promise<MailSink> {
   const messages: SinkMessage[] = [];
   const auth = options.auth;
   const smtp = new SMTPServer({
@@ -80,14 +92,16 @@ export async function startMailSink(options: { smtpPort?: number; pagePort?: num
     size: maxMessageBytes,
     logger: false,
     onAuth(login, _session, callback) {
-      if (auth && login.username === auth.user && login.password === auth.pass) return callback(null, { user: login.username });
+      const valid = auth !== undefined && login.username === auth.user && login.password === auth.pass;
+      if (valid) return callback(null, { user: login.username });
       return callback(new Error('Invalid username or password'));
     },
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        messages.push({ ...parseMessage(Buffer.concat(chunks).toString('utf8')), receivedAt: new Date().toISOString() });
+        const parsed = parseMessage(Buffer.concat(chunks).toString('utf8'));
+        messages.push({ ...parsed, receivedAt: new Date().toISOString() });
         if (messages.length > keptMessages) messages.splice(0, messages.length - keptMessages);
         callback();
       });
@@ -102,7 +116,10 @@ export async function startMailSink(options: { smtpPort?: number; pagePort?: num
   });
   starting = undefined;
   const web = createServer((request, response) => {
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" });
+    response.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+    });
     response.end(page(messages));
   });
   await new Promise<void>((resolve, reject) => {

@@ -215,7 +215,9 @@ function smtpUrl(env: Env): string | undefined {
   } catch {
     throw invalid('expected smtp://[user:password@]host[:port] or smtps://…');
   }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw invalid(`expected smtp:// or smtps://, got ${url.protocol}//`);
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw invalid(`expected smtp:// or smtps://, got ${url.protocol}//`);
+  }
   if (url.hostname === '') throw invalid('the URL names no host');
   if (url.password !== '' && url.username === '') throw invalid('a password needs a user name');
   return raw;
@@ -226,7 +228,8 @@ function mailFrom(env: Env): string {
   const raw = env.PORTICO_MAIL_FROM;
   if (raw === undefined || raw === '') return 'Portico <portico@localhost>';
   if (!/^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(raw.trim())) {
-    throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_MAIL_FROM', reason: `expected an address or Name <address>, got "${raw}"` });
+    const reason = `expected an address or Name <address>, got "${raw}"`;
+    throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_MAIL_FROM', reason });
   }
   return raw.trim();
 }

@@ -57,7 +57,9 @@ export function sendPortalPage(reply: FastifyReply, context: PortalContext | und
   const catalogTitle = context?.catalog.title;
   const title = catalogTitle ? `${page.title} · ${catalogTitle} · Portico` : `${page.title} · Portico`;
   const main = html`${verificationBanner(context)}${page.main}`;
-  return sendPage(reply, documentShell({ title, staticPrefix: '/static', header: header(context, page.section), main, footer }), page.status);
+  const shell = { title, staticPrefix: '/static', header: header(context, page.section), main, footer };
+  const document = documentShell(shell);
+  return sendPage(reply, document, page.status);
 }
 
 /** A page that explains an error in words, with a way onwards. */

@@ -90,7 +90,8 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
     const user = state.session ? await services.portalUser(state.session.user_id) : undefined;
     const org = user && user.catalog_id === catalog.catalogId ? await services.consumerOrg(user.consumer_org_id) : undefined;
     const signedInParts = user && org ? { session: state.session, user, org } : {};
-    const context: PortalContext = { catalog, csrfToken: state.csrfToken, mailConfigured: services.mailConfigured, ...signedInParts };
+    const mailConfigured = services.mailConfigured;
+    const context: PortalContext = { catalog, csrfToken: state.csrfToken, mailConfigured, ...signedInParts };
     setContext(request, context);
     if (isStateChanging(request.method) && !csrfTokenMatches(presentedCsrfToken(request), state.csrfToken)) {
       return sendError(request, reply, context, 403, 'Request refused', new PorticoError('MGMT_CSRF').message + '. Reload the page and try again.');

@@ -14,7 +14,12 @@ export interface MailLimits {
 }
 
 /** Three emails per recipient and twenty per client address in fifteen minutes. */
-export const defaultMailLimits: MailLimits = { perRecipient: 3, perClient: 20, windowMs: 15 * 60_000, maxKeys: 100_000 };
+export const defaultMailLimits: MailLimits = {
+  perRecipient: 3,
+  perClient: 20,
+  windowMs: 15 * 60_000,
+  maxKeys: 100_000,
+};
 
 export class MailLimiter {
   private readonly sent = new Map<string, number[]>();

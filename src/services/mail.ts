@@ -37,7 +37,8 @@ export class Mailer {
   /** Sends `message` in the background; see the module comment. */
   post(message: MailMessage): void {
     if (this.pending >= mailQueueLimit) {
-      this.logger.warn({ subject: message.subject, limit: mailQueueLimit }, 'mail dropped: too many messages in flight');
+      const fields = { subject: message.subject, limit: mailQueueLimit };
+      this.logger.warn(fields, 'mail dropped: too many messages in flight');
       return;
     }
     this.pending++;

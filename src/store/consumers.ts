@@ -33,7 +33,15 @@ export function listConsumerOrgs(db: Db, catalogId: string): Promise<ConsumerOrg
 
 export async function createPortalUser(
   db: Db,
-  input: { catalogId: string; consumerOrgId: string; email: string; name: string; passwordHash: string; verified?: boolean },
+  input: {
+    catalogId: string;
+    consumerOrgId: string;
+    email: string;
+    name: string;
+    passwordHash: string;
+    /** Created with a verified address (the provider or the demo vouches for it). */
+    verified?: boolean;
+  },
 ): Promise<PortalUser> {
   const user: PortalUser = {
     id: newId(),

@@ -16,9 +16,11 @@ import type { PortalDeps } from '../deps.ts';
 import { sendPortalPage } from '../layout.ts';
 import { redirectToSignIn } from './accounts.ts';
 
-const noMail = 'Password reset by email is not available: this portal has no mail server configured. Ask the API provider to reset your password.';
+const noMail = 'Password reset by email is not available: this portal has no mail server configured. '
+  + 'Ask the API provider to reset your password.';
 
-const resetSent = 'If an account uses this address, we sent it a link to choose a new password. The link expires in 1 hour.';
+const resetSent = 'If an account uses this address, we sent it a link to choose a new password. '
+  + 'The link expires in 1 hour.';
 
 function forgotForm(context: PortalContext, sent: boolean) {
   if (!context.mailConfigured) return html`<h1>Forgot password</h1>${notice('info', noMail)}`;
@@ -27,7 +29,8 @@ ${sent ? notice('ok', resetSent) : ''}
 <p class="lede">Enter the email address of your account; we will email you a link to choose a new password.</p>
 <form method="post" action="/forgot-password" class="stack">
 ${csrfField(context.csrfToken)}
-<div class="field"><label for="email">Email</label><input type="email" id="email" name="email" autocomplete="username" required></div>
+<div class="field"><label for="email">Email</label>
+<input type="email" id="email" name="email" autocomplete="username" required></div>
 <div class="actions"><button type="submit" class="button">Email me a link</button></div>
 </form>
 <p><a href="/sign-in">Back to sign in</a></p>`;
@@ -38,15 +41,21 @@ function resetForm(context: PortalContext, token: string, error?: string) {
 ${error ? notice('error', error) : ''}
 <form method="post" action="/reset-password" class="stack">
 ${csrfField(context.csrfToken)}<input type="hidden" name="token" value="${token}">
-<div class="field"><label for="newPassword">New password</label><input type="password" id="newPassword" name="newPassword" autocomplete="new-password" required minlength="10" aria-describedby="password-rules">
+<div class="field"><label for="newPassword">New password</label>
+<input type="password" id="newPassword" name="newPassword" autocomplete="new-password" required minlength="10"
+ aria-describedby="password-rules">
 <p class="hint" id="password-rules">The password must be ${passwordRules}.</p></div>
 <div class="actions"><button type="submit" class="button">Set password</button></div>
 </form>
 <p class="hint">Setting a new password signs out every session of your account.</p>`;
 }
 
+const verifiedNotice = 'Thank you: your email address is verified. '
+  + 'You can now see every product offered to developers and subscribe your apps.';
+
 const deadLink = html`<h1>This link does not work</h1>
-<p class="lede">The link is invalid, was already used, or has expired. Links are good once; a reset link for 1 hour, a verification link for 24 hours.</p>`;
+<p class="lede">The link is invalid, was already used, or has expired. Links are good once;
+a reset link for 1 hour, a verification link for 24 hours.</p>`;
 
 function sendDeadLink(reply: FastifyReply, context: PortalContext, next: 'reset' | 'verify'): FastifyReply {
   const onwards = next === 'reset'
@@ -65,9 +74,10 @@ export function registerAccountEmailRoutes(app: FastifyInstance, deps: PortalDep
     if (!(await services.verifyEmail(queryField(request, 'token')))) return sendDeadLink(reply, context, 'verify');
     // The banner of this very page must not still ask for verification.
     if (context.user) context.user = (await services.portalUser(context.user.id)) ?? context.user;
+    const [href, label] = signedIn(context) ? ['/products', 'Browse API products'] : ['/sign-in', 'Sign in'];
     const main = html`<h1>Email address verified</h1>
-${notice('ok', 'Thank you: your email address is verified. You can now see every product offered to developers and subscribe your apps.')}
-<p><a class="button" href="${signedIn(context) ? '/products' : '/sign-in'}">${signedIn(context) ? 'Browse API products' : 'Sign in'}</a></p>`;
+${notice('ok', verifiedNotice)}
+<p><a class="button" href="${href}">${label}</a></p>`;
     return sendPortalPage(reply, context, { title: 'Email verified', main });
   });
 
@@ -93,7 +103,8 @@ ${notice('ok', 'Thank you: your email address is verified. You can now see every
 
   app.post('/forgot-password', async (request, reply) => {
     const context = portalContext(request);
-    await services.requestPasswordReset(context.catalog.catalogId, formField(request, 'email'), mailRequest(context, request.ip));
+    const email = formField(request, 'email');
+    await services.requestPasswordReset(context.catalog.catalogId, email, mailRequest(context, request.ip));
     return reply.redirect('/forgot-password?sent=1', 303);
   });
 
@@ -101,7 +112,8 @@ ${notice('ok', 'Thank you: your email address is verified. You can now see every
     const context = portalContext(request);
     const token = queryField(request, 'token');
     if (!(await services.resetLinkIsLive(token))) return sendDeadLink(reply, context, 'reset');
-    return sendPortalPage(reply, context, { title: 'Choose a new password', section: 'sign-in', main: resetForm(context, token) });
+    const main = resetForm(context, token);
+    return sendPortalPage(reply, context, { title: 'Choose a new password', section: 'sign-in', main });
   });
 
   app.post('/reset-password', async (request, reply) => {

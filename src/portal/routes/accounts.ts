@@ -24,7 +24,7 @@ interface SignInValues {
 function signInForm(context: PortalContext, values: SignInValues) {
   return html`<h1>Sign in</h1>
 ${values.registered ? notice('ok', context.mailConfigured ? registeredMailNotice : registeredNotice) : ''}
-${values.reset ? notice('ok', 'Your password was changed and every session of your account was signed out. Sign in with the new password.') : ''}
+${values.reset ? notice('ok', resetNotice) : ''}
 ${values.error ? notice('error', values.error) : ''}
 <form method="post" action="/sign-in" class="stack">
 ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/'}">
@@ -39,7 +39,10 @@ ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.
 // The same words whether the email was new or already had an account (issue 12).
 const registeredNotice = 'Thank you. Sign in with your email and password to continue.';
 // Both cases get an email: a verification link, or a note to the owner that someone tried (issue 16).
-const registeredMailNotice = 'Thank you. We sent a message to the address you gave: open its link to verify your email. Sign in with your email and password to continue.';
+const registeredMailNotice = 'Thank you. We sent a message to the address you gave: '
+  + 'open its link to verify your email. Sign in with your email and password to continue.';
+const resetNotice = 'Your password was changed and every session of your account was signed out. '
+  + 'Sign in with the new password.';
 
 function signUpForm(context: PortalContext, values: { email?: string; name?: string; orgTitle?: string; error?: string }) {
   return html`<h1>Create an account</h1>
@@ -86,7 +89,9 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     const next = localPath(queryField(request, 'next'));
     if (signedIn(context)) return reply.redirect(next, 303);
-    const main = signInForm(context, { next, registered: queryField(request, 'registered') === '1', reset: queryField(request, 'reset') === '1' });
+    const flag = (name: string) => queryField(request, name) === '1';
+    const flags = { registered: flag('registered'), reset: flag('reset') };
+    const main = signInForm(context, { next, ...flags });
     return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', main });
   });
 
@@ -124,7 +129,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const values = { email: formField(request, 'email'), name: formField(request, 'name'), orgTitle: formField(request, 'orgTitle') };
     try {
       const mailRequest = { client: request.ip, portalTitle: context.catalog.title };
-      await services.signUp(context.catalog.catalogId, { ...values, password: formField(request, 'password') }, mailRequest);
+      const input = { ...values, password: formField(request, 'password') };
+      await services.signUp(context.catalog.catalogId, input, mailRequest);
     } catch (error) {
       // A taken email answers exactly like a new account (issue 12): nobody learns who has one.
       const taken = error instanceof PorticoError && error.code === 'MGMT_CONFLICT' && error.params.field === 'email';
@@ -144,7 +150,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/account', async (request, reply) => {
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
-    return sendPortalPage(reply, context, { title: 'Account', section: 'account', main: passwordForm(context, { done: queryField(request, 'changed') === '1', sent: queryField(request, 'sent') === '1' }) });
+    const flags = { done: queryField(request, 'changed') === '1', sent: queryField(request, 'sent') === '1' };
+    return sendPortalPage(reply, context, { title: 'Account', section: 'account', main: passwordForm(context, flags) });
   });
 
   app.post('/account/password', async (request, reply) => {

@@ -26,14 +26,19 @@ export interface AccountMail {
   portalUrl: () => string;
 }
 
-/** Who asks, for the limits and the wording: the client address (absent for a signed-in owner) and the portal's title. */
+/** Who asks: the client address (absent for a signed-in owner), for the limits; the portal's title, for the words. */
 export interface MailRequest {
   client?: string;
   portalTitle?: string;
 }
 
-function allowed(mail: AccountMail, user: Pick<PortalUser, 'catalog_id' | 'email'>, client: string | undefined): number {
+function allowed(mail: AccountMail, user: Pick<PortalUser, 'catalog_id' | 'email'>, client?: string): number {
   return mail.limiter.take(`${user.catalog_id}|${user.email}`, client);
+}
+
+/** A token as a form or query gave it: a non-empty string, else not worth a lookup. */
+function usable(token: unknown): token is string {
+  return typeof token === 'string' && token !== '';
 }
 
 function portalName(request: MailRequest): string {
@@ -41,7 +46,12 @@ function portalName(request: MailRequest): string {
 }
 
 /** Emails a new verification link; the caller has checked the limits. */
-async function postVerificationLink(context: ServiceContext, mail: AccountMail & { mailer: Mailer }, user: PortalUser, request: MailRequest) {
+async function postVerificationLink(
+  context: ServiceContext,
+  mail: AccountMail & { mailer: Mailer },
+  user: PortalUser,
+  request: MailRequest,
+) {
   const token = await tokens.issueAccountToken(context.store.db, user.id, 'verify-email', verifyLinkTtlMs);
   mail.mailer.post({
     to: user.email,
@@ -62,7 +72,13 @@ and cannot subscribe apps. If you did not sign up, ignore this email.
  * After a sign-up: a new account gets its verification link; when the address already had an
  * account, its owner is told instead (the portal's answer is the same either way).
  */
-export async function mailAfterSignUp(context: ServiceContext, mail: AccountMail, user: PortalUser, isNew: boolean, request: MailRequest) {
+export async function mailAfterSignUp(
+  context: ServiceContext,
+  mail: AccountMail,
+  user: PortalUser,
+  isNew: boolean,
+  request: MailRequest,
+) {
   const { mailer } = mail;
   if (!mailer || allowed(mail, user, request.client) > 0) return;
   if (isNew) return postVerificationLink(context, { ...mail, mailer }, user, request);
@@ -82,7 +98,12 @@ If it was not you, you need not do anything.
 }
 
 /** A new verification link for a signed-in, unverified owner; MGMT_TOO_MANY_EMAILS past the limit. */
-export async function resendVerification(context: ServiceContext, mail: AccountMail, user: PortalUser, request: MailRequest) {
+export async function resendVerification(
+  context: ServiceContext,
+  mail: AccountMail,
+  user: PortalUser,
+  request: MailRequest,
+) {
   const { mailer } = mail;
   if (user.email_verified_at || !mailer) return;
   const wait = allowed(mail, user, undefined);
@@ -92,7 +113,7 @@ export async function resendVerification(context: ServiceContext, mail: AccountM
 
 /** Uses up a verification link; false when it is unknown, used or expired. */
 export async function verifyEmail(context: ServiceContext, token: string): Promise<boolean> {
-  const userId = typeof token === 'string' && token ? await tokens.consumeAccountToken(context.store.db, token, 'verify-email') : undefined;
+  const userId = usable(token) ? await tokens.consumeAccountToken(context.store.db, token, 'verify-email') : undefined;
   if (!userId) return false;
   await tokens.markEmailVerified(context.store.db, userId);
   await tokens.deleteAccountTokens(context.store.db, userId, 'verify-email');
@@ -100,7 +121,13 @@ export async function verifyEmail(context: ServiceContext, token: string): Promi
 }
 
 /** "Forgot password": emails a reset link when the address has an account; says nothing either way. */
-export async function requestPasswordReset(context: ServiceContext, mail: AccountMail, catalogId: string, email: string, request: MailRequest) {
+export async function requestPasswordReset(
+  context: ServiceContext,
+  mail: AccountMail,
+  catalogId: string,
+  email: string,
+  request: MailRequest,
+) {
   const wanted = typeof email === 'string' ? email.trim().toLowerCase() : '';
   const user = wanted ? await consumers.findPortalUserByEmail(context.store.db, catalogId, wanted) : undefined;
   const { mailer } = mail;
@@ -124,7 +151,7 @@ your account. If you did not ask for this, ignore this email: your password is u
 
 /** Whether a reset link is still good (the form is shown only then); it is not used up by looking. */
 export async function resetLinkIsLive(context: ServiceContext, token: string): Promise<boolean> {
-  return typeof token === 'string' && token !== '' && (await tokens.peekAccountToken(context.store.db, token, 'reset-password')) !== undefined;
+  return usable(token) && (await tokens.peekAccountToken(context.store.db, token, 'reset-password')) !== undefined;
 }
 
 /**
@@ -135,9 +162,11 @@ export async function resetLinkIsLive(context: ServiceContext, token: string): P
 export async function resetPassword(context: ServiceContext, token: string, password: string): Promise<PortalUser> {
   checkPasswordRules(password, 'newPassword');
   const passwordHash = await hashPassword(password);
-  const userId = typeof token === 'string' && token ? await tokens.consumeAccountToken(context.store.db, token, 'reset-password') : undefined;
+  const userId = usable(token) ? await tokens.consumeAccountToken(context.store.db, token, 'reset-password') : undefined;
   const user = userId ? await consumers.findPortalUserById(context.store.db, userId) : undefined;
-  if (!user) throw new PorticoError('MGMT_VALIDATION', { field: 'token', reason: 'this reset link is invalid, used or expired' });
+  if (!user) {
+    throw new PorticoError('MGMT_VALIDATION', { field: 'token', reason: 'this reset link is invalid, used or expired' });
+  }
   await context.store.transaction(async (trx) => {
     await consumers.setPortalUserPassword(trx, user.id, passwordHash);
     await tokens.markEmailVerified(trx, user.id);

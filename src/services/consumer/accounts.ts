@@ -26,7 +26,13 @@ export interface SignUp {
  * field `email`) costs the same time as a new account. With `mail`, a new account is sent its
  * verification link and the owner of a taken address is told of the attempt.
  */
-export async function signUp(context: ServiceContext, catalogId: string, input: SignUp, mail?: AccountMail, request: MailRequest = {}) {
+export async function signUp(
+  context: ServiceContext,
+  catalogId: string,
+  input: SignUp,
+  mail?: AccountMail,
+  request: MailRequest = {},
+) {
   const email = checkEmail(input.email);
   checkPasswordRules(input.password);
   const passwordHash = await hashPassword(input.password);
