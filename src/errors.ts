@@ -72,6 +72,8 @@ export const errorCatalogue = {
   MGMT_NOT_FOUND: { status: 404, message: '{kind} {id} not found' },
   MGMT_CONFLICT: { status: 409, message: '{reason}' },
   MGMT_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many sign-in attempts; try again in {seconds} seconds' },
+  MGMT_EMAIL_UNVERIFIED: { status: 403, message: 'Verify your email address first: {reason}' },
+  MGMT_TOO_MANY_EMAILS: { status: 429, message: 'Too many emails to this address; try again in {seconds} seconds' },
   MGMT_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   MGMT_INTERNAL: { status: 500, message: 'Internal error: {reason}' },
 

@@ -14,6 +14,8 @@ import { startHousekeeping } from './management/housekeeping.ts';
 import type { Gateway } from './gateway/server.ts';
 import { ChangeBus } from './services/change-bus.ts';
 import { ConsumerServices } from './services/consumer-services.ts';
+import { createMailer } from './services/mail.ts';
+import { MailLimiter } from './services/mail-limiter.ts';
 import { ProviderServices } from './services/provider-services.ts';
 import { openStore } from './store/store.ts';
 import { SignInLimiter } from './web/sign-in-limiter.ts';
@@ -57,9 +59,16 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
   // One limiter for every sign-in (portal, console, `POST /api/login`), so none is a way around another.
   const signInLimiter = new SignInLimiter();
   const services = new ProviderServices(store, bus, signInLimiter);
-  const consumerServices = new ConsumerServices(store, bus, signInLimiter);
   const closers: Array<() => Promise<void>> = [];
   const urls: Platform['urls'] = {};
+  const mailer = runs('portal') ? createMailer(settings, logger) : undefined;
+  if (mailer) closers.push(() => mailer.close());
+  else if (runs('portal')) {
+    logger.warn('PORTICO_SMTP_URL is not set: new portal accounts cannot verify their email; public products only');
+  }
+  const portalUrl = () => settings.portalPublicUrl ?? urls.portal ?? '';
+  const accountMail = { mailer, limiter: new MailLimiter(), portalUrl };
+  const consumerServices = new ConsumerServices(store, bus, signInLimiter, accountMail);
   let gateway: Gateway | undefined;
   let management: FastifyInstance | undefined;
   let portal: FastifyInstance | undefined;

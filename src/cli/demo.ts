@@ -2,7 +2,8 @@
  * `portico demo` (`npm start`): the Accessories scenario on one machine, offline. Starts the
  * sample backends and the platform on 127.0.0.1, applies `examples/accessories/` (logistics
  * imported then activated, both products published to `sandbox`), creates the demo provider
- * user, developer and an app subscribed to Gold (approved), and prints ready `curl` lines.
+ * user, developer (its address already verified) and an app subscribed to Gold (approved), and
+ * prints ready `curl` lines. Account email goes to a local SMTP sink whose page lists it.
  * Running it again reuses the store and duplicates nothing.
  */
 import type { Logger } from 'pino';
@@ -15,6 +16,8 @@ import type { ProviderServices } from '../services/provider-services.ts';
 import { startPlatform } from '../platform.ts';
 import type { Platform } from '../platform.ts';
 import { demo } from './demo-scenario.ts';
+import { startMailSink } from './mail-sink.ts';
+import type { MailSink } from './mail-sink.ts';
 
 export { demo };
 
@@ -24,6 +27,8 @@ export interface DemoHandle {
   /** Present only when the app was created by this run (secrets are stored hashed). */
   clientSecret?: string;
   curlLines: string[];
+  /** The demo's SMTP sink and its page; absent when PORTICO_SMTP_URL names a real server. */
+  mailSink?: MailSink;
   close(): Promise<void>;
 }
 
@@ -62,7 +67,7 @@ async function ensureDeveloperApp(consumer: ConsumerServices, catalogId: string)
   let user = await consumer.portalUserByEmail(catalogId, demo.developer.email);
   if (!user) {
     const { email, password, name, org: orgTitle } = demo.developer;
-    user = (await consumer.signUp(catalogId, { email, password, name, orgTitle })).user;
+    user = (await consumer.signUp(catalogId, { email, password, name, orgTitle, verified: true })).user;
   }
   const consumerOrgId = user.consumer_org_id;
   const existing = (await consumer.listApps(consumerOrgId)).find((a) => a.title === demo.appTitle);
@@ -97,10 +102,14 @@ export async function startDemo(settings: Readonly<Settings>, logger: Logger, sa
     }
     throw error;
   }
+  // Account email goes to a local sink a newcomer can read, unless a real server is configured.
+  let mailSink: MailSink | undefined;
   let platform: Platform;
   try {
-    platform = await startPlatform(settings, logger, 'all');
+    mailSink = settings.smtpUrl ? undefined : await startMailSink();
+    platform = await startPlatform(mailSink ? { ...settings, smtpUrl: mailSink.smtpUrl } : settings, logger, 'all');
   } catch (error) {
+    await mailSink?.close();
     await samples.close();
     throw error;
   }
@@ -129,13 +138,16 @@ export async function startDemo(settings: Readonly<Settings>, logger: Logger, sa
       clientId: app.clientId,
       clientSecret: app.clientSecret,
       curlLines,
+      mailSink,
       async close() {
         await platform.close();
+        await mailSink?.close();
         await samples.close();
       },
     };
   } catch (error) {
     await platform.close();
+    await mailSink?.close();
     await samples.close();
     throw error;
   }

@@ -211,6 +211,8 @@ program
     out(`  management API    ${urls.management}/api   (portico login --server ${urls.management} --username ${demo.provider.username})`);
     out(`  gateway           ${urls.gateway}/${demo.org}/${demo.catalog}/`);
     out(`  gateway status    ${urls.status}/ready   ${urls.status}/metrics`);
+    const mailPage = handle.mailSink?.pageUrl;
+    if (mailPage) out(`  demo mail         ${mailPage}   verification and password-reset emails (SMTP sink)`);
     out(`  store             ${settings.databaseUrl}`);
     out('');
     out(`Demo app "${demo.appTitle}" (Accessories Gold, approved) — client id ${handle.clientId}`);

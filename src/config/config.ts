@@ -72,6 +72,12 @@ export interface Settings {
   scriptEngineBytes: number;
   /** Portal/console session lifetime. */
   sessionTtlMs: number;
+  /** SMTP server for account email, `smtp://` or `smtps://` with optional `user:password@`; none: no mail. */
+  smtpUrl: string | undefined;
+  /** The From address of account email. */
+  mailFrom: string;
+  /** The portal's public base URL, used in emailed links (never the request's Host header). */
+  portalPublicUrl: string | undefined;
   /** Gateway worker processes (issue 8); 1 in the embedded default. */
   workers: number;
   /** Public base URL of the gateway, as the portal shows it. */
@@ -198,6 +204,45 @@ function jsonObject(env: Env, name: string): Record<string, string> {
   return value as Record<string, string>;
 }
 
+/** `PORTICO_SMTP_URL`: checked here so a typo stops the start rather than the first sign-up's mail. */
+function smtpUrl(env: Env): string | undefined {
+  const raw = env.PORTICO_SMTP_URL;
+  if (raw === undefined || raw === '') return undefined;
+  const invalid = (reason: string) => new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_SMTP_URL', reason });
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid('expected smtp://[user:password@]host[:port] or smtps://…');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw invalid(`expected smtp:// or smtps://, got ${url.protocol}//`);
+  }
+  if (url.hostname === '') throw invalid('the URL names no host');
+  if (url.password !== '' && url.username === '') throw invalid('a password needs a user name');
+  return raw;
+}
+
+/** `PORTICO_MAIL_FROM`: an address, or `Name <address>`. */
+function mailFrom(env: Env): string {
+  const raw = env.PORTICO_MAIL_FROM;
+  if (raw === undefined || raw === '') return 'Portico <portico@localhost>';
+  if (!/^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(raw.trim())) {
+    const reason = `expected an address or Name <address>, got "${raw}"`;
+    throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_MAIL_FROM', reason });
+  }
+  return raw.trim();
+}
+
+function publicUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^https?:\/\/[^/\s]+\/?$/.test(raw)) {
+    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected http(s)://host[:port], got "${raw}"` });
+  }
+  return raw.replace(/\/$/, '');
+}
+
 function databaseUrl(env: Env, dataDir: string): string {
   const raw = env.PORTICO_DATABASE_URL;
   if (raw === undefined || raw === '') return `sqlite:${resolve(dataDir, 'portico.db')}`;
@@ -251,6 +296,9 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     scriptQueueMs: integer(env, 'PORTICO_SCRIPT_QUEUE_MS', 5000, 0, 60_000),
     scriptEngineBytes: integer(env, 'PORTICO_SCRIPT_ENGINE_BYTES', 256 * 1024 * 1024, 32 * 1024 * 1024, 4 * 1024 * 1024 * 1024),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
+    smtpUrl: smtpUrl(env),
+    mailFrom: mailFrom(env),
+    portalPublicUrl: publicUrl(env, 'PORTICO_PORTAL_URL'),
     workers: integer(env, 'PORTICO_WORKERS', 1, 1, Math.max(64, cpus().length)),
     gatewayPublicUrl: env.PORTICO_GATEWAY_URL ?? `http://${host}:${gatewayPort}`,
     namedRateLimits: jsonObject(env, 'PORTICO_NAMED_RATE_LIMITS'),

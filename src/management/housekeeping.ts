@@ -1,9 +1,10 @@
 /**
  * Periodic clean-up run by management nodes: activity events past the retention period
- * (`PORTICO_ANALYTICS_RETENTION_DAYS`, 0 = keep all) and expired sessions. Deleting is
+ * (`PORTICO_ANALYTICS_RETENTION_DAYS`, 0 = keep all), expired sessions and emailed links. Deleting is
  * idempotent, so several management nodes doing it cause no harm.
  */
 import type { Logger } from 'pino';
+import { purgeExpiredAccountTokens } from '../store/account-tokens.ts';
 import { purgeEvents } from '../store/analytics.ts';
 import { purgeExpiredSessions } from '../store/sessions.ts';
 import type { Store } from '../store/store.ts';
@@ -19,6 +20,7 @@ export interface HousekeepingOptions {
 export async function housekeep(options: HousekeepingOptions, now = Date.now()): Promise<{ events: number; sessions: number }> {
   const events = options.retentionDays > 0 ? await purgeEvents(options.store.db, now - options.retentionDays * 86_400_000) : 0;
   const sessions = await purgeExpiredSessions(options.store.db);
+  await purgeExpiredAccountTokens(options.store.db);
   return { events, sessions };
 }
 

@@ -21,6 +21,8 @@ export interface PortalContext {
   session?: Session;
   user?: PortalUser;
   org?: ConsumerOrg;
+  /** Whether the portal can send account email (PORTICO_SMTP_URL is set). */
+  mailConfigured?: boolean;
 }
 
 const contexts = new WeakMap<FastifyRequest, PortalContext>();

@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import { html } from '../web/html.ts';
 import type { SafeHtml } from '../web/html.ts';
-import { csrfField } from '../web/components.ts';
+import { csrfField, notice } from '../web/components.ts';
 import type { PortalContext } from './context.ts';
 import { documentShell, sendPage } from '../web/page-shell.ts';
 
@@ -36,11 +36,30 @@ ${account}
 
 const footer = html`<footer class="site-footer"><div>Portico developer portal · calls go through the API gateway with your app's client id.</div></footer>`;
 
+/**
+ * Above every page of a signed-in account whose address is not verified: what it may not do
+ * yet, and a way to get a new link — or, without a mail server, who can help.
+ */
+function verificationBanner(context: PortalContext | undefined): SafeHtml | '' {
+  if (!context?.user || context.user.email_verified_at) return '';
+  if (!context.mailConfigured) {
+    return notice('warn', html`Your email address is not verified, and this portal cannot send email (no mail server is
+configured), so you see only public products and cannot subscribe. Ask the API provider to verify your account.`);
+  }
+  return notice('warn', html`<p>Check your email: open the link we sent to ${context.user.email} to verify your address.
+Until then you see only public products and cannot subscribe.</p>
+<form method="post" action="/account/verification" class="inline">${csrfField(context.csrfToken)}
+<button type="submit" class="button secondary">Send the link again</button></form>`);
+}
+
 /** Renders and sends a portal page. */
 export function sendPortalPage(reply: FastifyReply, context: PortalContext | undefined, page: PortalPage): FastifyReply {
   const catalogTitle = context?.catalog.title;
   const title = catalogTitle ? `${page.title} · ${catalogTitle} · Portico` : `${page.title} · Portico`;
-  return sendPage(reply, documentShell({ title, staticPrefix: '/static', header: header(context, page.section), main: page.main, footer }), page.status);
+  const main = html`${verificationBanner(context)}${page.main}`;
+  const shell = { title, staticPrefix: '/static', header: header(context, page.section), main, footer };
+  const document = documentShell(shell);
+  return sendPage(reply, document, page.status);
 }
 
 /** A page that explains an error in words, with a way onwards. */

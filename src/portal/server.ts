@@ -17,6 +17,7 @@ import type { PortalDeps } from './deps.ts';
 import { sendPortalError } from './layout.ts';
 import { registerStaticFiles } from '../web/static-files.ts';
 import { csrfTokenMatches, isStateChanging, loadWebSession, presentedCsrfToken } from '../web/web-session.ts';
+import { registerAccountEmailRoutes } from './routes/account-email.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerApiRoutes } from './routes/apis.ts';
 import { registerAppRoutes } from './routes/apps.ts';
@@ -88,7 +89,9 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
     const state = await loadWebSession(request, reply, deps.sessions);
     const user = state.session ? await services.portalUser(state.session.user_id) : undefined;
     const org = user && user.catalog_id === catalog.catalogId ? await services.consumerOrg(user.consumer_org_id) : undefined;
-    const context: PortalContext = { catalog, csrfToken: state.csrfToken, ...(user && org ? { session: state.session, user, org } : {}) };
+    const signedInParts = user && org ? { session: state.session, user, org } : {};
+    const mailConfigured = services.mailConfigured;
+    const context: PortalContext = { catalog, csrfToken: state.csrfToken, mailConfigured, ...signedInParts };
     setContext(request, context);
     if (isStateChanging(request.method) && !csrfTokenMatches(presentedCsrfToken(request), state.csrfToken)) {
       return sendError(request, reply, context, 403, 'Request refused', new PorticoError('MGMT_CSRF').message + '. Reload the page and try again.');
@@ -109,6 +112,7 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
 
   registerStaticFiles(app, '/static');
   registerAccountRoutes(app, deps);
+  registerAccountEmailRoutes(app, deps);
   registerProductRoutes(app, deps);
   registerAppRoutes(app, deps);
   registerSubscribeRoutes(app, deps);

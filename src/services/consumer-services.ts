@@ -6,10 +6,12 @@
 import * as consumers from '../store/consumers.ts';
 import * as orgs from '../store/orgs.ts';
 import { listPlans, listProductApis } from '../store/products.ts';
-import type { PlanRow, ProductRow } from '../store/schema.ts';
+import type { PlanRow, PortalUser, ProductRow } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { SignInLimiter } from '../web/sign-in-limiter.ts';
 import { ChangeBus } from './change-bus.ts';
+import * as accountEmail from './consumer/account-email.ts';
+import type { AccountMail, MailRequest } from './consumer/account-email.ts';
 import * as accounts from './consumer/accounts.ts';
 import type { SignUp } from './consumer/accounts.ts';
 import * as apps from './consumer/apps.ts';
@@ -19,6 +21,7 @@ import * as subscriptions from './consumer/subscriptions.ts';
 import type { NewSubscription } from './consumer/subscriptions.ts';
 import * as usage from './consumer/usage.ts';
 import type { ServiceContext } from './service-context.ts';
+import { MailLimiter } from './mail-limiter.ts';
 import { SessionService } from './sessions.ts';
 
 export { canSee } from './consumer/subscriptions.ts';
@@ -31,6 +34,8 @@ export class ConsumerServices implements ServiceContext {
     readonly store: Store,
     readonly bus: ChangeBus = new ChangeBus(),
     readonly signInLimiter: SignInLimiter = new SignInLimiter(),
+    /** Account email; without a mailer, new accounts stay unverified (no mail is sent). */
+    readonly mail: AccountMail = { mailer: undefined, limiter: new MailLimiter(), portalUrl: () => '' },
   ) {
     this.sessions = new SessionService(store);
   }
@@ -66,8 +71,34 @@ export class ConsumerServices implements ServiceContext {
 
   // ── accounts ──
 
-  signUp(catalogId: string, input: SignUp) {
-    return accounts.signUp(this, catalogId, input);
+  /** Signs up a developer and sends the verification link (or tells the owner of a taken address). */
+  signUp(catalogId: string, input: SignUp, request: MailRequest = {}) {
+    return accounts.signUp(this, catalogId, input, this.mail, request);
+  }
+
+  /** Whether account email can be sent (PORTICO_SMTP_URL is set). */
+  get mailConfigured(): boolean {
+    return this.mail.mailer !== undefined;
+  }
+
+  resendVerification(user: PortalUser, request: MailRequest = {}) {
+    return accountEmail.resendVerification(this, this.mail, user, request);
+  }
+
+  verifyEmail(token: string) {
+    return accountEmail.verifyEmail(this, token);
+  }
+
+  requestPasswordReset(catalogId: string, email: string, request: MailRequest = {}) {
+    return accountEmail.requestPasswordReset(this, this.mail, catalogId, email, request);
+  }
+
+  resetLinkIsLive(token: string) {
+    return accountEmail.resetLinkIsLive(this, token);
+  }
+
+  resetPassword(token: string, password: string) {
+    return accountEmail.resetPassword(this, token, password);
   }
 
   /** The portal user for these credentials, limited per email and client address. */
@@ -133,6 +164,11 @@ export class ConsumerServices implements ServiceContext {
 
   subscribe(consumerOrgId: string, input: NewSubscription) {
     return subscriptions.subscribe(this, consumerOrgId, input);
+  }
+
+  /** Subscribes for a signed-in developer: an unverified address may not (MGMT_EMAIL_UNVERIFIED). */
+  subscribeAs(user: PortalUser, input: NewSubscription) {
+    return subscriptions.subscribeAs(this, user, input);
   }
 
   cancelSubscription(consumerOrgId: string, subscriptionId: string) {

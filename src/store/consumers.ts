@@ -33,7 +33,15 @@ export function listConsumerOrgs(db: Db, catalogId: string): Promise<ConsumerOrg
 
 export async function createPortalUser(
   db: Db,
-  input: { catalogId: string; consumerOrgId: string; email: string; name: string; passwordHash: string },
+  input: {
+    catalogId: string;
+    consumerOrgId: string;
+    email: string;
+    name: string;
+    passwordHash: string;
+    /** Created with a verified address (the provider or the demo vouches for it). */
+    verified?: boolean;
+  },
 ): Promise<PortalUser> {
   const user: PortalUser = {
     id: newId(),
@@ -43,6 +51,7 @@ export async function createPortalUser(
     name: input.name,
     password_hash: input.passwordHash,
     created_at: now(),
+    email_verified_at: input.verified ? now() : null,
   };
   await db.insertInto('portal_users').values(user).execute();
   return user;
@@ -219,7 +228,7 @@ export async function createConsumerOrgWithOwner(
   trx: Db,
   catalogId: string,
   org: { name: string; title: string },
-  owner: { email: string; name: string; passwordHash: string },
+  owner: { email: string; name: string; passwordHash: string; verified?: boolean },
 ) {
   const created = await createConsumerOrg(trx, { catalogId, name: org.name, title: org.title });
   const user = await createPortalUser(trx, { catalogId, consumerOrgId: created.id, ...owner });

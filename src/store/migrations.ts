@@ -401,6 +401,30 @@ function analyticsIdsAndSessionValues(dialect: DialectName): Migration {
   };
 }
 
+/**
+ * Issue 16: portal accounts prove their email address, and one-time links (verification,
+ * password reset) are stored as token hashes. Accounts that exist already were let in before
+ * verification existed; they count as verified rather than losing their products overnight.
+ */
+function accountEmail(dialect: DialectName): Migration {
+  const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
+  return {
+    async up(db: AnyDb) {
+      await db.schema.alterTable('portal_users').addColumn('email_verified_at', 'text').execute();
+      await sql`update portal_users set email_verified_at = created_at`.execute(db);
+      await db.schema
+        .createTable('account_tokens')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('portal_users.id').onDelete('cascade'))
+        .addColumn('purpose', 'text', (c) => c.notNull())
+        .addColumn('expires_at', bigint, (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('account_tokens_user').on('account_tokens').columns(['user_id', 'purpose']).execute();
+    },
+  };
+}
+
 /** The migrations for a dialect, in order. */
 export function migrationProvider(dialect: DialectName): MigrationProvider {
   return {
@@ -409,6 +433,7 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0001-initial': initial(dialect), '0002-analytics-indexes': analyticsIndexes(), '0003-analytics-rollup': analyticsRollup(dialect), '0004-drop-redundant-event-index': dropRedundantEventIndex(),
         '0005-user-registries': userRegistries(), '0006-oauth-providers': oauthProviders(dialect),
         '0007-analytics-ids-session-values': analyticsIdsAndSessionValues(dialect),
+        '0008-account-email': accountEmail(dialect),
       };
     },
   };

@@ -125,6 +125,19 @@ export interface PortalUserTable {
   name: string;
   password_hash: string;
   created_at: string;
+  /** When the owner proved the address by an emailed link; null until then. */
+  email_verified_at: string | null;
+}
+
+export type AccountTokenPurpose = 'verify-email' | 'reset-password';
+
+/** One-time links emailed to a portal user; only the token's SHA-256 is kept. */
+export interface AccountTokenTable {
+  token_hash: string;
+  user_id: string;
+  purpose: AccountTokenPurpose;
+  expires_at: number;
+  created_at: string;
 }
 
 export interface AppTable {
@@ -332,6 +345,7 @@ export interface Database {
   plans: PlanTable;
   consumer_orgs: ConsumerOrgTable;
   portal_users: PortalUserTable;
+  account_tokens: AccountTokenTable;
   apps: AppTable;
   app_credentials: AppCredentialTable;
   subscriptions: SubscriptionTable;

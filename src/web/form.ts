@@ -29,9 +29,11 @@ export function localPath(candidate: string, fallback = '/'): string {
   return /^\/(?![/\\])[^\s]*$/.test(candidate) ? candidate : fallback;
 }
 
+const shownOnForms = ['MGMT_VALIDATION', 'MGMT_CONFLICT', 'MGMT_FORBIDDEN', 'MGMT_EMAIL_UNVERIFIED'];
+
 /** The message of an error a form shows to its user (validation and conflicts); other errors are rethrown. */
 export function formErrorMessage(error: unknown): string {
-  if (error instanceof PorticoError && ['MGMT_VALIDATION', 'MGMT_CONFLICT', 'MGMT_FORBIDDEN'].includes(error.code)) {
+  if (error instanceof PorticoError && shownOnForms.includes(error.code)) {
     if (error.code === 'MGMT_VALIDATION') return `${fieldLabel(String(error.params.field ?? ''))} ${String(error.params.reason ?? '')}`.trim();
     return error.message;
   }

@@ -14,6 +14,8 @@ import type { Browser, Page } from 'playwright-core';
 import { startDemo } from '../../src/cli/demo.ts';
 import type { DemoHandle } from '../../src/cli/demo.ts';
 import { loadSettings } from '../../src/config/config.ts';
+import type { MailSink } from '../../src/cli/mail-sink.ts';
+import { verificationLink } from './mail.ts';
 
 export const chromiumPath = '/usr/bin/chromium';
 
@@ -29,6 +31,8 @@ export interface RunningDemo {
   portal: string;
   management: string;
   gateway: string;
+  /** The demo's SMTP sink: the messages the portal sent. */
+  mail: MailSink;
   close(): Promise<void>;
 }
 
@@ -51,6 +55,7 @@ export async function startPortalDemo(env: Record<string, string> = {}): Promise
     portal: handle.platform.urls.portal!,
     management: handle.platform.urls.management!,
     gateway: handle.platform.urls.gateway!,
+    mail: handle.mailSink!,
     async close() {
       await handle.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -67,8 +72,15 @@ export async function signIn(page: Page, portal: string, email: string, password
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
+interface NewAccount {
+  email: string;
+  password: string;
+  name?: string;
+  orgTitle?: string;
+}
+
 /** Creates a portal account (and its consumer organization), then signs in: sign-up itself starts no session. */
-export async function signUp(page: Page, portal: string, input: { email: string; password: string; name?: string; orgTitle?: string }): Promise<void> {
+export async function signUpUnverified(page: Page, portal: string, input: NewAccount): Promise<void> {
   await page.goto(`${portal}/sign-up`);
   if (input.name) await page.getByLabel('Your name').fill(input.name);
   if (input.orgTitle) await page.getByLabel('Organization').fill(input.orgTitle);
@@ -77,6 +89,13 @@ export async function signUp(page: Page, portal: string, input: { email: string;
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.waitForURL(/\/sign-in\?registered=1$/);
   await signIn(page, portal, input.email, input.password);
+}
+
+/** Signs up, signs in and opens the verification link read from the demo's SMTP sink. */
+export async function signUp(page: Page, running: RunningDemo, input: NewAccount): Promise<void> {
+  await signUpUnverified(page, running.portal, input);
+  await page.goto(await verificationLink(running.mail, input.email));
+  await page.getByRole('heading', { name: 'Email address verified' }).waitFor();
 }
 
 /** Signs out of the portal. */

@@ -46,6 +46,12 @@ export class WebClient {
     return this.request('POST', path, withToken ? { _csrf: this.csrf, ...form } : form);
   }
 
+  /** Opens an absolute link (from an email) on this client's portal, with its cookies. */
+  openLink(link: string) {
+    const url = new URL(link);
+    return this.get(`${url.pathname}${url.search}`);
+  }
+
   async signIn(email: string, password: string): Promise<number> {
     await this.get('/sign-in');
     return (await this.post('/sign-in', { email, password, next: '/' })).status;

@@ -77,7 +77,7 @@ test('anonymous visitors see only the Inventory product', async () => {
 });
 
 test('a new developer signs up and then sees Accessories 1.0.0 too', async () => {
-  await signUp(page, running.portal, newDeveloper);
+  await signUp(page, running, newDeveloper);
   await page.goto(`${running.portal}/products`);
   const titles = await page.locator('ul.cards h2').allTextContents();
   assert.deepEqual(titles, ['Accessories', 'Inventory']);

@@ -68,7 +68,7 @@ after(async () => {
 });
 
 test('issue-16: Subscribe with no app creates the app inside the wizard and continues to the review', async () => {
-  await signUp(page, running.portal, developerA);
+  await signUp(page, running, developerA);
   await page.goto(productUrl());
   await page.getByRole('link', { name: 'Subscribe to the Silver plan' }).click();
   await page.getByRole('heading', { name: 'Create an app' }).waitFor();
@@ -170,7 +170,7 @@ test('issue-16: Try it calls show in the subscription\'s usage: used and left of
 
 test('issue-16: the console counts two orgs\' apps named "Walker Shop" apart, labelled with their org', async () => {
   const other = await (await browser.newContext()).newPage();
-  await signUp(other, running.portal, developerB);
+  await signUp(other, running, developerB);
   await subscribeWithNewApp(other, 'Walker Shop');
   await other.getByRole('button', { name: 'Next' }).click();
   await other.getByRole('heading', { name: 'Subscription summary' }).waitFor();

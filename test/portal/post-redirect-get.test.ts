@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as consumers from '../../src/store/consumers.ts';
 import { startPortalDemo } from '../helpers/browser.ts';
 import type { RunningDemo } from '../helpers/browser.ts';
+import { verificationLink } from '../helpers/mail.ts';
 import { WebClient } from '../helpers/web-client.ts';
 
 let running: RunningDemo;
@@ -17,6 +18,7 @@ async function signUp(email: string, orgTitle: string): Promise<WebClient> {
   await client.get('/sign-up');
   assert.equal((await client.post('/sign-up', { email, password: 'prg-password-1', orgTitle })).status, 303);
   assert.equal(await client.signIn(email, 'prg-password-1'), 303);
+  assert.equal((await client.openLink(await verificationLink(running.mail, email))).status, 200);
   return client;
 }
 

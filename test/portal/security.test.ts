@@ -12,6 +12,7 @@ import { findProduct } from '../../src/store/products.ts';
 import { hashToken } from '../../src/store/secrets.ts';
 import { startPortalDemo } from '../helpers/browser.ts';
 import type { RunningDemo } from '../helpers/browser.ts';
+import { verificationLink } from '../helpers/mail.ts';
 import { WebClient } from '../helpers/web-client.ts';
 
 let running: RunningDemo;
@@ -22,6 +23,7 @@ async function signUp(email: string, orgTitle: string): Promise<WebClient> {
   const answer = await client.post('/sign-up', { email, password: 'security-pass-1', orgTitle });
   assert.equal(answer.status, 303);
   assert.equal(await client.signIn(email, 'security-pass-1'), 303);
+  assert.equal((await client.openLink(await verificationLink(running.mail, email))).status, 200);
   return client;
 }
 

@@ -17,22 +17,32 @@ interface SignInValues {
   error?: string;
   /** Just signed up: the neutral notice. */
   registered?: boolean;
+  /** Just reset the password. */
+  reset?: boolean;
 }
 
 function signInForm(context: PortalContext, values: SignInValues) {
   return html`<h1>Sign in</h1>
-${values.registered ? notice('ok', registeredNotice) : ''}${values.error ? notice('error', values.error) : ''}
+${values.registered ? notice('ok', context.mailConfigured ? registeredMailNotice : registeredNotice) : ''}
+${values.reset ? notice('ok', resetNotice) : ''}
+${values.error ? notice('error', values.error) : ''}
 <form method="post" action="/sign-in" class="stack">
 ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/'}">
 <div class="field"><label for="email">Email</label><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="username" required></div>
 <div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required></div>
 <div class="actions"><button type="submit" class="button">Sign in</button></div>
 </form>
+<p><a href="/forgot-password">Forgot password?</a></p>
 <p>New here? <a href="/sign-up">Create an account</a> for your organization.</p>`;
 }
 
 // The same words whether the email was new or already had an account (issue 12).
 const registeredNotice = 'Thank you. Sign in with your email and password to continue.';
+// Both cases get an email: a verification link, or a note to the owner that someone tried (issue 16).
+const registeredMailNotice = 'Thank you. We sent a message to the address you gave: '
+  + 'open its link to verify your email. Sign in with your email and password to continue.';
+const resetNotice = 'Your password was changed and every session of your account was signed out. '
+  + 'Sign in with the new password.';
 
 function signUpForm(context: PortalContext, values: { email?: string; name?: string; orgTitle?: string; error?: string }) {
   return html`<h1>Create an account</h1>
@@ -51,8 +61,9 @@ ${csrfField(context.csrfToken)}
 <p>Already registered? <a href="/sign-in">Sign in</a>.</p>`;
 }
 
-function passwordForm(context: PortalContext, values: { error?: string; done?: boolean }) {
+function passwordForm(context: PortalContext, values: { error?: string; done?: boolean; sent?: boolean }) {
   return html`<h1>Account</h1>
+${values.sent ? notice('ok', `We sent a new verification link to ${context.user?.email ?? 'your address'}.`) : ''}
 <dl class="facts"><dt>Email</dt><dd>${context.user?.email}</dd><dt>Name</dt><dd>${context.user?.name}</dd><dt>Organization</dt><dd>${context.org?.title}</dd></dl>
 <h2>Change password</h2>
 ${values.error ? notice('error', values.error) : ''}${values.done ? notice('ok', 'Your password was changed. Other sessions of this account were signed out.') : ''}
@@ -78,7 +89,9 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     const next = localPath(queryField(request, 'next'));
     if (signedIn(context)) return reply.redirect(next, 303);
-    const main = signInForm(context, { next, registered: queryField(request, 'registered') === '1' });
+    const flag = (name: string) => queryField(request, name) === '1';
+    const flags = { registered: flag('registered'), reset: flag('reset') };
+    const main = signInForm(context, { next, ...flags });
     return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', main });
   });
 
@@ -115,7 +128,9 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     const values = { email: formField(request, 'email'), name: formField(request, 'name'), orgTitle: formField(request, 'orgTitle') };
     try {
-      await services.signUp(context.catalog.catalogId, { ...values, password: formField(request, 'password') });
+      const mailRequest = { client: request.ip, portalTitle: context.catalog.title };
+      const input = { ...values, password: formField(request, 'password') };
+      await services.signUp(context.catalog.catalogId, input, mailRequest);
     } catch (error) {
       // A taken email answers exactly like a new account (issue 12): nobody learns who has one.
       const taken = error instanceof PorticoError && error.code === 'MGMT_CONFLICT' && error.params.field === 'email';
@@ -135,7 +150,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/account', async (request, reply) => {
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
-    return sendPortalPage(reply, context, { title: 'Account', section: 'account', main: passwordForm(context, { done: queryField(request, 'changed') === '1' }) });
+    const flags = { done: queryField(request, 'changed') === '1', sent: queryField(request, 'sent') === '1' };
+    return sendPortalPage(reply, context, { title: 'Account', section: 'account', main: passwordForm(context, flags) });
   });
 
   app.post('/account/password', async (request, reply) => {

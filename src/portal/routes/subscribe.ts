@@ -168,7 +168,8 @@ ${apps.length === 0
     const plan = await planOf(deps, product, formField(request, 'plan'));
     const chosen = await services.app(context.org.id, formField(request, 'app'));
     try {
-      const subscription = await services.subscribe(context.org.id, { appId: chosen.id, productId: product.id, planName: plan.name });
+      const input = { appId: chosen.id, productId: product.id, planName: plan.name };
+      const subscription = await services.subscribeAs(context.user, input);
       await forgetWizard(deps, context.session);
       return reply.redirect(path('subscriptions', subscription.id), 303);
     } catch (error) {

@@ -6,12 +6,16 @@ import { hashPassword, verifyPassword } from '../../store/secrets.ts';
 import type { Db } from '../../store/store.ts';
 import { checkEmail, checkPasswordRules, passwordMatches } from '../account-rules.ts';
 import type { ServiceContext } from '../service-context.ts';
+import { mailAfterSignUp } from './account-email.ts';
+import type { AccountMail, MailRequest } from './account-email.ts';
 
 export interface SignUp {
   email: string;
   password: string;
   name?: string;
   orgTitle?: string;
+  /** Created with a verified address (the demo's own developer); the portal never sets it. */
+  verified?: boolean;
 }
 
 /**
@@ -19,21 +23,33 @@ export interface SignUp {
  * transaction. The organization's name comes from its title but never takes a name a
  * product's visibility lists or another organization has: those get a numbered suffix.
  * The password is hashed before the email is looked up, so a taken email (MGMT_CONFLICT,
- * field `email`) costs the same time as a new account.
+ * field `email`) costs the same time as a new account. With `mail`, a new account is sent its
+ * verification link and the owner of a taken address is told of the attempt.
  */
-export async function signUp(context: ServiceContext, catalogId: string, input: SignUp) {
+export async function signUp(
+  context: ServiceContext,
+  catalogId: string,
+  input: SignUp,
+  mail?: AccountMail,
+  request: MailRequest = {},
+) {
   const email = checkEmail(input.email);
   checkPasswordRules(input.password);
   const passwordHash = await hashPassword(input.password);
-  if (await consumers.findPortalUserByEmail(context.store.db, catalogId, email)) {
+  const existing = await consumers.findPortalUserByEmail(context.store.db, catalogId, email);
+  if (existing) {
+    if (mail) await mailAfterSignUp(context, mail, existing, false, request);
     throw new PorticoError('MGMT_CONFLICT', { field: 'email', reason: 'an account with this email already exists' });
   }
   const name = (input.name ?? '').trim() || email.split('@')[0];
   const orgTitle = (input.orgTitle ?? '').trim() || `${name}'s organization`;
-  return context.store.transaction(async (trx) => {
+  const created = await context.store.transaction(async (trx) => {
     const orgName = await unclaimedConsumerOrgName(trx, catalogId, orgTitle);
-    return consumers.createConsumerOrgWithOwner(trx, catalogId, { name: orgName, title: orgTitle }, { email, name, passwordHash });
+    const owner = { email, name, passwordHash, verified: input.verified === true };
+    return consumers.createConsumerOrgWithOwner(trx, catalogId, { name: orgName, title: orgTitle }, owner);
   });
+  if (mail && !created.user.email_verified_at) await mailAfterSignUp(context, mail, created.user, true, request);
+  return created;
 }
 
 /**

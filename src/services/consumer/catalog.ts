@@ -7,14 +7,24 @@ import { PorticoError } from '../../errors.ts';
 import { findApi } from '../../store/apis.ts';
 import * as consumers from '../../store/consumers.ts';
 import * as products from '../../store/products.ts';
-import type { ApiRow, ConsumerOrg, ProductRow } from '../../store/schema.ts';
+import type { ApiRow, ConsumerOrg, PortalUser, ProductRow } from '../../store/schema.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { canSee } from './subscriptions.ts';
 
-/** The catalog a portal serves and, when signed in, the visitor's consumer organization. */
+/**
+ * The catalog a portal serves and, when signed in, the visitor's consumer organization and
+ * user. Only a user whose address is verified sees beyond public products (issue 16): an
+ * unverified address could be anyone's.
+ */
 export interface Visitor {
   catalog: { orgId: string; catalogId: string };
   org?: ConsumerOrg;
+  user?: Pick<PortalUser, 'email_verified_at'>;
+}
+
+/** The organization name products' visibility is checked against: none until the address is verified. */
+function verifiedOrgName(visitor: Visitor): string | undefined {
+  return visitor.user?.email_verified_at ? visitor.org?.name : undefined;
 }
 
 export type SubscriptionDetail = Awaited<ReturnType<typeof consumers.listSubscriptionDetails>>[number];
@@ -32,7 +42,7 @@ function liveProductIds(subscriptions: SubscriptionDetail[]): Set<string> {
 }
 
 function visibleTo(product: ProductRow, visitor: Visitor, subscribed: Set<string>): boolean {
-  if (!canSee(product, visitor.org?.name)) return false;
+  if (!canSee(product, verifiedOrgName(visitor))) return false;
   return product.state !== 'deprecated' || subscribed.has(product.id);
 }
 

@@ -2,7 +2,7 @@
 import { PorticoError } from '../../errors.ts';
 import * as consumers from '../../store/consumers.ts';
 import * as products from '../../store/products.ts';
-import type { ProductRow, Subscription } from '../../store/schema.ts';
+import type { PortalUser, ProductRow, Subscription } from '../../store/schema.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { app } from './apps.ts';
@@ -58,6 +58,14 @@ export async function subscribe(context: ServiceContext, consumerOrgId: string, 
   }
   const row = { appId: subscriber.id, productId: product.id, planId: plan.id, state: plan.approval ? 'pending' : 'active' } as const;
   return change(context, 'subscription', (trx) => consumers.createSubscription(trx, row));
+}
+
+/** What the portal calls: `subscribe` for the user's organization, once the user's address is verified. */
+export function subscribeAs(context: ServiceContext, user: PortalUser, input: NewSubscription): Promise<Subscription> {
+  if (!user.email_verified_at) {
+    throw new PorticoError('MGMT_EMAIL_UNVERIFIED', { reason: 'open the link we emailed you, then subscribe' });
+  }
+  return subscribe(context, user.consumer_org_id, input);
 }
 
 /** Cancels a subscription of one of the consumer org's apps. */

@@ -39,7 +39,8 @@ export async function createConsumerOrg(context: ServiceContext, orgId: string, 
     throw new PorticoError('MGMT_CONFLICT', { field: 'owner.email', reason });
   }
   const passwordHash = await hashPassword(input.owner.password);
-  const owner = { email, name: (input.owner.name ?? '').trim() || email.split('@')[0], passwordHash };
+  // The provider vouches for the address it enters: the owner needs no emailed link.
+  const owner = { email, name: (input.owner.name ?? '').trim() || email.split('@')[0], passwordHash, verified: true };
   const org = { name: input.name, title: (input.title ?? '').trim() || input.name };
   return context.store.transaction((trx) => consumers.createConsumerOrgWithOwner(trx, target.id, org, owner));
 }
