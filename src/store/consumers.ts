@@ -256,6 +256,10 @@ export async function deleteConsumerOrg(trx: Db, consumerOrgId: string): Promise
   await trx.deleteFrom('app_credentials').where('app_id', 'in', apps).execute();
   await trx.deleteFrom('apps').where('consumer_org_id', '=', consumerOrgId).execute();
   const users = trx.selectFrom('portal_users').select('id').where('consumer_org_id', '=', consumerOrgId);
+  // Explicitly, not by cascade: SQLite enforces foreign keys only when asked to.
+  await trx.deleteFrom('account_tokens').where('user_id', 'in', users).execute();
+  const sessionIds = trx.selectFrom('sessions').select('id').where('kind', 'in', ['portal', 'pre-portal']).where('user_id', 'in', users);
+  await trx.deleteFrom('session_values').where('session_id', 'in', sessionIds).execute();
   const portalSessions = trx.deleteFrom('sessions').where('kind', 'in', ['portal', 'pre-portal']);
   await portalSessions.where('user_id', 'in', users).execute();
   await trx.updateTable('consumer_orgs').set({ owner_id: null }).where('id', '=', consumerOrgId).execute();
