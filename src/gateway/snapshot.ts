@@ -171,6 +171,14 @@ export interface CredentialInfo {
   app: AppInfo;
 }
 
+/** An API left out of a snapshot: `name:version`, where it is published, and the compiler's reason. */
+export interface CompileFailure {
+  api: string;
+  org: string;
+  catalog: string;
+  reason: string;
+}
+
 export interface Snapshot {
   change: number;
   builtAt: number;
@@ -178,8 +186,8 @@ export interface Snapshot {
   catalogs: Map<string, CatalogRoutes>;
   credentials: Map<string, CredentialInfo>;
   apiCount: number;
-  /** APIs that failed to compile, with the reason (they are left out, not half-served). */
-  failures: Array<{ api: string; catalog: string; reason: string }>;
+  /** APIs that failed to compile, with the reason (they are left out, not half-served; shown by /ready). */
+  failures: CompileFailure[];
 }
 
 export interface SnapshotOptions {
@@ -400,7 +408,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
       byApi.set(row.id, api);
     } catch (error) {
       const reason = (error as Error).message;
-      failures.push({ api: `${row.name}:${row.version}`, catalog: catalog.name, reason });
+      failures.push({ api: `${row.name}:${row.version}`, org: catalog.orgName, catalog: catalog.name, reason });
       options.logger.error({ api: `${row.name}:${row.version}`, catalog: catalog.name, err: error }, 'API left out of the snapshot: it does not compile');
     }
   }

@@ -85,6 +85,16 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
     },
     {
       method: 'GET',
+      url: '/api/catalogs/:catalog/gateway-failures',
+      summary: 'Published APIs of the catalog the gateway of this process left out because they do not compile there',
+      tag: 'catalogs',
+      handler: async (request) => {
+        await services.catalog(orgId(request), param(request, 'catalog'));
+        return services.gatewayFailures(orgId(request), { catalog: param(request, 'catalog') });
+      },
+    },
+    {
+      method: 'GET',
       url: '/api/apis/:name/:version',
       summary: 'Get an API with its definition document',
       tag: 'apis',

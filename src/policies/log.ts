@@ -3,7 +3,8 @@
  * a log line itself. The step records the chosen mode and level on the context (`log.mode`,
  * `log.level`) for the activity-log writer to honour.
  */
-import { declaredPolicy } from './policy-config.ts';
+import { contentLevels, oneOfStrings, policy } from './schema-kit.ts';
+import { definePolicy } from './policy.ts';
 import { PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { readBlock } from './policy-config.ts';
@@ -19,9 +20,14 @@ const modes = ['gather-only', 'send-only', 'gather-and-send'];
 const levels = ['default', 'none', 'activity', 'header', 'payload'];
 
 /** The log policy. */
-export const logPolicy: PolicyType<LogConfig> = {
+export const logPolicy: PolicyType = definePolicy<LogConfig>({
   name: 'log',
-  ...declaredPolicy('log'),
+  versions: ['1.0.0', '2.0.0', '2.1.0'],
+  description: 'Sets the analytics log level for this call or sends the gathered log.',
+  schema: policy(['1.0.0', '2.0.0', '2.1.0'], {
+    'log-level': oneOfStrings(['default', ...contentLevels], 'What is logged; default = the API activity-log setting.', 'default'),
+    mode: oneOfStrings(['gather-only', 'send-only', 'gather-and-send'], 'Gather the log data, send it, or both.', 'gather-and-send'),
+  }),
   compile(config: LogConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, logPolicy, path);
     const mode = String(block.mode ?? 'gather-and-send');
@@ -33,4 +39,4 @@ export const logPolicy: PolicyType<LogConfig> = {
       ctx.set('log.level', level);
     };
   },
-};
+});

@@ -9,7 +9,9 @@
  * `catalog-named`/`gateway-named` — limits from the gateway's settings
  * (`PORTICO_NAMED_RATE_LIMITS`), counted across all callers.
  */
-import { declaredPolicy } from './policy-config.ts';
+import { oneOfStrings, policy, str } from './schema-kit.ts';
+import type { JSONSchema } from './types.ts';
+import { definePolicy } from './policy.ts';
 import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
@@ -82,8 +84,45 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
   };
 }
 
-export const ratelimitPolicy: PolicyType<RateLimitConfig> = {
-  name: 'ratelimit',
-  ...declaredPolicy('ratelimit'),
-  compile: compileRateLimit,
+const rateLimitReference: JSONSchema = {
+  type: 'array',
+  default: [],
+  description: 'Limits applied by name.',
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: {
+      name: str('Name of a limit defined by source (plan, catalog or gateway).'),
+      operation: oneOfStrings(['consume', 'replenish', 'check'], 'What the step does with the limit.', 'consume'),
+    },
+  },
 };
+
+const countLimitReference: JSONSchema = {
+  type: 'array',
+  default: [],
+  description: 'Count limits applied by name.',
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: {
+      name: str('Name of a count limit defined by source.'),
+      operation: oneOfStrings(['inc', 'dec'], 'Increment or decrement the count.', 'inc'),
+    },
+  },
+};
+
+export const ratelimitPolicy: PolicyType = definePolicy<RateLimitConfig>({
+  name: 'ratelimit',
+  versions: ['1.0.0', '2.0.0', '2.1.0'],
+  description: 'Applies named rate, burst or count limits inside the assembly (AssemblyRateLimitError, 429).',
+  schema: policy(['1.0.0', '2.0.0', '2.1.0'], {
+    source: oneOfStrings(['plan-default', 'plan-named', 'catalog-named', 'gateway-named'], 'Where the named limits are defined.', 'plan-default'),
+    'rate-limit': rateLimitReference,
+    'burst-limit': rateLimitReference,
+    'count-limit': countLimitReference,
+  }),
+  compile: compileRateLimit,
+});

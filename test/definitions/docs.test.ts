@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { policySchemas } from '../../src/definitions/index.ts';
+import { policyRegistry as policySchemas } from '../../src/policies/registry.ts';
 
 const doc = readFileSync(new URL('../../docs/definitions.md', import.meta.url), 'utf8');
 

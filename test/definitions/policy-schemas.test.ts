@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Ajv } from 'ajv';
-import { policySchemas } from '../../src/definitions/index.ts';
+import { policyRegistry as policySchemas } from '../../src/policies/registry.ts';
 
 const expectedPolicies = [
   'invoke', 'proxy', 'map', 'gatewayscript', 'operation-switch', 'switch', 'if', 'set-variable', 'throw',

@@ -11,14 +11,16 @@
  * a registry that cannot answer raises a 503 whatever the stop flags say (fail closed). A phase
  * whose `*-stop-on-error` is false lets the flow go on without an authenticated user.
  */
-import { userSecurityProblems, userSecurityRegistry } from '../definitions/user-security-support.ts';
-import { PorticoError } from '../errors.ts';
-import type { ErrorCode } from '../errors.ts';
-import { basicHeaderFor, parseBasicHeader } from '../identity/types.ts';
-import type { BasicCredentials, UserVerifier } from '../identity/types.ts';
-import { declaredPolicy } from './policy-config.ts';
-import { AssemblyError, PolicyCompileError } from './types.ts';
-import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
+import { bool, int, oneOfStrings, policy, str } from '../schema-kit.ts';
+import type { JSONSchema } from '../types.ts';
+import { userSecurityProblems, userSecurityRegistry } from './rules.ts';
+import { PorticoError } from '../../errors.ts';
+import type { ErrorCode } from '../../errors.ts';
+import { basicHeaderFor, parseBasicHeader } from '../../identity/types.ts';
+import type { BasicCredentials, UserVerifier } from '../../identity/types.ts';
+import { definePolicy } from '../policy.ts';
+import { AssemblyError, PolicyCompileError } from '../types.ts';
+import type { CompiledApiInfo, FlowContext, PolicyType, Step } from '../types.ts';
 
 export interface UserSecurityConfig {
   title?: string;
@@ -99,8 +101,64 @@ export function compileUserSecurity(config: UserSecurityConfig, api: CompiledApi
   };
 }
 
-export const userSecurityPolicy: PolicyType<UserSecurityConfig> = {
-  name: 'user-security',
-  ...declaredPolicy('user-security'),
-  compile: compileUserSecurity,
+// IBM "user-security" (DataPower API Gateway 2.0.0). The form and redirect variants are listed so
+// exported documents validate; the policy's check refuses them (rules.ts).
+const userSecurityFields: Record<string, JSONSchema> = {
+  'factor-id': str('Identifies the results of this factor in the API context; Portico runs one factor.', 'default'),
+  'extract-identity-method': oneOfStrings(
+    ['disabled', 'basic', 'context-var', 'html-form', 'redirect'],
+    'Where the user name and password come from: the Authorization: Basic header, or two context variables.',
+    'basic',
+  ),
+  'ei-stop-on-error': bool('Stop with UnauthorizedError when no identity can be extracted.', true),
+  'user-context-var': str('Context variable holding the user name (context-var).'),
+  'pass-context-var': str('Context variable holding the password (context-var).'),
+  'ei-default-form': bool('Use the default login form (html-form; not supported).', true),
+  'ei-custom-form': str('Location of a custom login form (html-form; not supported).'),
+  'ei-custom-form-tls-client-profile': str('TLS profile to fetch the custom form (html-form; not supported).'),
+  'ei-custom-form-content-security-policy': str('Content-Security-Policy of the custom form (not supported).'),
+  'ei-form-time-limit': int('Seconds allowed to submit the form (html-form; not supported).', 300),
+  'redirect-url': str('URL fragment to redirect to for credentials (redirect; not supported).'),
+  'redirect-time-limit': int('Seconds allowed to complete the redirect (redirect; not supported).', 300),
+  'user-auth-method': oneOfStrings(
+    ['disabled', 'user-registry', 'auth-url', 'ldap'],
+    'How the extracted credentials are authenticated: by a user registry the catalog enables.',
+    'user-registry',
+  ),
+  'au-stop-on-error': bool('Stop with UnauthorizedError when the registry refuses the credentials.', true),
+  'user-registry': str('Name of the user registry (authurl or LDAP) that authenticates (user-registry).'),
+  'auth-url': str('Inline authentication URL (auth-url; not supported: create an authurl user registry).'),
+  'auth-tls-client-profile': str('TLS profile for the inline authentication URL (not supported).'),
+  'auth-response-headers-pattern': str('Response headers of the authentication URL to keep (not supported).'),
+  'auth-response-header-credential': str('Response header naming the authenticated user (not supported).'),
+  'user-az-method': oneOfStrings(
+    ['disabled', 'authenticated', 'html-form'],
+    'authenticated: every user an earlier step authenticated is authorized.',
+    'authenticated',
+  ),
+  'az-stop-on-error': bool('Stop with ForbiddenError when the user is not authorized.', true),
+  'az-default-form': bool('Use the default authorization form (html-form; not supported).', true),
+  'az-custom-form': str('Location of a custom authorization form (html-form; not supported).'),
+  'az-custom-form-tls-client-profile': str('TLS profile to fetch the custom form (not supported).'),
+  'az-custom-form-content-security-policy': str('Content-Security-Policy of the custom form (not supported).'),
+  'az-form-time-limit': int('Seconds allowed to submit the authorization form (not supported).', 300),
+  'az-table-display-format': str('Scope table format of the authorization form (not supported).'),
+  'az-table-dynamic-entries': str('Context variable with dynamic scope entries (not supported).'),
+  'az-table-default-entry': str('Default scope entry of the authorization form (not supported).'),
 };
+
+export const userSecurityPolicy: PolicyType = definePolicy<UserSecurityConfig>({
+  name: 'user-security',
+  versions: ['2.0.0'],
+  description:
+    'Extracts a user\'s credentials, authenticates them against a user registry the catalog enables and ' +
+    'authorizes the user (UnauthorizedError 401, ForbiddenError 403, 503 when the registry cannot answer).',
+  schema: policy(['2.0.0'], userSecurityFields),
+  check: (config, _scope, path) =>
+    userSecurityProblems(config as Record<string, unknown>).map((problem) => ({
+      path: `${path}.${problem.field}`,
+      rule: problem.rule,
+      reason: problem.reason,
+    })),
+  compile: compileUserSecurity,
+});

@@ -12,16 +12,18 @@
  * status 502 or 504. The one exception: a connection failure when the output is `message`
  * itself always stops the flow, because no answer exists to pass on.
  */
+import { policy } from '../schema-kit.ts';
+import { invokeFields } from './schema.ts';
 import { Agent, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
-import { PorticoError } from '../errors.ts';
-import { soapFaultText } from '../soap/soap-fault.ts';
-import { hopByHopFields } from './http-fields.ts';
-import { declaredPolicy } from './policy-config.ts';
-import { compileUrlTemplate } from './url-template.ts';
-import type { CompiledUrl } from './url-template.ts';
-import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
-import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from './types.ts';
+import { PorticoError } from '../../errors.ts';
+import { soapFaultText } from '../../soap/soap-fault.ts';
+import { hopByHopFields } from '../http-fields.ts';
+import { definePolicy } from '../policy.ts';
+import { compileUrlTemplate } from '../url-template.ts';
+import type { CompiledUrl } from '../url-template.ts';
+import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
+import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from '../types.ts';
 
 export interface InvokeConfig {
   version?: string;
@@ -354,14 +356,18 @@ function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): P
   });
 }
 
-export const invokePolicy: PolicyType<InvokeConfig> = {
+export const invokePolicy: PolicyType = definePolicy<InvokeConfig>({
   name: 'invoke',
-  ...declaredPolicy('invoke'),
+  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0', '2.3.0'],
+  description: 'Calls a backend URL and stores the response in output (default message).',
+  schema: policy(['1.0.0', '2.0.0', '2.1.0', '2.2.0', '2.3.0'], invokeFields, ['target-url']),
   compile: (config, api, path) => compileInvoke(config, api, path, 'invoke'),
-};
+});
 
-export const proxyPolicy: PolicyType<InvokeConfig> = {
+export const proxyPolicy: PolicyType = definePolicy<InvokeConfig>({
   name: 'proxy',
-  ...declaredPolicy('proxy'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Forwards the request to a backend URL and returns its response as the API response.',
+  schema: policy(['1.0.0', '2.0.0'], invokeFields, ['target-url']),
   compile: (config, api, path) => compileInvoke(config, api, path, 'proxy'),
-};
+});
