@@ -20,7 +20,7 @@ export interface JsonToXmlConfig {
   title?: string;
   input?: string;
   output?: string;
-  'conversion-type'?: string;
+  'conversion-type': string;
   'root-element-name'?: string;
   'always-output-root-element'?: boolean;
   'unnamed-element-name'?: string;
@@ -61,7 +61,7 @@ export const jsonToXmlPolicy: PolicyType = definePolicy<JsonToXmlConfig>({
     const title = titleOf(block, 'json-to-xml');
     const input = optionalString(block, 'input', path) || 'message';
     const output = optionalString(block, 'output', path) || input;
-    const type = optionalString(block, 'conversion-type', path) ?? 'badgerFish';
+    const type = config['conversion-type'];
     if (!conventions.includes(type)) throw new PolicyCompileError(`${path}.conversion-type`, 'enum', `conversion-type "${type}" is not one of ${conventions.join(', ')}`);
     const options = {
       rootElementName: optionalString(block, 'root-element-name', path) || 'json',

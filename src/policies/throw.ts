@@ -13,8 +13,8 @@ export interface ThrowConfig {
   version?: string;
   title?: string;
   name: string;
-  message?: string;
-  'error-status-code'?: number | string;
+  message: string;
+  'error-status-code': number | string;
   'error-status-reason'?: string;
 }
 
@@ -38,7 +38,7 @@ export const throwPolicy: PolicyType = definePolicy<ThrowConfig>({
   compile(config: ThrowConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, throwPolicy, path);
     const name = typeof block.name === 'number' ? String(block.name) : requireString(block, 'name', path);
-    const message = optionalString(block, 'message', path) ?? '';
+    const { message } = config;
     const status = statusOf(block['error-status-code'], `${path}.error-status-code`);
     const reason = optionalString(block, 'error-status-reason', path) ?? '';
     const title = titleOf(block, 'throw');

@@ -22,7 +22,7 @@ export interface XmlToJsonConfig {
   title?: string;
   input?: string;
   output?: string;
-  'conversion-type'?: string;
+  'conversion-type': string;
   'compile-settings'?: Record<string, unknown>;
 }
 
@@ -66,7 +66,7 @@ export const xmlToJsonPolicy: PolicyType = definePolicy<XmlToJsonConfig>({
     const title = titleOf(block, 'xml-to-json');
     const input = optionalString(block, 'input', path) || 'message';
     const output = optionalString(block, 'output', path) || input;
-    const type = optionalString(block, 'conversion-type', path) ?? 'badgerFish';
+    const type = config['conversion-type'];
     const convention = conventions[type];
     if (convention === undefined) throw new PolicyCompileError(`${path}.conversion-type`, 'enum', `conversion-type "${type}" is not one of ${Object.keys(conventions).join(', ')}`);
     const backendLimit = api.settings.maxBackendBodyBytes;

@@ -25,6 +25,13 @@ const cases: Array<{ what: string; policy: Record<string, unknown>; path: string
   { what: 'validate-against wsdl, which Portico does not run', policy: { validate: { 'validate-against': 'wsdl' } }, path: 'validate.validate-against' },
   { what: 'a v5 condition the gateway cannot translate', policy: { if: { condition: "!(request.verb === 'GET')", execute: [] } }, path: 'if.condition' },
   { what: 'a script QuickJS cannot parse', policy: { gatewayscript: { version: '2.0.0', source: deepSource } }, path: 'gatewayscript.source' },
+  { what: 'an invoke timeout over a day', policy: { invoke: { 'target-url': 'http://127.0.0.1:9/', timeout: 100_000 } }, path: 'invoke.timeout' },
+  { what: 'a count limit, which Portico does not count', policy: { ratelimit: { 'count-limit': [{ name: 'c' }] } }, path: 'ratelimit.count-limit' },
+  {
+    what: 'a burst limit operation other than consume',
+    policy: { ratelimit: { 'burst-limit': [{ name: 'b', operation: 'check' }] } },
+    path: 'ratelimit.burst-limit[0].operation',
+  },
 ];
 
 function document(policy: Record<string, unknown>, name: string): string {

@@ -24,15 +24,18 @@ import type { CompiledApiInfo, FlowContext, PolicyType, Step } from '../types.ts
 
 export interface UserSecurityConfig {
   title?: string;
-  'extract-identity-method'?: 'disabled' | 'basic' | 'context-var';
-  'ei-stop-on-error'?: boolean;
+  // Defaulted by the schema; the check (rules.ts) has refused the variants Portico does not run.
+  'extract-identity-method': 'disabled' | 'basic' | 'context-var';
+  'ei-stop-on-error': boolean;
   'user-context-var'?: string;
   'pass-context-var'?: string;
-  'user-auth-method'?: 'disabled' | 'user-registry';
-  'au-stop-on-error'?: boolean;
+  'user-auth-method': 'disabled' | 'user-registry';
+  'au-stop-on-error': boolean;
   'user-registry'?: string;
-  'user-az-method'?: 'disabled' | 'authenticated';
-  'az-stop-on-error'?: boolean;
+  'user-az-method': 'disabled' | 'authenticated';
+  'az-stop-on-error': boolean;
+  /** The fields listed for exported documents that Portico does not act on. */
+  [field: string]: unknown;
 }
 
 type Extract = (ctx: FlowContext) => BasicCredentials | undefined;
@@ -44,7 +47,7 @@ function refusal(errorName: string, code: ErrorCode, title: string, headers: Rec
 }
 
 function extractor(config: UserSecurityConfig): Extract | undefined {
-  const method = config['extract-identity-method'] ?? 'basic';
+  const method = config['extract-identity-method'];
   if (method === 'disabled') return undefined;
   if (method === 'basic') return (ctx) => parseBasicHeader(ctx.get('request.headers.authorization') as string | undefined);
   const userVar = config['user-context-var']!;
@@ -58,7 +61,7 @@ function extractor(config: UserSecurityConfig): Extract | undefined {
 }
 
 function verifierFor(config: UserSecurityConfig, api: CompiledApiInfo, path: string): UserVerifier | undefined {
-  const name = userSecurityRegistry(config as Record<string, unknown>);
+  const name = userSecurityRegistry(config);
   if (name === undefined) return undefined;
   const found = api.userRegistries?.get(name);
   if (found === undefined) {
@@ -69,20 +72,18 @@ function verifierFor(config: UserSecurityConfig, api: CompiledApiInfo, path: str
 }
 
 /** Compiles a user-security policy: the phases are chosen here, the step only runs them. */
-export function compileUserSecurity(config: UserSecurityConfig, api: CompiledApiInfo, path: string): Step {
-  const problem = userSecurityProblems(config as Record<string, unknown>)[0];
-  if (problem !== undefined) throw new PolicyCompileError(`${path}.${problem.field}`, problem.rule, problem.reason);
+function compileUserSecurity(config: UserSecurityConfig, api: CompiledApiInfo, path: string): Step {
   const title = config.title ?? 'user-security';
   const extract = extractor(config);
   const verifier = verifierFor(config, api, path);
-  const authorize = (config['user-az-method'] ?? 'authenticated') === 'authenticated';
+  const authorize = config['user-az-method'] === 'authenticated';
   const stop = {
-    extract: config['ei-stop-on-error'] ?? true,
-    authenticate: config['au-stop-on-error'] ?? true,
-    authorize: config['az-stop-on-error'] ?? true,
+    extract: config['ei-stop-on-error'],
+    authenticate: config['au-stop-on-error'],
+    authorize: config['az-stop-on-error'],
   };
   // RFC 7617 §2: a challenge only where the caller could answer it with a Basic header.
-  const basic = (config['extract-identity-method'] ?? 'basic') === 'basic';
+  const basic = config['extract-identity-method'] === 'basic';
   const challenge: Record<string, string> = basic ? { 'WWW-Authenticate': `Basic realm="${verifier?.registry ?? 'portico'}"` } : {};
   const unauthorized = () => refusal('UnauthorizedError', 'GW_USER_UNAUTHORIZED', title, challenge);
 
@@ -155,7 +156,7 @@ export const userSecurityPolicy: PolicyType = definePolicy<UserSecurityConfig>({
     'authorizes the user (UnauthorizedError 401, ForbiddenError 403, 503 when the registry cannot answer).',
   schema: policy(['2.0.0'], userSecurityFields),
   check: (config, _scope, path) =>
-    userSecurityProblems(config as Record<string, unknown>).map((problem) => ({
+    userSecurityProblems(config).map((problem) => ({
       path: `${path}.${problem.field}`,
       rule: problem.rule,
       reason: problem.reason,
