@@ -10,6 +10,7 @@ import { apiParams, apiSummary, bearer, documentBody, orgId, param, productSumma
 import type { RouteSpec } from './route-spec.ts';
 import { UserRegistries } from '../services/user-registries.ts';
 import { userRegistryRoutes } from './user-registry-routes.ts';
+import { gatewayFailureRoute } from './gateway-failure-route.ts';
 
 export function routes(services: ProviderServices, sessionTtlMs: number): RouteSpec[] {
   const moveProduct = async (request: FastifyRequest, state: ProductState) =>
@@ -17,6 +18,7 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
 
   return [
     ...userRegistryRoutes(new UserRegistries(services)),
+    gatewayFailureRoute(services),
     {
       method: 'POST',
       url: '/api/login',
@@ -81,16 +83,6 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
         });
         if (!result.created) reply.status(200);
         return { ...apiSummary(result.api), created: result.created, changed: result.changed };
-      },
-    },
-    {
-      method: 'GET',
-      url: '/api/catalogs/:catalog/gateway-failures',
-      summary: 'Published APIs of the catalog the gateway of this process left out because they do not compile there',
-      tag: 'catalogs',
-      handler: async (request) => {
-        await services.catalog(orgId(request), param(request, 'catalog'));
-        return services.gatewayFailures(orgId(request), { catalog: param(request, 'catalog') });
       },
     },
     {
