@@ -9,7 +9,7 @@ import { compileAssembly } from '../src/gateway/flow.ts';
 import { ScriptPool } from '../src/policies/gatewayscript/pool.ts';
 import { ScriptSandbox } from '../src/policies/gatewayscript/sandbox.ts';
 import type { ScriptHost } from '../src/policies/gatewayscript/sandbox.ts';
-import { corePolicies } from '../src/policies/registry.ts';
+import { policyRegistry } from '../src/policies/registry.ts';
 import type { Step } from '../src/policies/types.ts';
 
 const scripts = {
@@ -56,7 +56,7 @@ function inProcess(source: string): (ctx: GatewayContext) => void {
 function pooled(pool: ScriptPool, source: string): Step {
   const settings = { maxBackendBodyBytes: 1 << 20, tlsProfiles: {}, invokeDenyHosts: [], script: { ...limits, pool } };
   const input = { name: 'bench', version: '1.0.0', document: {}, properties: {}, catalog: { name: 'c', orgName: 'o' }, settings };
-  return compileAssembly({ execute: [{ gatewayscript: { version: '2.0.0', title: 'bench', source } }] }, input, corePolicies);
+  return compileAssembly({ execute: [{ gatewayscript: { version: '2.0.0', title: 'bench', source } }] }, input, policyRegistry);
 }
 
 async function perCall(run: (ctx: GatewayContext) => void | Promise<void>): Promise<number> {

@@ -11,6 +11,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseApiDocument, parseProductDocument } from '../src/definitions/index.ts';
+import { assemblyProblems } from '../src/policies/check-assembly.ts';
 import type { Insertable } from 'kysely';
 import type { Database } from '../src/store/schema.ts';
 import type { Store } from '../src/store/store.ts';
@@ -51,7 +52,7 @@ export async function loadScaleData(store: Store, options: ScaleOptions): Promis
   const stamp = new Date().toISOString();
   // One parsed template; the copies differ only in name and base path.
   const apiTemplate = JSON.stringify(
-    parseApiDocument(benchApiText({ name: 'svc-name', basePath: '/svc-path', backend: options.backend, secured: true, activity: true }), 'svc.yaml').document,
+    parseApiDocument(benchApiText({ name: 'svc-name', basePath: '/svc-path', backend: options.backend, secured: true, activity: true }), 'svc.yaml', assemblyProblems).document,
   );
   const productTemplate = parseProductDocument(benchProductText('prod-name', ['svc-a']), 'prod.yaml');
   const plan = productTemplate.plans[0];

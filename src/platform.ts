@@ -80,6 +80,8 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       const g = gateway;
       const listenUrl = store.dialect === 'postgres' ? settings.databaseUrl : undefined;
       const sync = startSnapshotSync({ gateway: g, store, logger, bus, listenUrl, retryMaxMs: settings.storeRetryMaxMs });
+      // The management plane of this process shows what this gateway could not compile.
+      services.gatewayReport = () => g.current?.failures ?? [];
       const countersHealth = g.health;
       g.health = () => ({ ...countersHealth(), storeReachable: sync.storeReachable });
       closers.push(() => sync.close());

@@ -5,7 +5,7 @@
  * JSON schemas inside the document (definitions, components) are only checked to be objects.
  * `x-` extensions are accepted wherever OpenAPI allows them.
  */
-import type { JSONSchema } from '../policies/types.ts';
+import type { JSONSchema } from './json-schema.ts';
 
 const extensions = { '^x-': {} };
 const anySchema: JSONSchema = { type: ['object', 'boolean'] };

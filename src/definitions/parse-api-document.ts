@@ -5,7 +5,7 @@
  */
 import { DefinitionError } from '../errors.ts';
 import type { DefinitionProblem } from '../errors.ts';
-import type { JSONSchema } from '../policies/types.ts';
+import type { JSONSchema } from './json-schema.ts';
 import type { ApiDefinition } from './types.ts';
 import { rawOperations, resolveLocal } from './api-operations.ts';
 import type { RawOperation } from './api-operations.ts';
@@ -16,25 +16,34 @@ import { ibmConfigurationSchema, openApi30Schema, openApi31Schema, swagger2Schem
 import { parseText } from './parse-text.ts';
 import { apiSecurityRefusal, declaredSchemes, securityLists, securityPlan } from './security-support.ts';
 import { describe, schemaProblems } from './schema-validator.ts';
-import { assemblyProblems } from './validate-assembly.ts';
 
 type OpenApiVersion = ApiDefinition['openapi'];
+
+/**
+ * The check of an assembly's policies. Policies own their rules (src/policies/check-assembly.ts
+ * walks the gateway's registry); definitions only parse, so the caller passes the check in.
+ */
+export type AssemblyCheck = (
+  assembly: Record<string, unknown>,
+  document: Record<string, unknown>,
+  operations: ReadonlyArray<{ id: string | undefined; verb: string; path: string }>,
+) => DefinitionProblem[];
 
 const structureSchemas: Record<OpenApiVersion, JSONSchema> = { '2.0': swagger2Schema, '3.0': openApi30Schema, '3.1': openApi31Schema };
 
 /**
  * Parses and fully validates an API document.
  * @throws PorticoError `DEF_PARSE` when the text is not YAML/JSON; {@link DefinitionError} with every problem otherwise.
- * @example parseApiDocument(readFileSync('logistics.yaml', 'utf8'), 'logistics.yaml').operations[0].id // 'shipping.calc'
+ * @example parseApiDocument(readFileSync('logistics.yaml', 'utf8'), 'logistics.yaml', assemblyProblems).operations[0].id // 'shipping.calc'
  */
-export function parseApiDocument(text: string, file: string): ApiDefinition {
+export function parseApiDocument(text: string, file: string, checkAssembly: AssemblyCheck): ApiDefinition {
   const { value } = parseText(text, file);
   if (!isRecord(value)) {
     throw new DefinitionError(file, [{ path: '$', rule: 'type', reason: `an API document is an object (Swagger 2.0 or OpenAPI 3), got ${describe(value)}` }]);
   }
   const openapi = openApiVersion(value);
   if (typeof openapi !== 'string') throw new DefinitionError(file, [openapi]);
-  const problems = apiProblems(value, openapi);
+  const problems = apiProblems(value, openapi, checkAssembly);
   if (problems.length > 0) throw new DefinitionError(file, problems);
   return normaliseApi(value, openapi);
 }
@@ -54,7 +63,7 @@ function openApiVersion(document: Record<string, unknown>): OpenApiVersion | Def
 }
 
 /** Every problem of the document, in document order of the checks. */
-function apiProblems(document: Record<string, unknown>, openapi: OpenApiVersion): DefinitionProblem[] {
+function apiProblems(document: Record<string, unknown>, openapi: OpenApiVersion, checkAssembly: AssemblyCheck): DefinitionProblem[] {
   const operations = rawOperations(document);
   const problems = [
     ...schemaProblems(structureSchemas[openapi], document, '$'),
@@ -66,7 +75,7 @@ function apiProblems(document: Record<string, unknown>, openapi: OpenApiVersion)
   const ibm = document['x-ibm-configuration'];
   if (ibm !== undefined) {
     problems.push(...schemaProblems(ibmConfigurationSchema, ibm, '$.x-ibm-configuration'));
-    if (isRecord(ibm) && isRecord(ibm.assembly)) problems.push(...assemblyProblems(ibm.assembly, document, operations));
+    if (isRecord(ibm) && isRecord(ibm.assembly)) problems.push(...checkAssembly(ibm.assembly, document, operations));
   }
   return problems;
 }

@@ -3,7 +3,7 @@
  * toolkit writes it ("An example YAML representation of a Product"), plus the v5 plan form
  * `rate-limit:` (one limit) that older products use.
  */
-import type { JSONSchema } from '../policies/types.ts';
+import type { JSONSchema } from './json-schema.ts';
 
 const stringArray: JSONSchema = { type: 'array', items: { type: 'string' } };
 

@@ -6,7 +6,7 @@
 import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { DefinitionProblem } from '../errors.ts';
-import type { JSONSchema } from '../policies/types.ts';
+import type { JSONSchema } from './json-schema.ts';
 import { appendPath, isRecord, jsonPath, pointerSegments } from './json-path.ts';
 
 // strict:false because the schemas carry OpenAPI-style annotations (`example`) next to ajv's
@@ -14,6 +14,10 @@ import { appendPath, isRecord, jsonPath, pointerSegments } from './json-path.ts'
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 
 const compiled = new WeakMap<JSONSchema, ValidateFunction>();
+
+// A second instance fills in defaults; it only ever sees copies, never a stored document.
+const defaulting = new Ajv({ strict: false, useDefaults: true });
+const compiledDefaults = new WeakMap<JSONSchema, ValidateFunction>();
 
 /** Validates `data` against `schema` (compiled once per schema object) and returns problems at `basePath`. */
 export function schemaProblems(schema: JSONSchema, data: unknown, basePath: string): DefinitionProblem[] {
@@ -24,6 +28,18 @@ export function schemaProblems(schema: JSONSchema, data: unknown, basePath: stri
   }
   if (validate(data)) return [];
   return ajvProblems(validate.errors ?? [], data, basePath);
+}
+
+/** A copy of `data` with the schema's defaults filled in (call on data that passed {@link schemaProblems}). */
+export function withDefaults(schema: JSONSchema, data: Record<string, unknown>): Record<string, unknown> {
+  let validate = compiledDefaults.get(schema);
+  if (validate === undefined) {
+    validate = defaulting.compile(schema);
+    compiledDefaults.set(schema, validate);
+  }
+  const copy = structuredClone(data);
+  validate(copy);
+  return copy;
 }
 
 /** Translates ajv errors; drops the echo errors of `if` and of failed `anyOf` branches. */

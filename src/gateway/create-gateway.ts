@@ -17,7 +17,7 @@ import { ScriptPool } from '../policies/gatewayscript/pool.ts';
 import type { PolicySettings } from '../policies/types.ts';
 import { loadSnapshotData } from '../store/snapshot-data.ts';
 import type { Store } from '../store/store.ts';
-import { createPolicyRegistry } from './policies.ts';
+import { policyRegistry } from '../policies/registry.ts';
 import { Gateway } from './server.ts';
 import { OAuthEndpoints } from '../oauth/endpoints.ts';
 import { recordChange } from '../store/changes.ts';
@@ -93,7 +93,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     oauth,
     logger: logger.child({ part: 'gateway' }),
     counters,
-    registry: createPolicyRegistry(),
+    registry: policyRegistry,
     policySettings: {
       maxBackendBodyBytes: settings.maxBackendBodyBytes,
       tlsProfiles: loadTlsProfiles(settings.tlsProfiles),

@@ -4,10 +4,12 @@
  * errors raised while running go to the first `catch` case naming the error, else `default`
  * (IBM "Error cases supported by assembly catches"); `finally` always runs.
  */
+import { rawOperations } from '../definitions/api-operations.ts';
+import type { PolicyRegistry } from '../policies/registry.ts';
 import { AssemblyError, PolicyCompileError } from '../policies/types.ts';
-import type { CompiledApiInfo, FlowContext, PolicyType, Step } from '../policies/types.ts';
+import type { CompiledApiInfo, FlowContext, Step } from '../policies/types.ts';
 
-export type PolicyRegistry = Record<string, PolicyType<never>>;
+export type { PolicyRegistry };
 
 export interface AssemblyDoc {
   execute: unknown[];
@@ -15,8 +17,8 @@ export interface AssemblyDoc {
   finally?: unknown[];
 }
 
-/** Settings + API facts a flow needs, without the compileFlow hook (added here). */
-export type ApiCompileInput = Omit<CompiledApiInfo, 'compileFlow'>;
+/** Settings + API facts a flow needs, without what is added here (operations, nesting, compileFlow). */
+export type ApiCompileInput = Omit<CompiledApiInfo, 'compileFlow' | 'operations' | 'enclosing'>;
 
 /** Compiles a list of policy entries into one sequential step. */
 export function compileSteps(entries: unknown[], path: string, api: CompiledApiInfo, registry: PolicyRegistry): Step {
@@ -42,8 +44,14 @@ function compileEntry(entry: unknown, path: string, api: CompiledApiInfo, regist
   const name = keys[0];
   const type = registry[name];
   if (type === undefined) throw new PolicyCompileError(path, 'unknown-policy', `unknown policy "${name}"`);
-  const config = (entry as Record<string, unknown>)[name] ?? {};
-  return type.compile(config as never, api, `${path}.${name}`);
+  // Blocks nested in this one are compiled knowing their enclosing policies (operation-switch checks it).
+  const nested: CompiledApiInfo = {
+    ...api,
+    enclosing: [...api.enclosing, name],
+    compileFlow: (steps, at) => compileSteps(steps, at, nested, registry),
+  };
+  const own: CompiledApiInfo = { ...api, compileFlow: nested.compileFlow };
+  return type.compile((entry as Record<string, unknown>)[name], own, `${path}.${name}`);
 }
 
 interface CatchCase {
@@ -53,8 +61,11 @@ interface CatchCase {
 
 /** Compiles a whole assembly into one step that applies catch and finally. */
 export function compileAssembly(assembly: AssemblyDoc, input: ApiCompileInput, registry: PolicyRegistry, root = '$.x-ibm-configuration.assembly'): Step {
+  const operations = rawOperations(input.document).map(({ id, verb, path }) => ({ id, verb, path }));
   const api: CompiledApiInfo = {
     ...input,
+    operations,
+    enclosing: [],
     compileFlow: (entries, path) => compileSteps(entries, path, api, registry),
   };
   const execute = compileSteps(assembly.execute ?? [], `${root}.execute`, api, registry);

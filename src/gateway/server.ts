@@ -17,7 +17,7 @@ import { PorticoError, errorEnvelope } from '../errors.ts';
 import type { ErrorCode, ErrorParams } from '../errors.ts';
 import { AssemblyError, RawBody } from '../policies/types.ts';
 import type { MessageVar, PolicySettings, RequestVar } from '../policies/types.ts';
-import { closeDispatchers } from '../policies/invoke.ts';
+import { closeDispatchers } from '../policies/invoke/index.ts';
 import { hopByHopFields } from '../policies/http-fields.ts';
 import { pathValueProblem } from '../policies/url-template.ts';
 import { rateLimitHeaders } from '../ratelimit/headers.ts';
@@ -514,6 +514,8 @@ export class Gateway {
         draining: this.draining,
         change: snapshot?.change ?? null,
         apis: snapshot?.apiCount ?? 0,
+        // Published APIs this node does not serve because they do not compile here (still ready: the rest is served).
+        failures: snapshot?.failures ?? [],
         ...this.health(),
       };
       return this.finish(req, res, state, ready ? 200 : 503, JSON.stringify(body), jsonHeaders());

@@ -177,6 +177,14 @@ export interface CredentialInfo {
   app: AppInfo;
 }
 
+/** An API left out of a snapshot: `name:version`, where it is published, and the compiler's reason. */
+export interface CompileFailure {
+  api: string;
+  org: string;
+  catalog: string;
+  reason: string;
+}
+
 export interface Snapshot {
   change: number;
   builtAt: number;
@@ -188,8 +196,8 @@ export interface Snapshot {
   oauth: Map<string, CatalogProviders>;
   /** Revoked access token ids and grant ids, until the tokens would have expired. */
   revoked: ReadonlySet<string>;
-  /** APIs that failed to compile, with the reason (they are left out, not half-served). */
-  failures: Array<{ api: string; catalog: string; reason: string }>;
+  /** APIs that failed to compile, with the reason (they are left out, not half-served; shown by /ready). */
+  failures: CompileFailure[];
 }
 
 export interface SnapshotOptions {
@@ -439,7 +447,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
       byApi.set(row.id, api);
     } catch (error) {
       const reason = (error as Error).message;
-      failures.push({ api: `${row.name}:${row.version}`, catalog: catalog.name, reason });
+      failures.push({ api: `${row.name}:${row.version}`, org: catalog.orgName, catalog: catalog.name, reason });
       options.logger.error({ api: `${row.name}:${row.version}`, catalog: catalog.name, err: error }, 'API left out of the snapshot: it does not compile');
     }
   }

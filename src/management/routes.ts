@@ -22,6 +22,7 @@ interface ProductBody {
   attachments?: Record<string, string>;
   activate?: boolean;
 }
+import { gatewayFailureRoute } from './gateway-failure-route.ts';
 
 export function routes(services: ProviderServices, sessionTtlMs: number): RouteSpec[] {
   const moveProduct = async (request: FastifyRequest, state: ProductState) => {
@@ -36,6 +37,7 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
     ...userRegistryRoutes(new UserRegistries(services)),
     ...oauthProviderRoutes(new OAuthProviders(services)),
     ...consumerRoutes(services),
+    gatewayFailureRoute(services),
     {
       method: 'POST',
       url: '/api/login',

@@ -6,7 +6,8 @@
  * items without a name are `unnamed-element-name` (default `element`). Plain JSON
  * (`{"a": "hello"}` → `<a>hello</a>`) converts too, as IBM's note says.
  */
-import { declaredPolicy } from './policy-config.ts';
+import { bool, oneOfStrings, policy, str } from './schema-kit.ts';
+import { definePolicy } from './policy.ts';
 import { badgerfishToXml } from '../soap/badgerfish.ts';
 import { ConversionBudget, serializeXml, XmlError } from '../soap/xml.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
@@ -19,7 +20,7 @@ export interface JsonToXmlConfig {
   title?: string;
   input?: string;
   output?: string;
-  'conversion-type'?: string;
+  'conversion-type': string;
   'root-element-name'?: string;
   'always-output-root-element'?: boolean;
   'unnamed-element-name'?: string;
@@ -42,15 +43,25 @@ function jsonLength(value: unknown): number {
 }
 
 /** The json-to-xml policy. */
-export const jsonToXmlPolicy: PolicyType<JsonToXmlConfig> = {
+export const jsonToXmlPolicy: PolicyType = definePolicy<JsonToXmlConfig>({
   name: 'json-to-xml',
-  ...declaredPolicy('json-to-xml'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Converts a JSON message body to XML.',
+  schema: policy(['1.0.0', '2.0.0'], {
+    input: str('Message converted.', 'message'),
+    output: str('Message receiving the result; default the input.'),
+    'conversion-type': oneOfStrings(['badgerFish', 'relaxedBadgerFish', 'apicv5'], 'Convention: badgerFish, relaxedBadgerFish or apicv5 (read as badgerFish).', 'badgerFish'),
+    'root-element-name': str('Root element wrapped around the result when needed.', 'json'),
+    'always-output-root-element': bool('Always wrap the result in root-element-name.', false),
+    'unnamed-element-name': str('Element name for array items without a name.', 'element'),
+    'compile-settings': { type: 'object', default: {}, description: 'Conversion compile settings (DataPower).' },
+  }),
   compile(config: JsonToXmlConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jsonToXmlPolicy, path);
     const title = titleOf(block, 'json-to-xml');
     const input = optionalString(block, 'input', path) || 'message';
     const output = optionalString(block, 'output', path) || input;
-    const type = optionalString(block, 'conversion-type', path) ?? 'badgerFish';
+    const type = config['conversion-type'];
     if (!conventions.includes(type)) throw new PolicyCompileError(`${path}.conversion-type`, 'enum', `conversion-type "${type}" is not one of ${conventions.join(', ')}`);
     const options = {
       rootElementName: optionalString(block, 'root-element-name', path) || 'json',
@@ -78,4 +89,4 @@ export const jsonToXmlPolicy: PolicyType<JsonToXmlConfig> = {
       ctx.set(`${output}.headers.content-type`, 'application/xml');
     };
   },
-};
+});

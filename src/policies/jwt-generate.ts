@@ -5,12 +5,14 @@
  * 3600), `jti-claim: true` adds a random id; `iat` is always set. The key is the private JWK
  * in the `jws-jwk` variable (`api.properties.*` read once at publish), `jws-alg` the algorithm.
  */
+import { bool, oneOfStrings, policy, refused, str } from './schema-kit.ts';
+import { definePolicy } from './policy.ts';
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import type { JWK, JWTPayload } from 'jose';
 import { PorticoError } from '../errors.ts';
 import { keyAlgorithms } from './jose/key-set.ts';
-import { declaredPolicy, optionalString, readBlock, titleOf } from './policy-config.ts';
+import { optionalString, readBlock, titleOf } from './policy-config.ts';
 import type { PolicyBlock } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
@@ -25,9 +27,29 @@ interface SigningKey {
 const registered = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'nbf']);
 
 /** The jwt-generate policy. */
-export const jwtGeneratePolicy: PolicyType<PolicyBlock> = {
+export const jwtGeneratePolicy: PolicyType = definePolicy<PolicyBlock>({
   name: 'jwt-generate',
-  ...declaredPolicy('jwt-generate'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Signs a JWT with claims taken from variables and stores it in jwt.',
+  schema: policy(['1.0.0', '2.0.0'], {
+    jwt: str('Variable the signed JWT is written to.', 'generated.jwt'),
+    'jti-claim': bool('Add a random jti claim.', false),
+    'iss-claim': str('Variable holding the iss claim.', 'iss.claim'),
+    'sub-claim': str('Variable holding the sub claim.'),
+    'aud-claim': str('Variable holding the aud claim (a string or a list).'),
+    'exp-claim': { type: ['integer', 'string'], default: 3600, description: 'Lifetime in seconds (exp = iat + this).' },
+    'private-claims': str('Variable holding a JSON object of further claims (registered claims are not overridden).'),
+    'jws-jwk': str('Variable holding the private signing JWK (api.properties.* is read once at publish).'),
+    'jws-alg': oneOfStrings(
+      ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'HS256', 'HS384', 'HS512', 'EdDSA'],
+      'Signing algorithm; default: the first the key type allows (RS256, ES256 by curve, HS256, EdDSA).',
+    ),
+    'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk).'),
+    'jwe-crypto': refused('DataPower crypto object for JWE: not supported by Portico.'),
+    'jwe-jwk': refused('JWK to encrypt the JWT: JWE is not supported by Portico.'),
+    'jwe-enc-alg': refused('JWE content encryption: not supported by Portico.'),
+    'jwe-alg': refused('JWE key management: not supported by Portico.'),
+  }, ['jws-jwk']),
   compile(config: PolicyBlock, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jwtGeneratePolicy, path);
     for (const field of ['jws-crypto', 'jwe-crypto', 'jwe-jwk', 'jwe-enc-alg', 'jwe-alg']) {
@@ -66,7 +88,7 @@ export const jwtGeneratePolicy: PolicyType<PolicyBlock> = {
       }
     };
   },
-};
+});
 
 function lifetimeOf(value: unknown, path: string): number {
   if (value === undefined || value === null || value === '') return 3600;

@@ -6,13 +6,15 @@
  * is read once at publish) or Portico's `jwks-url` (fetched and kept, see jose/key-set.ts).
  * DataPower crypto objects (`jws-crypto`, `jwe-crypto`) and encrypted JWTs are refused at import.
  */
+import { policy, refused, str } from './schema-kit.ts';
+import { definePolicy } from './policy.ts';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
 import { PorticoError } from '../errors.ts';
-import { dispatcherFor } from './invoke.ts';
+import { dispatcherFor } from './invoke/index.ts';
 import { candidates, importKeySet, KeyLookupError, RemoteKeySet } from './jose/key-set.ts';
 import type { VerificationKey } from './jose/key-set.ts';
-import { declaredPolicy, optionalArray, optionalString, readBlock, titleOf } from './policy-config.ts';
+import { optionalArray, optionalString, readBlock, titleOf } from './policy-config.ts';
 import type { PolicyBlock } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, JwksSettings, PolicyType, Step } from './types.ts';
@@ -31,9 +33,33 @@ type KeySource =
   | { kind: 'remote'; set: RemoteKeySet };
 
 /** The jwt-validate policy. */
-export const jwtValidatePolicy: PolicyType<PolicyBlock> = {
+export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
   name: 'jwt-validate',
-  ...declaredPolicy('jwt-validate'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Verifies a JWT (signature, exp/nbf, iss and aud patterns) and writes its claims to output-claims.',
+  schema: policy(
+    ['1.0.0', '2.0.0'],
+    {
+      jwt: str('Variable holding the JWT (`Bearer <jwt>` in request.headers.authorization).', 'request.headers.authorization'),
+      'output-claims': str('Variable the verified claims are written to.', 'decoded.claims'),
+      'iss-claim': str('Regular expression the iss claim must match; empty = not checked.'),
+      'aud-claim': str('Regular expression the aud claim (or one of its values) must match; empty = not checked.'),
+      'jws-jwk': str('Variable holding the verification JWK or JWK set (api.properties.* is read once at publish).'),
+      'jwks-url': str('Portico: a JWKS URL ($(property) allowed), fetched and kept (PORTICO_JWKS_* settings).'),
+      'tls-profile': str('Portico: TLS profile (PORTICO_TLS_PROFILES) for an https jwks-url.'),
+      'jws-algorithms': {
+        type: 'array',
+        default: [],
+        description: 'Portico: algorithms accepted (default: every one the key type allows; none never).',
+        items: { type: 'string' },
+      },
+      'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk or jwks-url).'),
+      'jwe-crypto': refused('DataPower crypto object for JWE: not supported by Portico.'),
+      'jwe-jwk': refused('JWK to decrypt a JWE: encrypted JWTs are not supported by Portico.'),
+    },
+    [],
+    { anyOf: [{ required: ['jws-jwk'] }, { required: ['jwks-url'] }] },
+  ),
   compile(config: PolicyBlock, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jwtValidatePolicy, path);
     refuseUnsupported(block, path);
@@ -52,7 +78,7 @@ export const jwtValidatePolicy: PolicyType<PolicyBlock> = {
       ctx.set(output, claims);
     };
   },
-};
+});
 
 function refuseUnsupported(block: PolicyBlock, path: string): void {
   for (const field of ['jws-crypto', 'jwe-crypto', 'jwe-jwk']) {

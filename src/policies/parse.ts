@@ -4,7 +4,8 @@
  * well-formedness and kept as text until the SOAP work item brings an XML tree. A body that
  * does not parse raises `ParseError` (status 400: the request's payload is at fault).
  */
-import { declaredPolicy } from './policy-config.ts';
+import { bool, policy, str } from './schema-kit.ts';
+import { definePolicy } from './policy.ts';
 import { parseXml, XmlError } from '../soap/xml.ts';
 import { AssemblyError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
@@ -37,9 +38,28 @@ function textOf(body: unknown): string | undefined {
 }
 
 /** The parse policy. */
-export const parsePolicy: PolicyType<ParseConfig> = {
+export const parsePolicy: PolicyType = definePolicy<ParseConfig>({
   name: 'parse',
-  ...declaredPolicy('parse'),
+  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0'],
+  description: 'Parses a message body (JSON, XML, GraphQL) into a tree, with limits.',
+  schema: policy(['1.0.0', '2.0.0', '2.1.0', '2.2.0'], {
+    'parse-settings-reference': {
+      type: 'object',
+      description: 'Parse settings: by name (default), url or inline (literal, parse-settings).',
+      default: { default: 'apic-default-parsesettings' },
+      additionalProperties: false,
+      properties: {
+        default: str('Name of a parse settings object of the gateway.', 'apic-default-parsesettings'),
+        url: str('URL of parse settings.'),
+        literal: str('Parse settings as XML or JSON text.'),
+        'parse-settings': { type: 'object', default: {}, description: 'Inline DataPower parse settings (document_type, limits).' },
+      },
+    },
+    input: str('Message to parse.', 'message'),
+    output: str('Message receiving the parsed tree; default the input.'),
+    'use-content-type': bool('Choose the parser from the Content-Type header.', false),
+    'warn-on-empty-input': bool('Log instead of failing on an empty body.', false),
+  }),
   compile(config: ParseConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, parsePolicy, path);
     const input = optionalString(block, 'input', path) || 'message';
@@ -69,7 +89,7 @@ export const parsePolicy: PolicyType<ParseConfig> = {
       ctx.set(outputVariable, format === 'json' ? parseJson(text, title) : checkXml(text, title));
     };
   },
-};
+});
 
 function parseJson(text: string, title: string): unknown {
   try {

@@ -1,25 +1,17 @@
 /**
- * Helpers the core policies share while compiling: reading a policy's YAML block defensively
- * (the import-time schema may be bypassed by a caller, so each compiler still names the bad
- * field's assembly path) and resolving `$ref`s against the API document.
+ * Helpers the policies share while compiling: reading fields of a block (already checked by its
+ * schema in policy.ts; the helpers still name the field's assembly path) and resolving `$ref`s
+ * against the API document.
  */
-import { policySchemas } from '../definitions/policy-schemas.ts';
 import { PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, JSONSchema } from './types.ts';
 import { setOwn } from './variable-names.ts';
-
-/** The fields every policy block may carry (IBM "Policies": title, description, version). */
-export const policyMetaProperties: Record<string, JSONSchema> = {
-  version: { type: 'string', description: 'Policy version (API Connect `version:`); defaults to the newest supported.' },
-  title: { type: 'string', description: 'Title shown in errors and logs; defaults to the policy name.' },
-  description: { type: 'string', default: '', description: 'Free text for the API provider.' },
-};
 
 /** A policy block as read from YAML. */
 export type PolicyBlock = Record<string, unknown>;
 
 /** Checks the block is an object and its `version` is one the policy supports. */
-export function readBlock(config: unknown, policy: { name: string; versions: string[] }, path: string): PolicyBlock {
+export function readBlock(config: unknown, policy: { name: string; versions: readonly string[] }, path: string): PolicyBlock {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw new PolicyCompileError(path, 'type', `the ${policy.name} policy must be an object`);
   }
@@ -120,15 +112,4 @@ export function inlineRefs(schema: JSONSchema, api: CompiledApiInfo, path: strin
     return copy;
   };
   return visit(schema) as JSONSchema;
-}
-
-/**
- * A policy's accepted versions and the JSON schema its YAML block is validated with at import,
- * from the one catalogue in definitions/policy-schemas.ts (the import checks and the compilers
- * must not disagree about what a policy accepts).
- */
-export function declaredPolicy(name: string): { versions: string[]; schema: JSONSchema } {
-  const entry = policySchemas[name];
-  if (entry === undefined) throw new Error(`no schema is declared for policy ${name} in definitions/policy-schemas.ts`);
-  return { versions: [...entry.versions], schema: entry.schema };
 }

@@ -9,38 +9,48 @@
  * `catalog-named`/`gateway-named` — limits from the gateway's settings
  * (`PORTICO_NAMED_RATE_LIMITS`), counted across all callers.
  */
-import { declaredPolicy } from './policy-config.ts';
+import { oneOfStrings, policy, str } from './schema-kit.ts';
+import type { JSONSchema } from './types.ts';
+import { definePolicy } from './policy.ts';
 import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
-import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
+import type { CheckScope, CompiledApiInfo, FlowContext, PolicyProblem, PolicyType, Step } from './types.ts';
 
 interface LimitReference {
   name: string;
-  operation?: 'consume' | 'replenish' | 'inc' | 'dec';
+  operation: 'consume' | 'replenish' | 'check' | 'inc' | 'dec';
 }
 
 export interface RateLimitConfig {
   version?: string;
   title?: string;
   description?: string;
-  source?: 'plan-default' | 'plan-named' | 'catalog-named' | 'gateway-named';
-  'rate-limit'?: LimitReference[];
-  'burst-limit'?: LimitReference[];
-  'count-limit'?: LimitReference[];
+  source: 'plan-default' | 'plan-named' | 'catalog-named' | 'gateway-named';
+  'rate-limit': LimitReference[];
+  'burst-limit': LimitReference[];
+  'count-limit': LimitReference[];
 }
 
-function names(config: RateLimitConfig, path: string): string[] {
-  if (config['count-limit'] && config['count-limit'].length > 0) {
-    throw new PolicyCompileError(`${path}.count-limit`, 'unsupported', 'count limits are not supported by Portico yet; use rate-limit or burst-limit');
+/** What Portico does not count yet, refused at import and publish alike. */
+function unsupported(config: RateLimitConfig, _scope: CheckScope, path: string): PolicyProblem[] {
+  const problems: PolicyProblem[] = [];
+  if (config['count-limit'].length > 0) {
+    const reason = 'count limits are not supported by Portico yet; use rate-limit or burst-limit';
+    problems.push({ path: `${path}.count-limit`, rule: 'unsupported', reason });
   }
-  const refs = [...(config['rate-limit'] ?? []), ...(config['burst-limit'] ?? [])];
-  for (const [index, ref] of refs.entries()) {
-    if (ref.operation !== undefined && ref.operation !== 'consume') {
-      throw new PolicyCompileError(`${path}.rate-limit[${index}].operation`, 'unsupported', `operation ${ref.operation} is not supported; only consume`);
-    }
+  for (const field of ['rate-limit', 'burst-limit'] as const) {
+    config[field].forEach((ref, index) => {
+      if (ref.operation === 'consume') return;
+      const reason = `operation ${ref.operation} is not supported; only consume`;
+      problems.push({ path: `${path}.${field}[${index}].operation`, rule: 'unsupported', reason });
+    });
   }
-  return refs.map((ref) => ref.name);
+  return problems;
+}
+
+function names(config: RateLimitConfig): string[] {
+  return [...config['rate-limit'], ...config['burst-limit']].map((ref) => ref.name);
 }
 
 function exceeded(title: string, headers: Array<[string, string]>): AssemblyError {
@@ -52,8 +62,8 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
   const counters = api.settings.counters;
   if (counters === undefined) throw new PolicyCompileError(path, 'unavailable', 'the gateway has no rate-limit counters');
   const title = config.title ?? 'ratelimit';
-  const source = config.source ?? 'plan-default';
-  const wanted = names(config, path);
+  const { source } = config;
+  const wanted = names(config);
 
   if (source === 'catalog-named' || source === 'gateway-named') {
     const rules: LimitRule[] = [];
@@ -82,8 +92,46 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
   };
 }
 
-export const ratelimitPolicy: PolicyType<RateLimitConfig> = {
-  name: 'ratelimit',
-  ...declaredPolicy('ratelimit'),
-  compile: compileRateLimit,
+const rateLimitReference: JSONSchema = {
+  type: 'array',
+  default: [],
+  description: 'Limits applied by name.',
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: {
+      name: str('Name of a limit defined by source (plan, catalog or gateway).'),
+      operation: oneOfStrings(['consume', 'replenish', 'check'], 'What the step does with the limit.', 'consume'),
+    },
+  },
 };
+
+const countLimitReference: JSONSchema = {
+  type: 'array',
+  default: [],
+  description: 'Count limits applied by name.',
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: {
+      name: str('Name of a count limit defined by source.'),
+      operation: oneOfStrings(['inc', 'dec'], 'Increment or decrement the count.', 'inc'),
+    },
+  },
+};
+
+export const ratelimitPolicy: PolicyType = definePolicy<RateLimitConfig>({
+  name: 'ratelimit',
+  versions: ['1.0.0', '2.0.0', '2.1.0'],
+  description: 'Applies named rate, burst or count limits inside the assembly (AssemblyRateLimitError, 429).',
+  schema: policy(['1.0.0', '2.0.0', '2.1.0'], {
+    source: oneOfStrings(['plan-default', 'plan-named', 'catalog-named', 'gateway-named'], 'Where the named limits are defined.', 'plan-default'),
+    'rate-limit': rateLimitReference,
+    'burst-limit': rateLimitReference,
+    'count-limit': countLimitReference,
+  }),
+  check: unsupported,
+  compile: compileRateLimit,
+});

@@ -1,35 +1,55 @@
 /**
- * The core assembly policies (everything but the gateway's invoke, proxy, ratelimit and
- * activity-log), keyed by their `x-ibm-configuration` name.
+ * The one policy registry: every assembly policy Portico runs, keyed by its
+ * `x-ibm-configuration` name. The import check (check-assembly.ts) and the gateway's flow
+ * compiler (gateway/flow.ts) both read blocks through it, so they cannot disagree. Adding a
+ * policy: its module in this folder, one line here (docs/architecture.md, "Policies").
  */
-import type { PolicyType } from './types.ts';
+import { activityLogPolicy } from './activity-log.ts';
 import { gatewayscriptPolicy } from './gatewayscript/index.ts';
 import { ifPolicy } from './if.ts';
+import { invokePolicy, proxyPolicy } from './invoke/index.ts';
+import { jsonToXmlPolicy } from './json-to-xml.ts';
 import { jwtGeneratePolicy } from './jwt-generate.ts';
 import { jwtValidatePolicy } from './jwt-validate.ts';
 import { logPolicy } from './log.ts';
 import { mapPolicy } from './map/index.ts';
 import { operationSwitchPolicy } from './operation-switch.ts';
 import { parsePolicy } from './parse.ts';
+import { ratelimitPolicy } from './ratelimit.ts';
 import { setVariablePolicy } from './set-variable.ts';
 import { switchPolicy } from './switch.ts';
 import { throwPolicy } from './throw.ts';
+import { userSecurityPolicy } from './user-security/index.ts';
 import { validatePolicy } from './validate.ts';
+import { xmlToJsonPolicy } from './xml-to-json.ts';
+import type { PolicyType } from './types.ts';
 
-const policies = [
+/** Policy types by name. */
+export type PolicyRegistry = Readonly<Record<string, PolicyType>>;
+
+const policies: readonly PolicyType[] = [
+  invokePolicy,
+  proxyPolicy,
   mapPolicy,
   gatewayscriptPolicy,
   operationSwitchPolicy,
   switchPolicy,
   ifPolicy,
   setVariablePolicy,
+  jwtValidatePolicy,
+  jwtGeneratePolicy,
   throwPolicy,
   parsePolicy,
   validatePolicy,
+  xmlToJsonPolicy,
+  jsonToXmlPolicy,
+  ratelimitPolicy,
+  userSecurityPolicy,
+  activityLogPolicy,
   logPolicy,
-  jwtValidatePolicy,
-  jwtGeneratePolicy,
-] as unknown as Array<PolicyType<never>>;
+];
 
-/** Core policy types by name, for the flow compiler's registry. */
-export const corePolicies: Record<string, PolicyType<never>> = Object.freeze(Object.fromEntries(policies.map((policy) => [policy.name, policy])));
+/** Every policy, by name (frozen; null prototype, so a block named `constructor` is unknown). */
+export const policyRegistry: PolicyRegistry = Object.freeze(
+  Object.assign(Object.create(null) as Record<string, PolicyType>, Object.fromEntries(policies.map((p) => [p.name, p]))),
+);

@@ -3,7 +3,8 @@
  * A `value` may hold `$(name)` references, substituted per request from API properties (fixed
  * at publish time) and context variables; `type` converts the result.
  */
-import { declaredPolicy } from './policy-config.ts';
+import { oneOfStrings, policy, str } from './schema-kit.ts';
+import { definePolicy } from './policy.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalArray, readBlock, titleOf } from './policy-config.ts';
@@ -105,9 +106,33 @@ export function convertValue(value: unknown, type: VariableType): unknown {
 type Action = (ctx: FlowContext) => void;
 
 /** The set-variable policy. */
-export const setVariablePolicy: PolicyType<SetVariableConfig> = {
+export const setVariablePolicy: PolicyType = definePolicy<SetVariableConfig>({
   name: 'set-variable',
-  ...declaredPolicy('set-variable'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Sets, adds (headers) or clears context variables.',
+  schema: policy(
+    ['1.0.0', '2.0.0'],
+    {
+      actions: {
+        type: 'array',
+        default: [],
+        description: 'Variable actions, in order.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          anyOf: [{ required: ['set'] }, { required: ['add'] }, { required: ['clear'] }],
+          properties: {
+            set: str('Variable to set, e.g. message.headers.x-trace.'),
+            add: str('Header variable to which a value is added.'),
+            clear: str('Variable to clear.'),
+            value: { type: ['string', 'number', 'boolean', 'object', 'array', 'null'], description: 'Value; $(var) is substituted in strings.' },
+            type: oneOfStrings(['string', 'number', 'boolean', 'object', 'any'], 'How value is typed before it is stored.', 'any'),
+          },
+        },
+      },
+    },
+    ['actions'],
+  ),
   compile(config: SetVariableConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, setVariablePolicy, path);
     const title = titleOf(block, 'set-variable');
@@ -116,7 +141,7 @@ export const setVariablePolicy: PolicyType<SetVariableConfig> = {
       for (const action of actions) action(ctx);
     };
   },
-};
+});
 
 function compileAction(entry: unknown, path: string, api: CompiledApiInfo, title: string): Action {
   if (typeof entry !== 'object' || entry === null) throw new PolicyCompileError(path, 'type', 'an action must be an object');

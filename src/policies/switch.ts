@@ -3,7 +3,9 @@
  * else the `otherwise` case. Conditions are JSONata with API Connect's extensions, or simple
  * v5 JavaScript conditions (see conditions.ts).
  */
-import { declaredPolicy } from './policy-config.ts';
+import { executeList, policy, str } from './schema-kit.ts';
+import type { CheckScope, JSONSchema, PolicyProblem } from './types.ts';
+import { definePolicy, problemsOf } from './policy.ts';
 import { PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { compileCondition } from './conditions.ts';
@@ -22,10 +24,40 @@ interface Branch {
   step: Step;
 }
 
+const conditionCase: JSONSchema = {
+  type: 'object',
+  additionalProperties: false,
+  anyOf: [{ required: ['condition', 'execute'] }, { required: ['otherwise'] }],
+  properties: {
+    condition: str('Condition (JSONata on API Gateway 2.x, JavaScript on v5 1.0.0); the first true case runs.'),
+    // No defaults: which of the two a case has is what makes it a condition case or the otherwise case.
+    execute: { ...executeList, default: undefined },
+    otherwise: { ...executeList, default: undefined, description: 'Policies run when no case matched.' },
+  },
+};
+
 /** The switch policy. */
-export const switchPolicy: PolicyType<SwitchConfig> = {
+export const switchPolicy: PolicyType = definePolicy<SwitchConfig>({
   name: 'switch',
-  ...declaredPolicy('switch'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Runs the first case whose condition holds, else the otherwise entry.',
+  schema: policy(['1.0.0', '2.0.0'], { case: { type: 'array', default: [], description: 'Condition cases and one optional {otherwise} entry.', items: conditionCase } }, ['case']),
+  check(config: SwitchConfig, scope: CheckScope, path: string) {
+    const problems: PolicyProblem[] = [];
+    let otherwiseCases = 0;
+    (config.case ?? []).forEach((entry, index) => {
+      const at = `${path}.case[${index}]`;
+      if ('otherwise' in entry && Array.isArray(entry.otherwise)) {
+        if (++otherwiseCases > 1) problems.push({ path: at, rule: 'switch-case', reason: 'only one otherwise case is allowed' });
+        problems.push(...scope.checkFlow(entry.otherwise, `${at}.otherwise`));
+        return;
+      }
+      if (!('condition' in entry)) return; // the schema reports it
+      problems.push(...problemsOf(() => compileCondition(entry.condition, `${at}.condition`)));
+      problems.push(...scope.checkFlow(entry.execute, `${at}.execute`));
+    });
+    return problems;
+  },
   compile(config: SwitchConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, switchPolicy, path);
     const branches: Branch[] = [];
@@ -54,4 +86,4 @@ export const switchPolicy: PolicyType<SwitchConfig> = {
       if (fallback !== undefined) return fallback(ctx);
     };
   },
-};
+});

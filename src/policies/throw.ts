@@ -3,28 +3,42 @@
  * "If no catch is triggered by the thrown error, then a 500 Internal Server Error is returned";
  * throw 2.1.0 adds `error-status-code` and `error-status-reason` for the uncaught response.
  */
-import { declaredPolicy } from './policy-config.ts';
+import { policy, str } from './schema-kit.ts';
+import { definePolicy, problemsOf } from './policy.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
-import type { CompiledApiInfo, PolicyType, Step } from './types.ts';
+import type { CheckScope, CompiledApiInfo, PolicyType, Step } from './types.ts';
 import { optionalString, readBlock, requireString, titleOf } from './policy-config.ts';
 
 export interface ThrowConfig {
   version?: string;
   title?: string;
   name: string;
-  message?: string;
-  'error-status-code'?: number | string;
+  message: string;
+  'error-status-code': number | string;
   'error-status-reason'?: string;
 }
 
 /** The throw policy. */
-export const throwPolicy: PolicyType<ThrowConfig> = {
+export const throwPolicy: PolicyType = definePolicy<ThrowConfig>({
   name: 'throw',
-  ...declaredPolicy('throw'),
+  versions: ['1.0.0', '2.0.0', '2.1.0'],
+  description: 'Raises a named error, handled by a matching catch or returned as 500.',
+  schema: policy(
+    ['1.0.0', '2.0.0', '2.1.0'],
+    {
+      name: str('Error name matched by catch blocks.'),
+      message: str('Error message returned as moreInformation.', ''),
+      'error-status-code': { type: ['string', 'integer'], default: '500', description: 'HTTP status returned for the error (2.1.0).' },
+      'error-status-reason': str('HTTP reason phrase returned for the error (2.1.0).'),
+    },
+    ['name'],
+  ),
+  check: (config: ThrowConfig, _scope: CheckScope, path: string) =>
+    problemsOf(() => statusOf(config['error-status-code'], `${path}.error-status-code`)),
   compile(config: ThrowConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, throwPolicy, path);
     const name = typeof block.name === 'number' ? String(block.name) : requireString(block, 'name', path);
-    const message = optionalString(block, 'message', path) ?? '';
+    const { message } = config;
     const status = statusOf(block['error-status-code'], `${path}.error-status-code`);
     const reason = optionalString(block, 'error-status-reason', path) ?? '';
     const title = titleOf(block, 'throw');
@@ -32,7 +46,7 @@ export const throwPolicy: PolicyType<ThrowConfig> = {
       throw new AssemblyError(name, message, { status, reason, policy: title });
     };
   },
-};
+});
 
 function statusOf(value: unknown, path: string): number {
   if (value === undefined || value === null || value === '') return 500;

@@ -12,8 +12,9 @@ import type { VerdictCache } from '../identity/verdict-cache.ts';
 import type { CatalogRegistries } from '../identity/verifiers.ts';
 import type { ScriptPool } from './gatewayscript/pool.ts';
 
-/** A JSON Schema (draft-07 subset that ajv understands). */
-export type JSONSchema = Record<string, unknown>;
+import type { JSONSchema } from '../definitions/json-schema.ts';
+
+export type { JSONSchema };
 
 /** What a policy may know about the API it is compiled for. */
 export interface CompiledApiInfo {
@@ -29,6 +30,10 @@ export interface CompiledApiInfo {
   userRegistries?: CatalogRegistries;
   /** Settings a policy may need (timeouts, TLS profiles, limits), from the gateway config. */
   settings: PolicySettings;
+  /** The API's operations (operation-switch cases name them). */
+  operations: readonly OperationKey[];
+  /** The policies the one being compiled is nested in, outermost first. */
+  enclosing: readonly string[];
   /** Compiles a nested `execute` list (used by operation-switch, switch, if). */
   compileFlow(steps: unknown[], path: string): Step;
 }
@@ -76,15 +81,67 @@ export interface CallerLimits {
   named: Record<string, readonly LimitRule[]>;
 }
 
-export interface PolicyType<C = Record<string, unknown>> {
+/** What a policy's import-time check may know: the API document, its operations, where the block sits. */
+export interface CheckScope {
+  /** The whole API document, for `$ref` resolution. */
+  document: Record<string, unknown>;
+  /** The API's operations, as operation-switch cases name them. */
+  operations: readonly OperationKey[];
+  /** The policies this block is nested in, outermost first (operation-switch may not be nested in a branch). */
+  enclosing: readonly string[];
+  /**
+   * Checks a nested `execute` list with the same rules. At import it walks the list; when the
+   * gateway compiles, it does nothing, since `compileFlow` reads (and so checks) each nested entry.
+   */
+  checkFlow(entries: unknown, path: string): PolicyProblem[];
+}
+
+/** An operation of the API: its operationId (when it has one), lower-case verb and path template. */
+export interface OperationKey {
+  id: string | undefined;
+  verb: string;
+  path: string;
+}
+
+/** A problem of a policy block, with the assembly JSON path and the broken rule (as definition problems). */
+export interface PolicyProblem {
+  path: string;
+  rule: string;
+  reason: string;
+}
+
+/**
+ * One policy, as its module declares it: `C` is its block once validated and defaulted by
+ * `schema`. See policy.ts, which turns a spec into the registry's {@link PolicyType}.
+ */
+export interface PolicySpec<C> {
   /** As in x-ibm-configuration, e.g. `invoke`. */
   name: string;
-  /** Versions accepted, e.g. `['1.0.0', '2.0.0']`. */
-  versions: string[];
-  /** Validates the policy's YAML block; every property has a type, a default and a description. */
+  /** Versions accepted; an absent `version:` means the first (API Connect v5 wrote none). */
+  versions: readonly string[];
+  /** One line for the docs. */
+  description: string;
+  /** Validates the YAML block; every property has a type, a description and, where it has one, a default. */
   schema: JSONSchema;
-  /** Runs once per publish; throws {@link PolicyCompileError} on a problem the schema cannot express. */
+  /**
+   * What the schema cannot express, run at import and again by the gateway before it compiles:
+   * cheap (no I/O, no engine); nested lists through `scope.checkFlow`.
+   */
+  check?(config: C, scope: CheckScope, path: string): PolicyProblem[];
+  /** Runs once per publish on a checked config; throws {@link PolicyCompileError} on what needs the gateway's resources. */
   compile(config: C, api: CompiledApiInfo, path: string): Step;
+}
+
+/** A policy in the registry: reads a raw YAML block the same way at import and at compile. */
+export interface PolicyType {
+  readonly name: string;
+  readonly versions: readonly string[];
+  readonly description: string;
+  readonly schema: JSONSchema;
+  /** Every problem of the block: schema, version and the policy's own check. */
+  check(block: unknown, scope: CheckScope, path: string): PolicyProblem[];
+  /** The same reading as `check` (the first problem throws {@link PolicyCompileError}), then the compiler. */
+  compile(block: unknown, api: CompiledApiInfo, path: string): Step;
 }
 
 /** A compiled policy. Named after the policy so stack traces say which one failed. */

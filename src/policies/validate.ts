@@ -7,12 +7,14 @@
  * `definition: request | response` mean body-param / response-param. A failure raises
  * `ValidateError` with status 422 (IBM support "Validate policy returns status code 422").
  */
-import { declaredPolicy } from './policy-config.ts';
+import { oneOfStrings, policy, str } from './schema-kit.ts';
+import { definePolicy } from './policy.ts';
 import { Ajv } from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { AssemblyError, PolicyCompileError } from './types.ts';
-import type { CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from './types.ts';
+import type { CheckScope, CompiledApiInfo, FlowContext, JSONSchema, PolicyProblem, PolicyType, Step } from './types.ts';
+import { refResolves, unresolvedReason } from '../definitions/check-refs.ts';
 import { inlineRefs, optionalString, readBlock, refFor, resolveRef, titleOf } from './policy-config.ts';
 
 export interface ValidateConfig {
@@ -28,9 +30,32 @@ const targets = ['definition', 'body-param', 'response-param', 'url'];
 const verbs = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 /** The validate policy. */
-export const validatePolicy: PolicyType<ValidateConfig> = {
+export const validatePolicy: PolicyType = definePolicy<ValidateConfig>({
   name: 'validate',
-  ...declaredPolicy('validate'),
+  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0'],
+  description: 'Validates a message body against a JSON schema; a failure raises ValidateError (422).',
+  schema: policy(['1.0.0', '2.0.0', '2.1.0', '2.2.0'], {
+    definition: str('Schema in this document: a JSON pointer (#/definitions/x), a definition name, or v5 request/response.'),
+    schema: { type: 'object', default: {}, description: 'Inline JSON schema.' },
+    'validate-against': oneOfStrings(['body-param', 'response-param', 'url', 'definition', 'wsdl', 'graphql'], 'What the body is checked against; default: definition when a definition is named, else body-param.'),
+    url: str('URL of a schema (validate-against: url).'),
+    input: str('Message validated.', 'message'),
+    output: str('Message receiving the validated result.'),
+    'compile-settings': { type: 'object', default: {}, description: 'Schema compile settings (DataPower).' },
+  }),
+  check(config: ValidateConfig, scope: CheckScope, path: string) {
+    const { definition } = config;
+    const problems: PolicyProblem[] = [];
+    const against = config['validate-against'];
+    if (against !== undefined && !targets.includes(against)) {
+      problems.push({ path: `${path}.validate-against`, rule: 'enum', reason: `validate-against must be one of ${targets.join(', ')}` });
+    }
+    // v5 writes `definition: request | response` for the operation's own schemas.
+    if (definition === undefined || definition === 'request' || definition === 'response') return problems;
+    const ref = refFor(definition);
+    if (!refResolves([scope.document], ref)) problems.push({ path: `${path}.definition`, rule: 'unresolved-ref', reason: unresolvedReason(ref) });
+    return problems;
+  },
   compile(config: ValidateConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, validatePolicy, path);
     const title = titleOf(block, 'validate');
@@ -59,7 +84,7 @@ export const validatePolicy: PolicyType<ValidateConfig> = {
       if (check !== undefined) runCheck(check, ctx.get(bodyVariable), title);
     };
   },
-};
+});
 
 function newAjv(): Ajv {
   // strict: false because OpenAPI schemas carry `example`, `xml`, `x-*` and `format: float`.

@@ -7,7 +7,8 @@
  * size, depth and attributes; the JSON is bounded by a multiple of the XML (ConversionBudget).
  * Malformed or amplifying XML is a 400 when it came from the consumer's request, else 502.
  */
-import { declaredPolicy } from './policy-config.ts';
+import { oneOfStrings, policy, str } from './schema-kit.ts';
+import { definePolicy } from './policy.ts';
 import { PorticoError } from '../errors.ts';
 import { xmlToBadgerfish } from '../soap/badgerfish.ts';
 import type { Convention } from '../soap/badgerfish.ts';
@@ -21,7 +22,7 @@ export interface XmlToJsonConfig {
   title?: string;
   input?: string;
   output?: string;
-  'conversion-type'?: string;
+  'conversion-type': string;
   'compile-settings'?: Record<string, unknown>;
 }
 
@@ -50,15 +51,22 @@ export function xmlFailure(error: XmlError, title: string, fromRequest: boolean)
 }
 
 /** The xml-to-json policy. */
-export const xmlToJsonPolicy: PolicyType<XmlToJsonConfig> = {
+export const xmlToJsonPolicy: PolicyType = definePolicy<XmlToJsonConfig>({
   name: 'xml-to-json',
-  ...declaredPolicy('xml-to-json'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Converts an XML message body to JSON.',
+  schema: policy(['1.0.0', '2.0.0'], {
+    input: str('Message converted.', 'message'),
+    output: str('Message receiving the result; default the input.'),
+    'conversion-type': oneOfStrings(['badgerFish', 'relaxedBadgerFish', 'apicv5'], 'Convention: badgerFish, relaxedBadgerFish or apicv5 (read as badgerFish).', 'badgerFish'),
+    'compile-settings': { type: 'object', default: {}, description: 'Conversion compile settings (DataPower).' },
+  }),
   compile(config: XmlToJsonConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, xmlToJsonPolicy, path);
     const title = titleOf(block, 'xml-to-json');
     const input = optionalString(block, 'input', path) || 'message';
     const output = optionalString(block, 'output', path) || input;
-    const type = optionalString(block, 'conversion-type', path) ?? 'badgerFish';
+    const type = config['conversion-type'];
     const convention = conventions[type];
     if (convention === undefined) throw new PolicyCompileError(`${path}.conversion-type`, 'enum', `conversion-type "${type}" is not one of ${Object.keys(conventions).join(', ')}`);
     const backendLimit = api.settings.maxBackendBodyBytes;
@@ -86,4 +94,4 @@ export const xmlToJsonPolicy: PolicyType<XmlToJsonConfig> = {
       ctx.set(`${output}.headers.content-type`, 'application/json');
     };
   },
-};
+});

@@ -18,6 +18,8 @@ import type { ApiImport, WsdlFile } from './provider/apis.ts';
 import * as consumerApps from './provider/consumer-apps.ts';
 import type { ConsumerOrgRef, ProviderSubscription } from './provider/consumer-apps.ts';
 import * as consumerOrgs from './provider/consumer-orgs.ts';
+import { gatewayFailures } from './provider/gateway-failures.ts';
+import type { GatewayReport } from './provider/gateway-failures.ts';
 import type { NewConsumerOrg } from './provider/consumer-orgs.ts';
 import * as organizations from './provider/organizations.ts';
 import * as products from './provider/products.ts';
@@ -30,9 +32,12 @@ export type { ImportedApi } from './provider/apis.ts';
 export type { ConsumerOrgRef, ProviderSubscription } from './provider/consumer-apps.ts';
 export type { NewConsumerOrg } from './provider/consumer-orgs.ts';
 export type { PublishedProduct } from './provider/products.ts';
+export type { GatewayFailure, GatewayFailures, GatewayReport } from './provider/gateway-failures.ts';
 
 export class ProviderServices implements ServiceContext {
   readonly sessions: SessionService;
+  /** The compile failures of the gateway this process runs, if it runs one (set by the platform). */
+  gatewayReport: GatewayReport | undefined;
 
   constructor(
     readonly store: Store,
@@ -40,6 +45,11 @@ export class ProviderServices implements ServiceContext {
     readonly signInLimiter: SignInLimiter = new SignInLimiter(),
   ) {
     this.sessions = new SessionService(store);
+  }
+
+  /** Published APIs of the org the gateway left out because they do not compile there. */
+  gatewayFailures(orgId: string, filter: { catalog?: string; api?: string } = {}) {
+    return gatewayFailures(this, this.gatewayReport, orgId, filter);
   }
 
   // ── organizations, catalogs, provider users ──

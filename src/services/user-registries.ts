@@ -6,7 +6,7 @@
  */
 import { PorticoError } from '../errors.ts';
 import { namedRegistries } from '../definitions/security-support.ts';
-import { assemblyRegistries } from '../definitions/user-security-support.ts';
+import { assemblyRegistries } from '../policies/user-security/rules.ts';
 import { checkConfiguration, checkRegistryInput, publicConfiguration } from '../identity/registry-config.ts';
 import type { RegistryConfiguration } from '../identity/registry-config.ts';
 import type { ProviderServices } from './provider-services.ts';

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DefinitionError, PorticoError } from '../../src/errors.ts';
-import { parseApiDocument, parseProductDocument } from '../../src/definitions/index.ts';
+import { parseApiDocument as parseDocument, parseProductDocument } from '../../src/definitions/index.ts';
+import { assemblyProblems } from '../../src/policies/check-assembly.ts';
 import { fixture } from './fixtures.ts';
+
+/** The API document parser with the policies' assembly check, as the management plane runs it. */
+const parseApiDocument = (text: string, file: string) => parseDocument(text, file, assemblyProblems);
 
 /** The [path, rule] pairs of the DefinitionError thrown for a broken fixture. */
 function problemsOf(name: string, parse: (text: string, file: string) => unknown = parseApiDocument): Array<[string, string]> {

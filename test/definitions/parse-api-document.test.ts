@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DefinitionError } from '../../src/errors.ts';
-import { parseApiDocument } from '../../src/definitions/index.ts';
+import { parseApiDocument as parseDocument } from '../../src/definitions/index.ts';
+import { assemblyProblems } from '../../src/policies/check-assembly.ts';
 import { fixture } from './fixtures.ts';
+
+/** The API document parser with the policies' assembly check, as the management plane runs it. */
+const parseApiDocument = (text: string, file: string) => parseDocument(text, file, assemblyProblems);
 
 function parse(name: string) {
   return parseApiDocument(fixture(name), name);

@@ -6,10 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parseApiDocument } from '../../src/definitions/index.ts';
+import { parseApiDocument as parseDocument } from '../../src/definitions/index.ts';
+import { assemblyProblems } from '../../src/policies/check-assembly.ts';
 import { DefinitionError } from '../../src/errors.ts';
 import { clientIdScheme, clientSecretScheme, secApi, startSecurityPlatform } from '../helpers/security-api.ts';
 import type { Doc, SecurityPlatform, TestApp } from '../helpers/security-api.ts';
+
+/** The API document parser with the policies' assembly check, as the management plane runs it. */
+const parseApiDocument = (text: string, file: string) => parseDocument(text, file, assemblyProblems);
 
 type Send = (app: TestApp) => { headers?: Record<string, string>; query?: string };
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { ScriptPool } from '../../src/policies/gatewayscript/pool.ts';
-import { corePolicies } from '../../src/policies/registry.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import { AssemblyError } from '../../src/policies/types.ts';
 import type { Step } from '../../src/policies/types.ts';
 import { apiInput, makeContext } from './helpers.ts';
@@ -23,7 +23,7 @@ function script(pool: ScriptPool, source: string, options: { api?: string; timeo
   const input = apiInput();
   input.name = options.api ?? 'test';
   input.settings = { ...input.settings, script: { timeoutMs: options.timeoutMs ?? 300, memoryBytes: 16 * 1024 * 1024, pool } };
-  return compileAssembly({ execute: [{ gatewayscript: { version: '2.0.0', title: 'gws', source } }] }, input, corePolicies);
+  return compileAssembly({ execute: [{ gatewayscript: { version: '2.0.0', title: 'gws', source } }] }, input, policyRegistry);
 }
 
 async function outcome(step: Step, vars: Record<string, unknown> = {}): Promise<{ error?: AssemblyError; ms: number; ctx: ReturnType<typeof makeContext> }> {

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { GatewayContext, emptyMessage } from '../../src/gateway/context.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import type { ApiCompileInput } from '../../src/gateway/flow.ts';
-import { corePolicies } from '../../src/policies/registry.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import type { MessageVar, RequestVar, Step } from '../../src/policies/types.ts';
 
 export interface ContextOptions {
@@ -58,7 +58,7 @@ export function apiInput(document: Record<string, unknown> = {}, properties: Rec
 
 /** Compiles an assembly with the core policies. */
 export function compile(assembly: { execute: unknown[]; catch?: unknown[]; finally?: unknown[] }, document: Record<string, unknown> = {}, properties: Record<string, string> = {}): Step {
-  return compileAssembly(assembly, apiInput(document, properties), corePolicies);
+  return compileAssembly(assembly, apiInput(document, properties), policyRegistry);
 }
 
 /** Runs a compiled step to completion. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { compileAssembly } from '../../src/gateway/flow.ts';
-import { createPolicyRegistry } from '../../src/gateway/policies.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../../src/policies/types.ts';
 import type { PolicySettings } from '../../src/policies/types.ts';
 import { makeContext } from './helpers.ts';
@@ -30,7 +30,7 @@ function compile(invoke: Record<string, unknown>, settings: PolicySettings = bas
   return compileAssembly(
     { execute: [{ invoke: { version: '2.0.0', title: 'call', ...invoke } }] },
     { name: 'api', version: '1.0.0', document: {}, properties, catalog: { name: 'sandbox', orgName: 'org' }, settings },
-    createPolicyRegistry(),
+    policyRegistry,
   );
 }
 
@@ -187,7 +187,7 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
   function flow(execute: unknown[]) {
     const catalog = { name: 'sandbox', orgName: 'org' };
     const input = { name: 'api', version: '1.0.0', document: {}, properties: {}, catalog, settings: baseSettings };
-    return compileAssembly({ execute }, input, createPolicyRegistry());
+    return compileAssembly({ execute }, input, policyRegistry);
   }
 
   type Context = ReturnType<typeof makeContext>;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PolicyCompileError } from '../../src/policies/types.ts';
-import { corePolicies } from '../../src/policies/registry.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import { compile, makeContext } from './helpers.ts';
 
 describe('log policy', () => {
@@ -16,13 +16,17 @@ describe('log policy', () => {
   });
 });
 
-describe('core policy registry', () => {
-  it('lists each core policy under its x-ibm-configuration name with a schema', () => {
-    assert.deepEqual(Object.keys(corePolicies).sort(), ['gatewayscript', 'if', 'jwt-generate', 'jwt-validate', 'log', 'map', 'operation-switch', 'parse', 'set-variable', 'switch', 'throw', 'validate']);
-    for (const [name, policy] of Object.entries(corePolicies)) {
+describe('policy registry', () => {
+  it('lists each policy under its x-ibm-configuration name with a schema', () => {
+    assert.deepEqual(Object.keys(policyRegistry).sort(), [
+      'activity-log', 'gatewayscript', 'if', 'invoke', 'json-to-xml', 'jwt-generate', 'jwt-validate', 'log', 'map',
+      'operation-switch', 'parse', 'proxy', 'ratelimit', 'set-variable', 'switch', 'throw', 'user-security', 'validate',
+      'xml-to-json',
+    ]);
+    for (const [name, policy] of Object.entries(policyRegistry)) {
       assert.equal(policy.name, name);
       assert.equal((policy.schema as { type?: string }).type, 'object');
-      assert.ok(policy.versions.includes('2.0.0'), `${name} accepts 2.0.0`);
+      assert.ok(policy.versions.length > 0, `${name} accepts a version`);
     }
   });
 });

@@ -5,6 +5,14 @@ import { compile, makeContext } from './helpers.ts';
 
 const mark = (value: string) => ({ 'set-variable': { actions: [{ set: 'branch', value }] } });
 
+// The gateway checks case operations against the API's own, as the import does.
+const document = {
+  paths: {
+    '/shipping': { post: { operationId: 'shipping.calc' } },
+    '/stores': { get: { operationId: 'get.stores' }, post: { operationId: 'other' } },
+  },
+};
+
 const step = compile({
   execute: [{
     'operation-switch': {
@@ -16,7 +24,7 @@ const step = compile({
       otherwise: [mark('otherwise')],
     },
   }],
-});
+}, document);
 
 describe('operation-switch policy', () => {
   it('runs the case naming the operationId', async () => {
@@ -39,11 +47,11 @@ describe('operation-switch policy', () => {
 
   it('refuses an operation that is neither an id nor a verb/path pair, naming its path', () => {
     assert.throws(() => compile({ execute: [{ 'operation-switch': { case: [{ operations: [{ verb: 'GET' }], execute: [] }] } }] }), (error: unknown) =>
-      error instanceof PolicyCompileError && error.path === '$.x-ibm-configuration.assembly.execute[0].operation-switch.case[0].operations[0]');
+      error instanceof PolicyCompileError && error.path.startsWith('$.x-ibm-configuration.assembly.execute[0].operation-switch.case[0].operations[0]'));
   });
 
   it('refuses an operation-switch nested in a switch', () => {
     assert.throws(() => compile({ execute: [{ switch: { case: [{ condition: 'true', execute: [{ 'operation-switch': { case: [] } }] }] } }] }), (error: unknown) =>
-      error instanceof PolicyCompileError && error.rule === 'nested-operation-switch');
+      error instanceof PolicyCompileError && error.rule === 'invalid-nesting');
   });
 });

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { GatewayContext, emptyMessage } from '../../src/gateway/context.ts';
 import { namedLimits } from '../../src/gateway/create-gateway.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
-import { createPolicyRegistry } from '../../src/gateway/policies.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import { AssemblyError, PolicyCompileError } from '../../src/policies/types.ts';
 import type { CallerLimits } from '../../src/policies/types.ts';
 import { createMemoryCounterStore } from '../../src/ratelimit/memory.ts';
@@ -39,7 +39,7 @@ function compile(policy: Record<string, unknown>, catchAll = false) {
       catalog: { name: 'sandbox', orgName: 'org' },
       settings: { maxBackendBodyBytes: 1 << 20, tlsProfiles: {}, script: { timeoutMs: 200, memoryBytes: 1 << 24 }, invokeDenyHosts: [], counters, namedLimits: namedLimits({ global: '3/1hour' }) },
     },
-    createPolicyRegistry(),
+    policyRegistry,
   );
 }
 

@@ -2,14 +2,14 @@
 // with the catalogued error of its origin (the consumer's request 400, a backend reply 502).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPolicyRegistry } from '../../src/gateway/policies.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { AssemblyError, RawBody } from '../../src/policies/types.ts';
 import { nestedAmplifier, rootAmplifier } from '../soap/amplifiers.ts';
 import { apiInput, makeContext } from './helpers.ts';
 
 function compileFlow(execute: unknown[]) {
-  return compileAssembly({ execute }, apiInput({}), createPolicyRegistry());
+  return compileAssembly({ execute }, apiInput({}), policyRegistry);
 }
 
 function requestContext(body: RawBody) {

@@ -1,13 +1,13 @@
 // xml-to-json / json-to-xml (BadgerFish) and the map policy's XML codec, on a real GatewayContext.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPolicyRegistry } from '../../src/gateway/policies.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { AssemblyError, RawBody } from '../../src/policies/types.ts';
 import { apiInput, makeContext } from '../policies/helpers.ts';
 
 function compileFlow(execute: unknown[], document: Record<string, unknown> = {}) {
-  return compileAssembly({ execute }, apiInput(document), createPolicyRegistry());
+  return compileAssembly({ execute }, apiInput(document), policyRegistry);
 }
 
 function xmlMessage(xml: string) {

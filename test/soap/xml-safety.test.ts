@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DefinitionError } from '../../src/errors.ts';
-import { createPolicyRegistry } from '../../src/gateway/policies.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { AssemblyError, RawBody } from '../../src/policies/types.ts';
 import { soapFaultText } from '../../src/soap/soap-fault.ts';
@@ -85,7 +85,7 @@ describe('safe XML parser', () => {
 });
 
 function compileFlow(execute: unknown[], document: Record<string, unknown> = {}) {
-  return compileAssembly({ execute }, apiInput(document), createPolicyRegistry());
+  return compileAssembly({ execute }, apiInput(document), policyRegistry);
 }
 
 async function rejection(step: (ctx: ReturnType<typeof makeContext>) => unknown, ctx: ReturnType<typeof makeContext>): Promise<AssemblyError> {

@@ -14,7 +14,7 @@ import {
 import type { SupportedScheme } from '../../definitions/security-support.ts';
 import { PorticoError } from '../../errors.ts';
 import type { CatalogRegistries } from '../../identity/verifiers.ts';
-import { dispatcherFor } from '../../policies/invoke.ts';
+import { dispatcherFor } from '../../policies/invoke/index.ts';
 import type { PolicySettings } from '../../policies/types.ts';
 import { basicScheme } from './basic.ts';
 import { clientIdScheme } from './client-id.ts';

@@ -93,8 +93,11 @@ ${apis.length === 0 ? html`<p>No APIs yet; import one with <code>portico apis im
     const document = JSON.parse(api.document) as Record<string, unknown>;
     const view = apiView(document);
     const used = await services.productsUsingApi(api.id);
+    const { failures } = await services.gatewayFailures(context.org.id, { api: `${api.name}:${api.version}` });
     const main = html`${breadcrumbs([['APIs', '/console/apis'], [`${api.title} ${api.version}`]])}
 <h1>${api.title} <span class="meta">${api.version}</span> ${statePill(api.state)}</h1>
+${failures.length === 0 ? '' : html`<div class="notice error" role="alert"><p>The gateway does not serve this API: it does not compile there.</p>
+<ul>${failures.map((f) => html`<li>Catalog <code>${f.catalog}</code>: ${f.reason}</li>`)}</ul></div>`}
 <dl class="facts"><dt>Name</dt><dd><code>${api.name}:${api.version}</code></dd><dt>Base path</dt><dd><code>${api.base_path}</code></dd>
 <dt>Products</dt><dd>${used.map((p) => `${p.name}:${p.version}`).join(', ') || 'None'}</dd><dt>Updated</dt><dd>${when(api.updated_at)}</dd></dl>
 <div class="actions">${stateButton(api, context.csrfToken)}</div>

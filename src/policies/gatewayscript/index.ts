@@ -9,10 +9,11 @@
  * The source is checked for syntax here, at publish (syntax.ts); runs happen in the script
  * worker pool (pool.ts), the settings' own or the process's shared one.
  */
+import { policy, str } from '../schema-kit.ts';
 import { errorCatalogue, formatMessage } from '../../errors.ts';
-import { declaredPolicy } from '../policy-config.ts';
-import { AssemblyError, PolicyCompileError } from '../types.ts';
-import type { CompiledApiInfo, FlowContext, PolicyType, Step } from '../types.ts';
+import { definePolicy } from '../policy.ts';
+import { AssemblyError } from '../types.ts';
+import type { CheckScope, CompiledApiInfo, FlowContext, PolicyType, Step } from '../types.ts';
 import { readBlock, requireString, titleOf } from '../policy-config.ts';
 import { engineCeilingBytes } from './engine-limits.ts';
 import { ScriptBusyError, sharedScriptPool } from './pool.ts';
@@ -31,20 +32,26 @@ const engines = new FinalizationRegistry<{ pool: ScriptPool; id: number }>(({ po
 let nextScriptId = 0;
 
 /** The gatewayscript policy. */
-export const gatewayscriptPolicy: PolicyType<GatewayScriptConfig> = {
+export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>({
   name: 'gatewayscript',
-  ...declaredPolicy('gatewayscript'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Runs a JavaScript (GatewayScript) source in a sandbox with the context API.',
+  schema: policy(['1.0.0', '2.0.0'], { source: str('The script.') }, ['source']),
+  // The syntax check is the compiler's own (QuickJS, the engine that runs the script), at import too.
+  check(config: GatewayScriptConfig, _scope: CheckScope, path: string) {
+    try {
+      checkSyntax(config.source, `${config.title ?? 'gatewayscript'}.js`);
+      return [];
+    } catch (error) {
+      return [{ path: `${path}.source`, rule: 'script-syntax', reason: (error as Error).message }];
+    }
+  },
   compile(config: GatewayScriptConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, gatewayscriptPolicy, path);
     const source = requireString(block, 'source', path);
     const title = titleOf(block, 'gatewayscript');
     const { pool = sharedScriptPool(engineCeilingBytes()), ...limits } = api.settings.script;
     const filename = `${api.name}/${title}.js`;
-    try {
-      checkSyntax(source, filename);
-    } catch (error) {
-      throw new PolicyCompileError(`${path}.source`, 'script-syntax', (error as Error).message);
-    }
     const apiKey = `${api.catalog.orgName}/${api.catalog.name}/${api.name}:${api.version}`;
     const script: PooledScript = { id: ++nextScriptId, api: apiKey, source, filename, limits };
     async function gatewayscriptStep(ctx: FlowContext) {
@@ -58,7 +65,7 @@ export const gatewayscriptPolicy: PolicyType<GatewayScriptConfig> = {
     engines.register(gatewayscriptStep, { pool, id: script.id });
     return gatewayscriptStep;
   },
-};
+});
 
 /** A run that found no free worker in time answers 503 (GW_SCRIPT_BUSY), catchable as JavaScriptError. */
 async function runInPool(pool: ScriptPool, script: PooledScript, host: ScriptHost, title: string): Promise<ScriptFailure | undefined> {

@@ -4,7 +4,9 @@
  * each output is then written to its variable, converted to the types its schema declares.
  * `value` is a JSONata expression over the action's source (see docs/policies.md).
  */
-import { declaredPolicy } from '../policy-config.ts';
+import { policy } from '../schema-kit.ts';
+import { mapAction, mapIo, mapOptions } from './schema.ts';
+import { definePolicy } from '../policy.ts';
 import { PolicyCompileError } from '../types.ts';
 import type { CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from '../types.ts';
 import { optionalObject, readBlock, refFor, resolveRef, titleOf } from '../policy-config.ts';
@@ -39,9 +41,21 @@ interface Port {
 }
 
 /** The map policy. */
-export const mapPolicy: PolicyType<MapConfig> = {
+export const mapPolicy: PolicyType = definePolicy<MapConfig>({
   name: 'map',
-  ...declaredPolicy('map'),
+  versions: ['1.0.0', '2.0.0', '2.1.0'],
+  description: 'Builds outputs (e.g. message.body) from named inputs with set/from/value actions.',
+  schema: policy(
+    ['1.0.0', '2.0.0', '2.1.0'],
+    {
+      inputs: mapIo,
+      outputs: mapIo,
+      actions: { type: 'array', default: [], description: 'Mapping actions, in order.', items: { $ref: '#/definitions/action' } },
+      options: mapOptions,
+    },
+    [],
+    { definitions: { action: mapAction } },
+  ),
   compile(config: MapConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, mapPolicy, path);
     const title = titleOf(block, 'map');
@@ -72,7 +86,7 @@ export const mapPolicy: PolicyType<MapConfig> = {
       writeOutputs(ctx, built);
     };
   },
-};
+});
 
 function compilePorts(entries: Record<string, unknown>, at: string, api: CompiledApiInfo, kind: 'input' | 'output', policy: { title: string; options: Record<string, unknown> }): Port[] {
   return Object.entries(entries).map(([name, raw]) => {

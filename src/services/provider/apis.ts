@@ -1,4 +1,5 @@
 /** API definitions: import (OpenAPI or WSDL), SOAP targets, online/offline, deletion. */
+import { assemblyProblems } from '../../policies/check-assembly.ts';
 import { detectDocumentKind, parseApiDocument } from '../../definitions/index.ts';
 import type { ApiDefinition } from '../../definitions/types.ts';
 import { PorticoError } from '../../errors.ts';
@@ -39,7 +40,7 @@ export async function importApi(context: ServiceContext, orgId: string, input: A
   // A WSDL is imported as the REST API generated from it (src/soap/wsdl-import.ts).
   const isWsdl = input.text.trimStart().startsWith('<') && detectDocumentKind(input.text, input.file) === 'wsdl';
   const source = isWsdl ? apiSourceFromWsdl(input) : input;
-  const definition = parseApiDocument(source.text, source.file);
+  const definition = parseApiDocument(source.text, source.file, assemblyProblems);
   const existing = await apisRepo.findApi(db, orgId, definition.name, definition.version);
   if (existing && !input.replace) {
     const reason = `API ${definition.name}:${definition.version} already exists (${input.file})`;
@@ -80,7 +81,7 @@ export async function addWsdlTarget(
 ): Promise<{ api: ApiRow; service: string }> {
   const current = await api(context, orgId, name, version);
   const { document, service } = addTargetToDocument(JSON.parse(current.document) as Record<string, unknown>, wsdl);
-  const definition = parseApiDocument(JSON.stringify(document), `${name}:${version}`);
+  const definition = parseApiDocument(JSON.stringify(document), `${name}:${version}`, assemblyProblems);
   const attachments = {
     ...(JSON.parse(current.attachments) as Record<string, string>),
     ...wsdl.attachments,

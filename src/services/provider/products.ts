@@ -1,4 +1,5 @@
 /** Products in a catalog: create or update from YAML, and API Connect's product lifecycle. */
+import { assemblyProblems } from '../../policies/check-assembly.ts';
 import { parseApiDocument, parseProductDocument, securityProblems } from '../../definitions/index.ts';
 import { checkNamedRegistries } from '../user-registries.ts';
 import { checkNamedProviders } from '../oauth-providers.ts';
@@ -159,7 +160,7 @@ function refTarget(ref: string, attachments: Record<string, string> | undefined)
   const file = ref.replace(/^\.\//, '');
   const text = attachments?.[file];
   if (text === undefined) return undefined;
-  const definition = parseApiDocument(text, file);
+  const definition = parseApiDocument(text, file, assemblyProblems);
   return { name: definition.name, version: definition.version };
 }
 

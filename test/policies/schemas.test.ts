@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Ajv } from 'ajv';
-import { policySchemas } from '../../src/definitions/index.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 
 const expectedPolicies = [
   'invoke', 'proxy', 'map', 'gatewayscript', 'operation-switch', 'switch', 'if', 'set-variable', 'throw',
@@ -15,12 +15,12 @@ function topProperties(schema: Schema): Record<string, Schema> {
   return schema.properties as Record<string, Schema>;
 }
 
-describe('policySchemas', () => {
+describe('policy schemas', () => {
   it('has one schema per assembly policy type', () => {
-    assert.deepEqual(Object.keys(policySchemas).sort(), [...expectedPolicies].sort());
+    assert.deepEqual(Object.keys(policyRegistry).sort(), [...expectedPolicies].sort());
   });
 
-  for (const [name, entry] of Object.entries(policySchemas)) {
+  for (const [name, entry] of Object.entries(policyRegistry)) {
     it(`${name}: every field has a type and a description, and unknown fields are refused`, () => {
       assert.equal(entry.schema.additionalProperties, false);
       for (const [field, schema] of Object.entries(topProperties(entry.schema))) {
@@ -37,7 +37,7 @@ describe('policySchemas', () => {
   }
 
   it('invoke carries API Connect defaults: timeout 60, verb keep, cache-ttl 900, persistent connections', () => {
-    const invoke = topProperties(policySchemas.invoke.schema);
+    const invoke = topProperties(policyRegistry.invoke.schema);
     assert.deepEqual(
       ['timeout', 'verb', 'cache-ttl', 'cache-response', 'persistent-connection', 'chunked-uploads', 'backend-type'].map((field) => invoke[field].default),
       [60, 'keep', 900, 'protocol', true, true, 'detect'],
@@ -47,13 +47,13 @@ describe('policySchemas', () => {
   });
 
   it('invoke accepts the v5 stop-on-error [null] and refuses a number in it', () => {
-    const validate = new Ajv({ strict: false }).compile(policySchemas.invoke.schema);
+    const validate = new Ajv({ strict: false }).compile(policyRegistry.invoke.schema);
     assert.equal(validate({ 'target-url': 'http://a', 'stop-on-error': [null] }), true);
     assert.equal(validate({ 'target-url': 'http://a', 'stop-on-error': [1] }), false);
   });
 
   it('map validates nested foreach actions recursively', () => {
-    const validate = new Ajv({ strict: false }).compile(policySchemas.map.schema);
+    const validate = new Ajv({ strict: false }).compile(policyRegistry.map.schema);
     assert.equal(validate({ actions: [{ create: 'out', foreach: 'in', actions: [{ set: 'a', from: ['x', 'y'] }] }] }), true);
     assert.equal(validate({ actions: [{ create: 'out', foreach: 'in', actions: [{ from: 'x' }] }] }), false);
   });

@@ -12,28 +12,36 @@
  * status 502 or 504. The one exception: a connection failure when the output is `message`
  * itself always stops the flow, because no answer exists to pass on.
  */
+import { policy } from '../schema-kit.ts';
+import { invokeFields } from './schema.ts';
 import { Agent, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
-import { PorticoError } from '../errors.ts';
-import { soapFaultText } from '../soap/soap-fault.ts';
-import { hopByHopFields } from './http-fields.ts';
-import { declaredPolicy } from './policy-config.ts';
-import { compileUrlTemplate } from './url-template.ts';
-import type { CompiledUrl } from './url-template.ts';
-import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
-import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from './types.ts';
+import { PorticoError } from '../../errors.ts';
+import { soapFaultText } from '../../soap/soap-fault.ts';
+import { hopByHopFields } from '../http-fields.ts';
+import { definePolicy, problemsOf } from '../policy.ts';
+import { compileUrlTemplate } from '../url-template.ts';
+import type { CompiledUrl } from '../url-template.ts';
+import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
+import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from '../types.ts';
+
+/** header-control and parameter-control; both fields are defaulted by the schema. */
+interface AccessControl {
+  type: 'blocklist' | 'allowlist' | 'blacklist' | 'whitelist';
+  values: string[];
+}
 
 export interface InvokeConfig {
   version?: string;
   title?: string;
   description?: string;
   'target-url': string;
-  verb?: string;
-  timeout?: number;
+  verb: string;
+  timeout: number;
   output?: string;
-  'stop-on-error'?: Array<string | null>;
-  'header-control'?: { type?: 'blocklist' | 'allowlist'; values?: string[] };
-  'parameter-control'?: { type?: 'blocklist' | 'allowlist'; values?: string[] };
+  'stop-on-error': Array<string | null>;
+  'header-control': AccessControl;
+  'parameter-control': AccessControl;
   'backend-type'?: 'detect' | 'json' | 'xml' | 'binary' | 'graphql';
   username?: string;
   password?: string;
@@ -83,19 +91,19 @@ interface HeaderFilter {
 }
 
 function headerFilter(control: InvokeConfig['header-control']): HeaderFilter {
-  const type = control?.type ?? 'blocklist';
-  const values = new Set((control?.values ?? []).map((v) => v.toLowerCase()));
+  const { type } = control;
+  const values = new Set(control.values.map((v) => v.toLowerCase()));
   if (type === 'allowlist') return (name) => values.has(name);
   return (name) => !values.has(name);
 }
 
 function stopSet(config: InvokeConfig): Set<string> {
-  return new Set((config['stop-on-error'] ?? []).filter((v): v is string => typeof v === 'string' && v.length > 0));
+  return new Set(config['stop-on-error'].filter((v): v is string => typeof v === 'string' && v.length > 0));
 }
 
 function timeoutMs(config: InvokeConfig, path: string): number {
-  const seconds = config.timeout ?? 60;
-  if (typeof seconds !== 'number' || !(seconds > 0) || seconds > 86_400) {
+  const seconds = config.timeout;
+  if (!(seconds > 0) || seconds > 86_400) {
     throw new PolicyCompileError(`${path}.timeout`, 'range', 'timeout must be a number of seconds from 1 to 86400');
   }
   return seconds * 1000;
@@ -119,8 +127,8 @@ function bodyBytes(message: MessageVar): Buffer | string | undefined {
  * time: the default (an empty allowlist) forwards nothing and costs nothing per request.
  */
 function compileForwardedQuery(control: InvokeConfig['parameter-control']): ((ctx: FlowContext) => string) | undefined {
-  const type = control?.type ?? 'allowlist';
-  const values = new Set(control?.values ?? []);
+  const { type } = control;
+  const values = new Set(control.values);
   if (type === 'allowlist' && values.size === 0) return undefined;
   return function forwardedQuery(ctx: FlowContext): string {
     const incoming = new URLSearchParams(ctx.request.search);
@@ -187,7 +195,7 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     throw new PolicyCompileError(`${path}.target-url`, 'format', reason);
   }
   const title = config.title ?? kind;
-  const verb = (config.verb ?? 'keep').toUpperCase();
+  const verb = config.verb.toUpperCase();
   const timeout = timeoutMs(config, path);
   const output = config.output && config.output.length > 0 ? config.output : 'message';
   const stops = stopSet(config);
@@ -354,14 +362,20 @@ function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): P
   });
 }
 
-export const invokePolicy: PolicyType<InvokeConfig> = {
+export const invokePolicy: PolicyType = definePolicy<InvokeConfig>({
   name: 'invoke',
-  ...declaredPolicy('invoke'),
+  versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0', '2.3.0'],
+  description: 'Calls a backend URL and stores the response in output (default message).',
+  schema: policy(['1.0.0', '2.0.0', '2.1.0', '2.2.0', '2.3.0'], invokeFields, ['target-url']),
+  check: (config, _scope, path) => problemsOf(() => timeoutMs(config, path)),
   compile: (config, api, path) => compileInvoke(config, api, path, 'invoke'),
-};
+});
 
-export const proxyPolicy: PolicyType<InvokeConfig> = {
+export const proxyPolicy: PolicyType = definePolicy<InvokeConfig>({
   name: 'proxy',
-  ...declaredPolicy('proxy'),
+  versions: ['1.0.0', '2.0.0'],
+  description: 'Forwards the request to a backend URL and returns its response as the API response.',
+  schema: policy(['1.0.0', '2.0.0'], invokeFields, ['target-url']),
+  check: (config, _scope, path) => problemsOf(() => timeoutMs(config, path)),
   compile: (config, api, path) => compileInvoke(config, api, path, 'proxy'),
-};
+});
