@@ -16,6 +16,7 @@ import { DefinitionError, PorticoError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import type { Platform, Role } from '../platform.ts';
 import { callServer, credentialsFile, loadCredentials, saveCredentials, ServerError } from './client.ts';
+import { addOAuthProviderCommands } from './commands/oauth-providers.ts';
 import { demo } from './demo-scenario.ts';
 import { runGatewayWorker, startCluster } from './serve.ts';
 
@@ -449,6 +450,8 @@ for (const verb of ['enable', 'disable'] as const) {
       out(`user registry ${name} is ${verb}d in ${options.catalog}`);
     });
 }
+
+addOAuthProviderCommands(program, { api, orgPath, readText, out });
 
 const users = program.command('users').description('provider users');
 users
