@@ -17,6 +17,7 @@ import { ScriptPool } from '../policies/gatewayscript/pool.ts';
 import type { PolicySettings } from '../policies/types.ts';
 import { loadSnapshotData } from '../store/snapshot-data.ts';
 import type { Store } from '../store/store.ts';
+import { trustedPeers } from './forwarded.ts';
 import { createPolicyRegistry } from './policies.ts';
 import { Gateway } from './server.ts';
 import { OAuthEndpoints } from '../oauth/endpoints.ts';
@@ -83,6 +84,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
   const oauth = new OAuthEndpoints({
     store,
     logger: logger.child({ part: 'oauth' }),
+    trusted: trustedPeers(settings.trustedProxies),
     // The other nodes learn of a revocation from the change feed; this one reloads before answering.
     changed: async (kind) => {
       await recordChange(store.db, kind, store.dialect);
