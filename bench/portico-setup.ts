@@ -13,6 +13,9 @@
  *   `BENCH_AUTH_URL` (fetched once, then cached) before the invoke;
  * - `introspect`: `full` with the client id replaced by an oauth2 definition whose
  *   x-tokenIntrospect is `BENCH_AUTH_URL` (answers cached);
+ * - `oauth`: `full` with the client id replaced by an oauth2 definition naming the native OAuth
+ *   provider `bench-oauth` (enabled in the catalog): every call carries an ES256 access token the
+ *   gateway itself issued by client credentials, verified from the snapshot;
  * - `accessories`: the demo's examples (logistics, financing) against the sample backends,
  *   whose ports come in `BENCH_SAMPLE_PORTS` (JSON), subscribed to Gold.
  *
@@ -22,13 +25,14 @@ import { fileURLToPath } from 'node:url';
 import { loadSettings } from '../src/config/config.ts';
 import { readDefinitionFolder } from '../src/management/folder.ts';
 import { ConsumerServices } from '../src/services/consumer-services.ts';
+import { OAuthProviders } from '../src/services/oauth-providers.ts';
 import { ProviderServices as Services } from '../src/services/provider-services.ts';
 import { openStore } from '../src/store/store.ts';
 import { envPort } from './lib/announce.ts';
 import { loadScaleData } from './scale-data.ts';
 import type { ScaleFacts } from './scale-data.ts';
 
-export type SetupMode = 'pass' | 'full' | 'jwt' | 'introspect' | 'accessories';
+export type SetupMode = 'pass' | 'full' | 'jwt' | 'introspect' | 'oauth' | 'accessories';
 
 export const benchOrg = 'bench';
 export const benchCatalog = 'sandbox';
@@ -38,6 +42,10 @@ const planLimit = '1000000000/1hour';
 /** What the setup prints for the gateway process. */
 export interface SetupResult {
   clientId?: string;
+  /** The app's secret (oauth mode: the target gets its token with client credentials). */
+  clientSecret?: string;
+  /** oauth mode: the token endpoint below the gateway origin. */
+  tokenPath?: string;
   paths: Record<string, string>;
   scale?: ScaleFacts;
   setupMs: number;
@@ -50,10 +58,22 @@ export function benchApiText(options: {
   backend: string;
   secured: boolean;
   activity: boolean;
-  auth?: { kind: 'jwt' | 'introspect'; url: string };
+  auth?: { kind: 'jwt' | 'introspect' | 'oauth'; url: string };
 }): string {
   const auth = options.auth;
-  const security = auth?.kind === 'introspect'
+  const security = auth?.kind === 'oauth'
+    ? `securityDefinitions:
+  oauth:
+    type: oauth2
+    flow: application
+    tokenUrl: ${auth.url}
+    x-ibm-oauth-provider: ${benchProvider.name}
+    scopes:
+      read: read
+security:
+  - oauth: [read]
+`
+    : auth?.kind === 'introspect'
     ? `securityDefinitions:
   oauth:
     type: oauth2
@@ -112,6 +132,14 @@ ${auth?.kind === 'jwt' ? `      - jwt-validate:
 `;
 }
 
+/** The native provider of the oauth mode: client credentials, one scope, day-long tokens (no expiry mid-run). */
+export const benchProvider = {
+  name: 'bench-oauth',
+  grants: ['application'],
+  scopes: { read: 'read' },
+  native_provider: { api: { basePath: '/oauth' }, access_token_ttl: 86_400 },
+};
+
 /** A product bundling `apis` (by name) with one plan at `planLimit`; `revision` changes its text. */
 export function benchProductText(name: string, apis: string[], revision = 0): string {
   const list = apis.map((api) => `  ${api}:\n    name: '${api}:1.0.0'`).join('\n');
@@ -141,27 +169,35 @@ ${list}
 `;
 }
 
-async function setUpBench(services: Services, mode: Exclude<SetupMode, 'accessories'>, backend: string): Promise<{ clientId?: string; orgId: string; catalogId: string }> {
+type BenchApp = { clientId: string; clientSecret: string };
+
+async function setUpBench(services: Services, mode: Exclude<SetupMode, 'accessories'>, backend: string): Promise<Partial<BenchApp> & { orgId: string; catalogId: string }> {
   const { orgId, sandbox } = await services.ensureOrg(benchOrg);
   const full = mode !== 'pass';
-  const auth = mode === 'jwt' || mode === 'introspect' ? { kind: mode, url: process.env.BENCH_AUTH_URL ?? '' } : undefined;
+  const authUrl = mode === 'oauth' ? `https://bench.example/${benchOrg}/${benchCatalog}/oauth/oauth2/token` : (process.env.BENCH_AUTH_URL ?? '');
+  const auth = mode === 'jwt' || mode === 'introspect' || mode === 'oauth' ? { kind: mode, url: authUrl } : undefined;
+  if (mode === 'oauth') {
+    const providers = new OAuthProviders(services);
+    await providers.create(orgId, benchProvider);
+    await providers.enable(orgId, benchCatalog, benchProvider.name);
+  }
   const text = benchApiText({ name: 'bench', basePath: '/bench', backend, secured: full, activity: full, auth });
   await services.importApi(orgId, { text, file: 'bench.yaml', state: 'online' });
   await services.putProduct(orgId, benchCatalog, { text: benchProductText('bench-product', ['bench']), file: 'bench-product.yaml', state: 'published' });
   if (mode === 'pass') return { orgId, catalogId: sandbox.id };
-  const clientId = await subscribedApp(services, orgId, sandbox.id, 'bench-product', 'default');
-  return { clientId, orgId, catalogId: sandbox.id };
+  const app = await subscribedApp(services, orgId, sandbox.id, 'bench-product', 'default');
+  return { ...app, orgId, catalogId: sandbox.id };
 }
 
-/** A developer, an app and an approved subscription to `plan` of `product`; the app's client id. */
-async function subscribedApp(services: Services, orgId: string, catalogId: string, product: string, plan: string): Promise<string> {
+/** A developer, an app and an approved subscription to `plan` of `product`; the app's client id and secret. */
+async function subscribedApp(services: Services, orgId: string, catalogId: string, product: string, plan: string): Promise<BenchApp> {
   const consumer = new ConsumerServices(services.store, services.bus, services.signInLimiter);
   const { org: consumerOrg } = await consumer.signUp(catalogId, { email: 'bench@example.com', password: 'bench-pass-1234', orgTitle: 'Bench Developers' });
-  const { app, credential } = await consumer.createApp(consumerOrg.id, { title: 'Bench App' });
+  const { app, credential, clientSecret } = await consumer.createApp(consumerOrg.id, { title: 'Bench App' });
   const row = await services.product(orgId, benchCatalog, product, '1.0.0');
   const subscription = await consumer.subscribe(consumerOrg.id, { appId: app.id, productId: row.id, planName: plan });
   if (subscription.state === 'pending') await services.decideSubscription(orgId, benchCatalog, subscription.id, 'approve');
-  return credential.client_id;
+  return { clientId: credential.client_id, clientSecret };
 }
 
 /** The demo's examples, pointed at the sample backends of this run (as `portico demo` does). */
@@ -181,14 +217,14 @@ async function setUpAccessories(services: Services, samplePorts: Record<string, 
   for (const doc of folder.products) {
     await services.putProduct(orgId, benchCatalog, { text: doc.text, file: doc.file, state: 'published', attachments: attachments(doc.attachments) });
   }
-  return subscribedApp(services, orgId, sandbox.id, 'accessories', 'gold');
+  return (await subscribedApp(services, orgId, sandbox.id, 'accessories', 'gold')).clientId;
 }
 
 /** Reads BENCH_MODE. */
 export function readMode(): SetupMode {
   const mode = process.env.BENCH_MODE ?? 'full';
-  if (!['pass', 'full', 'jwt', 'introspect', 'accessories'].includes(mode)) {
-    throw new Error(`BENCH_MODE must be pass, full, jwt, introspect or accessories, got ${mode}`);
+  if (!['pass', 'full', 'jwt', 'introspect', 'oauth', 'accessories'].includes(mode)) {
+    throw new Error(`BENCH_MODE must be pass, full, jwt, introspect, oauth or accessories, got ${mode}`);
   }
   return mode as SetupMode;
 }
@@ -214,7 +250,9 @@ export async function setUp(dataDir: string, mode: SetupMode): Promise<SetupResu
     const apis = Number(process.env.BENCH_SCALE_APIS ?? 0);
     const subscriptions = Number(process.env.BENCH_SCALE_SUBSCRIPTIONS ?? 0);
     const scale = apis > 0 || subscriptions > 0 ? await loadScaleData(store, { orgId: setup.orgId, catalogId: setup.catalogId, apis, subscriptions, backend }) : undefined;
-    return { clientId: setup.clientId, paths: { item: `${base}/bench/item` }, scale, setupMs: performance.now() - started };
+    const tokenPath = mode === 'oauth' ? `${base}/oauth/oauth2/token` : undefined;
+    const { clientId, clientSecret } = setup;
+    return { clientId, clientSecret, tokenPath, paths: { item: `${base}/bench/item` }, scale, setupMs: performance.now() - started };
   } finally {
     await store.close();
   }

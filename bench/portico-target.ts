@@ -74,12 +74,25 @@ async function startCpuProfile(file: string): Promise<() => Promise<void>> {
   };
 }
 
-/** What every request sends: the client id, and the bearer token of the jwt / introspect targets. */
+/** What every request sends: the client id, and the bearer token of the jwt / introspect / oauth targets. */
 function benchHeaders(mode: string, clientId: string | undefined, token: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (clientId && mode !== 'introspect') headers['X-IBM-Client-Id'] = clientId;
+  if (clientId && mode !== 'introspect' && mode !== 'oauth') headers['X-IBM-Client-Id'] = clientId;
   if (token) headers.Authorization = `Bearer ${token}`;
   return headers;
+}
+
+/** oauth mode: one client credentials token from this gateway (its issuer is the origin the load uses). */
+async function nativeToken(gateway: string, setup: SetupResult): Promise<string> {
+  const basic = Buffer.from(`${setup.clientId}:${setup.clientSecret}`).toString('base64');
+  const answer = await fetch(`${gateway}${setup.tokenPath}`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials&scope=read',
+  });
+  const body = (await answer.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`bench token request failed: ${answer.status} ${JSON.stringify(body)}`);
+  return body.access_token;
 }
 
 async function main(): Promise<void> {
@@ -96,6 +109,8 @@ async function main(): Promise<void> {
   );
   const platform = await startPlatform(settings, logger, 'gateway');
   const gateway = platform.gateway!;
+  const gatewayUrl = platform.urls.gateway!.replace('0.0.0.0', '127.0.0.1');
+  const token = mode === 'oauth' ? await nativeToken(gatewayUrl, setup) : authority?.token;
   const every = Number(process.env.BENCH_PUBLISH_EVERY_MS ?? 0);
   const publisher = every > 0 && mode !== 'accessories' ? publishEvery(platform, every, logger) : undefined;
 
@@ -106,7 +121,7 @@ async function main(): Promise<void> {
   announce({
     port: Number(new URL(platform.urls.gateway!).port),
     path: Object.values(setup.paths)[0],
-    headers: benchHeaders(mode, setup.clientId, authority?.token),
+    headers: benchHeaders(mode, setup.clientId, token),
     facts: { mode, paths: setup.paths, apis: gateway.current?.apiCount, compileMs: gateway.current?.compileMs, setupMs: setup.setupMs, scale: setup.scale, redis: settings.redisUrl !== undefined },
   });
 

@@ -44,6 +44,7 @@ const baseTargets = [
   'portico-full',
   'portico-jwt',
   'portico-introspect',
+  'portico-oauth',
   'portico-logistics-shipping',
   'portico-logistics-stores',
   'portico-financing',
@@ -56,7 +57,9 @@ const profiles: Record<string, Profile> = {
   check: { name: 'check', targets: ['direct', 'portico-pass', 'portico-full'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 10 },
   quick: { name: 'quick', targets: ['direct', 'nginx', 'http-proxy', 'portico-pass', 'portico-full'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
   /** What a JWT check and a cached introspection add to portico-full (issue 13). */
-  identity: { name: 'identity', targets: ['direct', 'portico-full', 'portico-jwt', 'portico-introspect'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 5 },
+  identity: { name: 'identity', targets: ['direct', 'portico-full', 'portico-jwt', 'portico-introspect', 'portico-oauth'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 5 },
+  /** A token the gateway issued itself (native OAuth provider, ES256) against portico-full (issue 14). */
+  oauth: { name: 'oauth', targets: ['direct', 'portico-full', 'portico-oauth'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
   scale: { name: 'scale', targets: ['direct', 'portico-full', 'portico-full-scale'], warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
   reload: { name: 'reload', targets: ['direct', 'portico-full', 'portico-full-reload'], warmSeconds: 3, runs: 3, runSeconds: 6, heySeconds: 15 },
   /** `portico serve --role gateway --workers N`, N = 1 and 2 (the scale-out issue): the scaling from 1 to N workers. */
@@ -262,8 +265,10 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
     case 'portico-full-scale':
     case 'portico-full-reload':
     case 'portico-jwt':
-    case 'portico-introspect': {
-      const mode = name === 'portico-pass' ? 'pass' : name === 'portico-jwt' ? 'jwt' : name === 'portico-introspect' ? 'introspect' : 'full';
+    case 'portico-introspect':
+    case 'portico-oauth': {
+      const modes: Record<string, string> = { 'portico-pass': 'pass', 'portico-jwt': 'jwt', 'portico-introspect': 'introspect', 'portico-oauth': 'oauth' };
+      const mode = modes[name] ?? 'full';
       const env: Record<string, string | undefined> = { ...upstream, BENCH_MODE: mode, PORTICO_REDIS_URL: undefined };
       if (name === 'portico-full-redis') env.PORTICO_REDIS_URL = 'redis://127.0.0.1:6379';
       if (name === 'portico-full-scale') Object.assign(env, { BENCH_SCALE_APIS: String(scale.apis), BENCH_SCALE_SUBSCRIPTIONS: String(scale.subscriptions) });

@@ -11,6 +11,9 @@ export const demo = {
   developer: { email: 'developer@example.com', password: 'portico-demo-1', name: 'Demo Developer', org: 'Demo Developers' },
   appTitle: 'Demo App',
   examples: fileURLToPath(new URL('../../examples/accessories/', import.meta.url)),
+  /** The OAuth-secured warehouse API and its product; its provider file is in `providers/`. */
+  oauthExamples: fileURLToPath(new URL('../../examples/oauth/', import.meta.url)),
+  oauthProviderFile: fileURLToPath(new URL('../../examples/oauth/providers/demo-oauth.yaml', import.meta.url)),
   /** The sample services' addresses as the example files write them. */
   samplePorts: { financing: 9081, shipping: 9082, geocoder: 9083, inventory: 9084 },
 };

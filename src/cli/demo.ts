@@ -1,16 +1,21 @@
 /**
  * `portico demo` (`npm start`): the Accessories scenario on one machine, offline. Starts the
  * sample backends and the platform on 127.0.0.1, applies `examples/accessories/` (logistics
- * imported then activated, both products published to `sandbox`), creates the demo provider
- * user, developer (its address already verified) and an app subscribed to Gold (approved), and
- * prints ready `curl` lines. Account email goes to a local SMTP sink whose page lists it.
+ * imported then activated, both products published to `sandbox`), creates and enables the native
+ * OAuth provider of `examples/oauth/providers/` and applies `examples/oauth/` (the warehouse API it
+ * secures), creates the demo provider user, developer (its address already verified) and an app
+ * subscribed to Gold (approved) and to Warehouse, and prints ready `curl` lines, a client
+ * credentials token among them. Account email goes to a local SMTP sink whose page lists it.
  * Running it again reuses the store and duplicates nothing.
  */
 import type { Logger } from 'pino';
 import { startSamples } from '../../samples/index.ts';
 import type { Settings } from '../config/config.ts';
 import { PorticoError } from '../errors.ts';
+import { readFileSync } from 'node:fs';
+import { parseText } from '../definitions/parse-text.ts';
 import { readDefinitionFolder } from '../management/folder.ts';
+import { OAuthProviders } from '../services/oauth-providers.ts';
 import type { ConsumerServices } from '../services/consumer-services.ts';
 import type { ProviderServices } from '../services/provider-services.ts';
 import { startPlatform } from '../platform.ts';
@@ -54,6 +59,27 @@ async function applyExamples(services: ProviderServices, orgId: string, ports: R
   for (const doc of folder.products) {
     await services.putProduct(orgId, demo.catalog, { text: doc.text, file: doc.file, state: 'published', attachments: attachments(doc.attachments) });
   }
+}
+
+/** Creates (or updates) the demo's OAuth provider from its file and enables it in the catalog. */
+async function applyOAuthProvider(services: ProviderServices, orgId: string, file: string): Promise<string> {
+  const providers = new OAuthProviders(services);
+  const written = parseText(readFileSync(file, 'utf8'), file).value as Record<string, unknown>;
+  const name = String(written.name);
+  const exists = (await providers.list(orgId)).some((p) => p.name === name);
+  if (exists) await providers.update(orgId, name, written);
+  else await providers.create(orgId, written);
+  const enabled = (await providers.listInCatalog(orgId, demo.catalog)).some((p) => p.name === name);
+  if (!enabled) await providers.enable(orgId, demo.catalog, name);
+  return name;
+}
+
+/** Getting a token with curl, then calling the warehouse API with it (one line each, as printed). */
+function oauthCurlLines(base: string, app: DemoApp): string[] {
+  const user = `-u '${app.clientId}:${app.clientSecret ?? '<client secret>'}'`;
+  const token = `curl ${user} -d grant_type=client_credentials -d scope=stock:read '${base}/oauth/oauth2/token'`;
+  const bearer = `$(${token.replace('curl ', 'curl -s ')} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`;
+  return [token, `curl -H "Authorization: Bearer ${bearer}" '${base}/warehouse/items'`];
 }
 
 interface DemoApp {
@@ -121,9 +147,12 @@ export async function startDemo(settings: Readonly<Settings>, logger: Logger, sa
     }
     const ports = Object.fromEntries(Object.entries(samples.urls).map(([name, url]) => [name, Number(new URL(url).port)]));
     await applyExamples(services, orgId, ports, logger, examplesDir);
+    await applyOAuthProvider(services, orgId, demo.oauthProviderFile);
+    await applyExamples(services, orgId, ports, logger, demo.oauthExamples);
     const app = await ensureDeveloperApp(platform.consumerServices, sandbox.id);
     await ensureSubscription(platform, orgId, app, 'accessories', '1.0.0', 'gold');
     await ensureSubscription(platform, orgId, app, 'inventory', '1.0.0', 'default');
+    await ensureSubscription(platform, orgId, app, 'warehouse', '1.0.0', 'default');
     await platform.gateway?.reload();
     const base = `${platform.urls.gateway}/${demo.org}/${demo.catalog}`;
     const header = `-H 'X-IBM-Client-Id: ${app.clientId}'`;
@@ -132,6 +161,7 @@ export async function startDemo(settings: Readonly<Settings>, logger: Logger, sa
       `curl ${header} '${base}/logistics/stores?zip=90210'`,
       `curl ${header} '${base}/financing/calculate?amount=10000&duration=36&rate=5'`,
       `curl ${header} '${base}/api/items'`,
+      ...oauthCurlLines(base, app),
     ];
     return {
       platform,

@@ -16,10 +16,11 @@ import { DefinitionError, PorticoError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import type { Platform, Role } from '../platform.ts';
 import { callManagement as api, callServer, credentialsFile, loadCredentials } from './client.ts';
-import { saveCredentials, ServerError } from './client.ts';
+import { printLine, saveCredentials, ServerError } from './client.ts';
 import { registerApiCommands, registerUserCommands } from './commands/provider.ts';
 import { registerConsumerCommands } from './commands/consumers.ts';
-import { registerUserRegistryCommands } from './commands/user-registries.ts';
+import { orgPath, registerUserRegistryCommands } from './commands/user-registries.ts';
+import { addOAuthProviderCommands } from './commands/oauth-providers.ts';
 import { demo } from './demo-scenario.ts';
 import { runGatewayWorker, startCluster } from './serve.ts';
 
@@ -317,6 +318,7 @@ registerApiCommands(program);
 registerConsumerCommands(program);
 registerUserCommands(program);
 registerUserRegistryCommands(program);
+addOAuthProviderCommands(program, { api, orgPath, readText, out: printLine });
 
 program.command('whoami').description('show the server and user you are logged in as').action(async () => {
   const { server } = loadCredentials();

@@ -18,6 +18,7 @@ import type { PolicySettings } from '../policies/types.ts';
 import { loadSnapshotData } from '../store/snapshot-data.ts';
 import type { Store } from '../store/store.ts';
 import { policyRegistry } from '../policies/registry.ts';
+import { trustedPeers } from './forwarded.ts';
 import { Gateway } from './server.ts';
 import { OAuthEndpoints } from '../oauth/endpoints.ts';
 import { recordChange } from '../store/changes.ts';
@@ -83,6 +84,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
   const oauth = new OAuthEndpoints({
     store,
     logger: logger.child({ part: 'oauth' }),
+    trusted: trustedPeers(settings.trustedProxies),
     // The other nodes learn of a revocation from the change feed; this one reloads before answering.
     changed: async (kind) => {
       await recordChange(store.db, kind, store.dialect);

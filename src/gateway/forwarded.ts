@@ -28,6 +28,17 @@ export function trustedPeers(entries: readonly string[]): (address: string) => b
 
 const clientClaims = ['forwarded', 'x-real-ip'];
 
+/**
+ * The client's address before `setForwardedHeaders` runs: the peer, or behind a trusted proxy the
+ * last address that proxy appended to `X-Forwarded-For` (the entries left of it are the client's claims).
+ */
+export function clientAddress(req: IncomingMessage, trusted: (address: string) => boolean): string {
+  const peer = req.socket.remoteAddress ?? '';
+  const chain = req.headers['x-forwarded-for'];
+  if (!trusted(peer) || typeof chain !== 'string') return peer;
+  return chain.split(',').pop()!.trim() || peer;
+}
+
 /** Rewrites `req.headers` in place: what the backend may believe about the client and the URL it used. */
 export function setForwardedHeaders(req: IncomingMessage, trusted: (address: string) => boolean): void {
   const headers = req.headers;

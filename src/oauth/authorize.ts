@@ -7,12 +7,12 @@
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { basicHeaderFor } from '../identity/types.ts';
 import * as oauth from '../store/oauth.ts';
 import { hashToken, newToken } from '../store/secrets.ts';
 import { consentPage, errorPage } from './consent-page.ts';
 import { issuer, OAuthError, readForm } from './http.ts';
 import type { EndpointContext } from './http.ts';
+import { signInOwner } from './owner-sign-in.ts';
 import { grantedScope } from './token.ts';
 
 const requestFields = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
@@ -124,7 +124,19 @@ function readCookie(req: IncomingMessage, name: string): string | undefined {
   return undefined;
 }
 
-function showConsent(res: ServerResponse, request: AuthorizationRequest, context: EndpointContext, path: string, error?: string) {
+interface Refusal {
+  status: number;
+  'retry-after'?: string;
+}
+
+function showConsent(
+  res: ServerResponse,
+  request: AuthorizationRequest,
+  context: EndpointContext,
+  path: string,
+  error?: string,
+  refusal: Refusal = { status: 401 },
+) {
   const csrf = randomBytes(32).toString('base64url');
   const scopes = request.scope.split(' ').map((name) => ({ name, description: context.provider.config.scopes[name] ?? '' }));
   const body = consentPage({
@@ -137,7 +149,8 @@ function showConsent(res: ServerResponse, request: AuthorizationRequest, context
     error,
   });
   const cookie = `${csrfCookie}=${csrf}; Path=${path}; HttpOnly; SameSite=Strict${context.origin.startsWith('https') ? '; Secure' : ''}`;
-  sendPage(res, error === undefined ? 200 : 401, body, { ...pageHeaders(request.redirectUri), 'set-cookie': cookie });
+  const { status, ...extra } = refusal;
+  sendPage(res, error === undefined ? 200 : status, body, { ...pageHeaders(request.redirectUri), ...extra, 'set-cookie': cookie });
 }
 
 function csrfHolds(req: IncomingMessage, form: URLSearchParams): boolean {
@@ -154,13 +167,13 @@ async function decide(req: IncomingMessage, res: ServerResponse, context: Endpoi
   const request = checkRequest(form, context);
   if (!csrfHolds(req, form)) throw new PageError('The form expired or did not come from this page; start again from the application.');
   if (form.get('decision') !== 'allow') return redirectTo(res, request, { error: 'access_denied' }, context);
-  const registry = context.provider.registry;
-  if (registry === undefined || 'refused' in registry) throw new RedirectError('temporarily_unavailable', 'the user registry cannot be used');
-  const username = form.get('username') ?? '';
-  const password = form.get('password') ?? '';
-  const verdict = await registry.verify({ username, password, header: basicHeaderFor(username, password) });
-  if (verdict.outcome === 'unavailable') throw new RedirectError('temporarily_unavailable', 'the user registry did not answer');
+  const verdict = await signInOwner(context, form.get('username') ?? '', form.get('password') ?? '');
+  if (verdict.outcome === 'unavailable') throw new RedirectError('temporarily_unavailable', 'the user registry cannot be used');
   if (verdict.outcome === 'refused') return showConsent(res, request, context, path, 'Invalid user name or password.');
+  if (verdict.outcome === 'limited') {
+    const message = `Too many sign-in attempts; try again in ${verdict.seconds} seconds.`;
+    return showConsent(res, request, context, path, message, { status: 429, 'retry-after': String(verdict.seconds) });
+  }
   const code = newToken();
   await oauth.insertCode(context.store.db, {
     code_hash: hashToken(code),

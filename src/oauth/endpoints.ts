@@ -8,8 +8,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { clientAddress } from '../gateway/forwarded.ts';
 import type { Snapshot } from '../gateway/snapshot.ts';
 import type { Store } from '../store/store.ts';
+import { SignInLimiter } from '../web/sign-in-limiter.ts';
 import { authorizeEndpoint } from './authorize.ts';
 import type { CompiledProvider } from './compile.ts';
 import { OAuthError, requestOrigin, sendError } from './http.ts';
@@ -32,6 +34,10 @@ export interface OAuthEndpointsOptions {
   logger: Logger;
   /** Records a change (a revocation) so every node reloads, this one before the answer. */
   changed(kind: string): Promise<void>;
+  /** Peers allowed to name the client in `X-Forwarded-For` (PORTICO_TRUSTED_PROXIES). */
+  trusted?: (address: string) => boolean;
+  /** Default: this process's own, with the portal's limits (docs/oauth.md). */
+  signInLimiter?: SignInLimiter;
 }
 
 const wellKnown = endpointPaths.metadata;
@@ -48,7 +54,11 @@ function endpointOf(provider: CompiledProvider, sub: string): Endpoint | undefin
 }
 
 export class OAuthEndpoints {
-  constructor(private readonly options: OAuthEndpointsOptions) {}
+  private readonly signInLimiter: SignInLimiter;
+
+  constructor(private readonly options: OAuthEndpointsOptions) {
+    this.signInLimiter = options.signInLimiter ?? new SignInLimiter();
+  }
 
   /** The provider endpoint `pathname` names in the snapshot, if any. */
   route(snapshot: Snapshot, pathname: string): OAuthRoute | undefined {
@@ -90,6 +100,8 @@ export class OAuthEndpoints {
         revoked: snapshot.revoked,
         origin,
         changed: this.options.changed,
+        signInLimiter: this.signInLimiter,
+        address: clientAddress(req, this.options.trusted ?? (() => false)),
       };
       await this.dispatch(route, req, res, context, search);
     } catch (error) {

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CredentialInfo } from '../gateway/snapshot.ts';
 import { secretMatches } from '../store/secrets.ts';
 import type { Store } from '../store/store.ts';
+import type { SignInLimiter } from '../web/sign-in-limiter.ts';
 import type { CompiledProvider } from './compile.ts';
 
 /** What an endpoint needs besides the request: the store (token endpoint writes) and the snapshot's parts. */
@@ -19,6 +20,10 @@ export interface EndpointContext {
   origin: string;
   /** Tells this node (and, through the store, the others) that a revocation happened. */
   changed(kind: string): Promise<void>;
+  /** Resource owner sign-ins (consent page, password grant) are limited like the portal's. */
+  signInLimiter: SignInLimiter;
+  /** The client's address (see `clientAddress`), the limiter's per-address key. */
+  address: string;
 }
 
 /** An RFC 6749 §5.2 error: `error`, its status, an optional description and extra headers. */

@@ -1,7 +1,7 @@
 /**
  * Introspection (RFC 7662) and revocation (RFC 7009), both for authenticated confidential
- * clients and only about the client's own tokens: another client's token is "not active" to it
- * and is not revoked. A revocation is a row in the store and a change on the change feed, so
+ * clients and only about the client's own tokens: another client's token is "not active" to its
+ * introspection, and its revocation is refused (RFC 7009 §2.1). A revocation is a row in the store and a change on the change feed, so
  * every gateway node refuses the token as soon as it has the next snapshot (~1 s).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -43,22 +43,35 @@ export async function introspectEndpoint(req: IncomingMessage, res: ServerRespon
 }
 
 /**
+ * RFC 7009 §2.1: "verifies whether the token was issued to the client making the revocation
+ * request. If this validation fails, the request is refused" with an RFC 6749 §5.2 error. The
+ * client did authenticate (not `invalid_client`) and the token is valid (not `invalid_grant`):
+ * this authenticated client is not authorized to revoke it, `unauthorized_client`.
+ */
+function notIssuedTo(): OAuthError {
+  return new OAuthError('unauthorized_client', 'the token was not issued to this client');
+}
+
+/**
  * RFC 7009 §2: revokes an access token (until it expires) or a refresh token with its whole
  * grant (§2.1: the access tokens of the grant too). An unknown or invalid token is answered 200
- * as well (§2.2): the client's goal, the token being unusable, is met.
+ * as well (§2.2): the client's goal, the token being unusable, is met. A token of another client
+ * is refused (§2.1) and stays valid.
  */
 export async function revokeEndpoint(req: IncomingMessage, res: ServerResponse, context: EndpointContext): Promise<void> {
   const { client, token } = await readTokenRequest(req, context);
   const claims = verifySignature(token, context.provider.keys);
   if (claims !== undefined) {
-    if (claims.client_id === client.clientId && claims.exp > nowSeconds()) {
+    if (claims.client_id !== client.clientId) throw notIssuedTo();
+    if (claims.exp > nowSeconds()) {
       await oauth.insertRevocation(context.store.db, claims.jti, claims.exp);
       await context.changed('oauth-revocation');
     }
     return sendJson(res, 200, {});
   }
   const refresh = await oauth.findRefreshToken(context.store.db, hashToken(token));
-  if (refresh !== undefined && refresh.client_id === client.clientId && refresh.provider_id === context.provider.id) {
+  if (refresh !== undefined && refresh.provider_id === context.provider.id) {
+    if (refresh.client_id !== client.clientId) throw notIssuedTo();
     await revokeGrant(context, refresh.grant_id);
   }
   sendJson(res, 200, {});

@@ -7,12 +7,12 @@
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { basicHeaderFor } from '../identity/types.ts';
 import * as oauth from '../store/oauth.ts';
 import { hashToken, newToken } from '../store/secrets.ts';
 import { authenticateClient, issuer, OAuthError, readForm, sendJson } from './http.ts';
 import type { Client, EndpointContext } from './http.ts';
 import { signAccessToken } from './keys.ts';
+import { signInOwner } from './owner-sign-in.ts';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
@@ -152,11 +152,14 @@ async function passwordGrant(context: EndpointContext, client: Client, form: URL
   const username = form.get('username');
   const password = form.get('password');
   if (!username || password === null) throw new OAuthError('invalid_request', 'username and password are required');
-  const registry = context.provider.registry;
-  if (registry === undefined || 'refused' in registry) throw new OAuthError('temporarily_unavailable', 'the user registry cannot be used', 503);
-  const verdict = await registry.verify({ username, password, header: basicHeaderFor(username, password) });
-  if (verdict.outcome === 'unavailable') throw new OAuthError('temporarily_unavailable', 'the user registry did not answer', 503);
+  const verdict = await signInOwner(context, username, password);
+  if (verdict.outcome === 'unavailable') throw new OAuthError('temporarily_unavailable', 'the user registry cannot be used', 503);
   if (verdict.outcome === 'refused') throw new OAuthError('invalid_grant', 'invalid resource owner credentials');
+  if (verdict.outcome === 'limited') {
+    // RFC 6749 §4.3.2 asks for brute-force protection; §5.2 keeps the answer a 400 invalid_grant.
+    const description = `too many sign-in attempts for this resource owner; try again in ${verdict.seconds} seconds`;
+    throw new OAuthError('invalid_grant', description, 400, { 'retry-after': String(verdict.seconds) });
+  }
   const scope = grantedScope(form.get('scope'), Object.keys(context.provider.config.scopes));
   return issue(context, { client, scope, grantId: randomUUID(), username: verdict.user, refresh: true });
 }

@@ -9,6 +9,8 @@ import { html } from '../web/html.ts';
 import type { SafeHtml } from '../web/html.ts';
 import type { ApiView, OperationView, ParameterView } from '../web/openapi-view.ts';
 import { typeOf } from '../web/openapi-view.ts';
+import type { ProviderConfig } from '../oauth/provider-config.ts';
+import { oauthPanel } from './oauth-view.ts';
 import type { TryResult } from './try-it.ts';
 import { clientIdPlaceholder, clientSecretPlaceholder, codeSamples } from './code-samples.ts';
 import type { CodeSample } from './code-samples.ts';
@@ -23,6 +25,8 @@ export interface ApiPageInput {
   productUrl: string;
   apiUrl: string;
   gatewayBase: string;
+  /** The catalog's native OAuth providers by name, with their issuer as developers reach it. */
+  oauthProviders: ReadonlyMap<string, { config: ProviderConfig; issuer: string }>;
   /** A Try it answer to show under one operation (the form posted without the script). */
   result?: { anchor: string; outcome: TryResult; values: Record<string, string> };
 }
@@ -81,7 +85,9 @@ ${parameter.description ? html`<p class="hint" id="${id}-hint">${parameter.descr
 export function tryResultHtml(outcome: TryResult): SafeHtml {
   const ok = outcome.status >= 200 && outcome.status < 400;
   const line = outcome.error ? `Code: ${outcome.status} ${outcome.error}` : `Code: ${outcome.status} ${outcome.statusText} — ${outcome.timeMs} ms`;
-  return html`<p class="status-line ${ok ? 'ok' : 'bad'}">${line}</p>
+  const token = outcome.token;
+  return html`${token ? html`<p class="tryit-token">Access token (client credentials): scope <code>${token.scope || '(none)'}</code>, expires in ${token.expiresIn} s (${token.expiresAt})</p>` : ''}
+<p class="status-line ${ok ? 'ok' : 'bad'}">${line}</p>
 ${outcome.headers.length > 0 ? html`<h4>Response headers</h4><pre tabindex="0">${outcome.headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>` : ''}
 ${outcome.body ? html`<h4>Response body</h4><pre class="tryit-body" tabindex="0">${outcome.body}</pre>` : ''}`;
 }
@@ -100,7 +106,10 @@ function tryItSection(input: ApiPageInput, operation: OperationView): SafeHtml {
   const shown = input.result?.anchor === operation.anchor ? input.result : undefined;
   const values = shown?.values ?? {};
   const selectedApp = values.app ?? input.apps[0].app.id;
-  const needsSecret = operation.credentials.some((c) => c.role === 'secret');
+  const needsSecret = operation.credentials.some((c) => c.role === 'secret') || operation.oauth !== undefined;
+  const secretHint = operation.oauth
+    ? 'Try it gets an OAuth token with the client credentials grant using it; neither is kept.'
+    : 'Paste the secret shown when the app was created (or reset).';
   const editable = operation.parameters.filter((p) => ['query', 'path', 'header'].includes(p.in));
   const prefix = operation.anchor;
   const selected = input.apps.find((a) => a.app.id === selectedApp) ?? input.apps[0];
@@ -112,7 +121,7 @@ function tryItSection(input: ApiPageInput, operation: OperationView): SafeHtml {
     (a) => html`<option value="${a.app.id}" data-client-id="${a.credential?.client_id ?? ''}"${a.app.id === selectedApp ? html` selected` : ''}>${a.app.title}</option>`,
   )}</select></div>
 <div class="field"><label for="${prefix}-client-id">Client ID</label><input type="text" id="${prefix}-client-id" value="${selected.credential?.client_id ?? ''}" readonly class="mono"></div></div>
-${needsSecret ? html`<div class="field"><label for="${prefix}-secret">Client secret</label><input type="password" id="${prefix}-secret" name="clientSecret" autocomplete="off" required aria-describedby="${prefix}-secret-hint"><p class="hint" id="${prefix}-secret-hint">Paste the secret shown when the app was created (or reset).</p></div>` : ''}
+${needsSecret ? html`<div class="field"><label for="${prefix}-secret">Client secret</label><input type="password" id="${prefix}-secret" name="clientSecret" autocomplete="off" required aria-describedby="${prefix}-secret-hint"><p class="hint" id="${prefix}-secret-hint">${secretHint}</p></div>` : ''}
 ${editable.map((p) => parameterInput(operation, p, values))}
 ${operation.body ? html`<div class="field"><label for="${prefix}-body">Request body (${operation.body.contentType})</label><textarea id="${prefix}-body" name="body">${values.body ?? (operation.body.example !== undefined ? JSON.stringify(operation.body.example, null, 2) : '')}</textarea></div>` : ''}
 <div class="actions"><button type="submit" class="button">Send</button></div></form>
@@ -136,6 +145,11 @@ function codeSamplesSection(input: ApiPageInput, operation: OperationView): Safe
 <div class="samples">${samples.map((sample) => codeSampleBlock(operation, sample))}</div>`;
 }
 
+function oauthSection(input: ApiPageInput, requirement: NonNullable<OperationView['oauth']>): SafeHtml {
+  const provider = input.oauthProviders.get(requirement.provider);
+  return oauthPanel(requirement, provider?.config, provider?.issuer);
+}
+
 function operationSection(input: ApiPageInput, operation: OperationView): SafeHtml {
   const method = operation.method.toLowerCase();
   const open = input.result?.anchor === operation.anchor;
@@ -152,6 +166,7 @@ ${operation.body ? html`<h3>Request body</h3><p class="hint">${operation.body.co
 ${operation.responses.map(
   (r) => html`<h4>Status ${r.status}</h4>${r.description && r.description !== r.status ? html`<p>${r.description}</p>` : ''}${schemaBlock(r.schema, r.example, `Example response${r.contentType ? ` (${r.contentType})` : ''}`)}`,
 )}
+${operation.oauth ? oauthSection(input, operation.oauth) : ''}
 ${codeSamplesSection(input, operation)}
 ${tryItSection(input, operation)}</div></details></section>`;
 }

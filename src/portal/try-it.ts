@@ -4,6 +4,7 @@
  * reports status, headers, body (pretty JSON when it is JSON) and the time taken.
  */
 import type { OperationView } from '../web/openapi-view.ts';
+import type { TryToken } from './oauth-view.ts';
 
 export interface TryResult {
   status: number;
@@ -11,8 +12,10 @@ export interface TryResult {
   headers: Array<[string, string]>;
   body: string;
   timeMs: number;
-  /** Set when no HTTP answer came back (timeout, connection refused). */
+  /** Set when no HTTP answer came back (timeout, connection refused) or no token was issued. */
   error?: string;
+  /** The OAuth token the call carried: its scopes and expiry, never the token. */
+  token?: TryToken;
 }
 
 export interface TryInput {
@@ -26,6 +29,8 @@ export interface TryInput {
   body?: string;
   clientId: string;
   clientSecret?: string;
+  /** An OAuth access token to send as `Authorization: Bearer`. */
+  bearer?: string;
   timeoutMs: number;
 }
 
@@ -49,8 +54,9 @@ export function buildTryRequest(input: TryInput): { url: string; init: RequestIn
     if (credential.in === 'header') headers[credential.name.toLowerCase()] = value;
     else url.searchParams.set(credential.name, value);
   }
-  // No declared placement: API Connect's default header for the client id.
-  if (operation.credentials.length === 0) headers['x-ibm-client-id'] = input.clientId;
+  if (input.bearer !== undefined) headers.authorization = `Bearer ${input.bearer}`;
+  // No declared placement and no token: API Connect's default header for the client id.
+  else if (operation.credentials.length === 0) headers['x-ibm-client-id'] = input.clientId;
   const init: RequestInit = { method: operation.method, headers, redirect: 'manual' };
   if (input.body !== undefined && input.body !== '' && !['GET', 'HEAD'].includes(operation.method)) {
     init.body = input.body;

@@ -3,7 +3,10 @@
  * developer. Changes reach the gateways by the change bus; the work itself is in
  * src/services/consumer/, one file per subject.
  */
+import { providerConfig } from '../oauth/provider-config.ts';
+import type { ProviderConfig } from '../oauth/provider-config.ts';
 import * as consumers from '../store/consumers.ts';
+import { listCatalogProviders } from '../store/oauth.ts';
 import * as orgs from '../store/orgs.ts';
 import { listPlans, listProductApis } from '../store/products.ts';
 import type { PlanRow, PortalUser, ProductRow } from '../store/schema.ts';
@@ -67,6 +70,12 @@ export class ConsumerServices implements ServiceContext {
 
   productApis(productId: string) {
     return listProductApis(this.store.db, productId);
+  }
+
+  /** The native OAuth providers the catalog enables, by name (API pages show their endpoints). */
+  async catalogOAuthProviders(catalogId: string): Promise<Map<string, ProviderConfig>> {
+    const rows = await listCatalogProviders(this.store.db, catalogId);
+    return new Map(rows.map((row) => [row.name, providerConfig(JSON.parse(row.configuration) as Record<string, unknown>)]));
   }
 
   // ── accounts ──

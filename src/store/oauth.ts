@@ -174,9 +174,12 @@ export async function loadRevocations(db: Db, at: number): Promise<string[]> {
   return rows.map((row) => row.token_id);
 }
 
-/** Drops what can no longer matter: expired revocations, codes and refresh tokens. */
-export async function pruneExpired(db: Db, at: number): Promise<void> {
-  await db.deleteFrom('oauth_revocations').where('expires_at', '<=', at).execute();
-  await db.deleteFrom('oauth_codes').where('expires_at', '<=', at).execute();
-  await db.deleteFrom('oauth_refresh_tokens').where('expires_at', '<=', at).execute();
+/** Drops what can no longer matter: expired revocations, codes and refresh tokens (`at` in seconds). How many rows went. */
+export async function pruneExpired(db: Db, at: number): Promise<number> {
+  let deleted = 0;
+  for (const table of ['oauth_revocations', 'oauth_codes', 'oauth_refresh_tokens'] as const) {
+    const result = await db.deleteFrom(table).where('expires_at', '<=', at).executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+  }
+  return deleted;
 }

@@ -43,6 +43,13 @@ export interface CredentialPlacement {
   role: 'id' | 'secret';
 }
 
+/** An operation secured by a native OAuth provider (`x-ibm-oauth-provider`) and the scopes it needs. */
+export interface OAuthRequirement {
+  scheme: string;
+  provider: string;
+  scopes: string[];
+}
+
 export interface OperationView {
   /** A stable anchor: method and path. */
   anchor: string;
@@ -55,6 +62,7 @@ export interface OperationView {
   body?: BodyView;
   responses: ResponseView[];
   credentials: CredentialPlacement[];
+  oauth?: OAuthRequirement;
 }
 
 export interface ApiView {
@@ -114,12 +122,19 @@ export function typeOf(schema: unknown): string {
   return schema.format ? `${type} (${text(schema.format)})` : type;
 }
 
-function credentialsFor(document: Json, operation: Json, kind: ApiView['kind']): CredentialPlacement[] {
+/** The operation's first security alternative and the document's schemes, if it has both. */
+function firstRequirement(document: Json, operation: Json, kind: ApiView['kind']): { first: Json; schemes: Json } | undefined {
   const requirements = Array.isArray(operation.security) ? operation.security : Array.isArray(document.security) ? document.security : [];
   const schemes = (kind === 'swagger2' ? document.securityDefinitions : isObject(document.components) ? document.components.securitySchemes : undefined) ?? {};
   // The first alternative is the one the portal fills in (API Connect lists client id first).
   const first = requirements.find(isObject);
-  if (!first || !isObject(schemes)) return [];
+  return first && isObject(schemes) ? { first, schemes } : undefined;
+}
+
+function credentialsFor(document: Json, operation: Json, kind: ApiView['kind']): CredentialPlacement[] {
+  const requirement = firstRequirement(document, operation, kind);
+  if (!requirement) return [];
+  const { first, schemes } = requirement;
   const out: CredentialPlacement[] = [];
   for (const name of Object.keys(first)) {
     const scheme = schemes[name];
@@ -128,6 +143,18 @@ function credentialsFor(document: Json, operation: Json, kind: ApiView['kind']):
     out.push({ in: scheme.in, name: keyName, role: /secret/i.test(keyName) ? 'secret' : 'id' });
   }
   return out;
+}
+
+/** The first alternative's oauth2 scheme that names a native provider (the portal fills in only that one). */
+function oauthFor(document: Json, operation: Json, kind: ApiView['kind']): OAuthRequirement | undefined {
+  const requirement = firstRequirement(document, operation, kind);
+  if (!requirement) return undefined;
+  for (const [name, scopes] of Object.entries(requirement.first)) {
+    const scheme = requirement.schemes[name];
+    if (!isObject(scheme) || scheme.type !== 'oauth2' || typeof scheme['x-ibm-oauth-provider'] !== 'string') continue;
+    return { scheme: name, provider: scheme['x-ibm-oauth-provider'], scopes: Array.isArray(scopes) ? scopes.map(String) : [] };
+  }
+  return undefined;
 }
 
 function parameterView(raw: Json, kind: ApiView['kind']): ParameterView {
@@ -205,6 +232,7 @@ function operationView(document: Json, path: string, method: string, pathItem: J
     body,
     responses,
     credentials: credentialsFor(document, operation, kind),
+    oauth: oauthFor(document, operation, kind),
   };
 }
 

@@ -44,7 +44,8 @@ function startDemoProcess(dataDir: string): Promise<Demo> {
     const timer = setTimeout(() => reject(new Error(`demo did not start:\n${output}`)), 90_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (!/curl .*\/api\/items/.test(output)) return;
+      // The OAuth lines come last: the warehouse call is the last line printed.
+      if (!/curl .*\/warehouse\/items/.test(output)) return;
       clearTimeout(timer);
       const find = (pattern: RegExp) => (pattern.exec(output) ?? [])[1] ?? '';
       resolve({
@@ -110,7 +111,7 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
     assert.match(demo.portal, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.match(demo.management, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.match(demo.gateway, /^http:\/\/127\.0\.0\.1:\d+\/demo\/sandbox$/);
-    assert.equal([...demo.output.matchAll(/^\s+curl /gm)].length, 4);
+    assert.equal([...demo.output.matchAll(/^\s+curl /gm)].length, 6);
   });
 
   test('§9: API versions and base paths, product version', async () => {

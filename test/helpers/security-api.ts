@@ -44,6 +44,8 @@ export const clientSecretScheme = { type: 'apiKey', in: 'header', name: 'X-IBM-C
 export interface TestApp {
   clientId: string;
   clientSecret: string;
+  /** The developer who owns the app (password `dev-pass-1234`). */
+  email: string;
   subscriptionId?: string;
 }
 
@@ -92,17 +94,18 @@ export async function startSecurityPlatform(env: Record<string, string> = {}): P
     async newApp(plan) {
       counter++;
       const title = `Sec Devs ${counter} ${process.pid}`;
-      await consumerServices.signUp(sandbox.id, { email: `sec${counter}-${process.pid}@example.com`, password: 'dev-pass-1234', orgTitle: title });
+      const email = `sec${counter}-${process.pid}@example.com`;
+      await consumerServices.signUp(sandbox.id, { email, password: 'dev-pass-1234', orgTitle: title });
       const org = (await findConsumerOrgByName(services.store.db, sandbox.id, title.toLowerCase().replace(/[^a-z0-9]+/g, '-')))!;
       const { app, credential, clientSecret } = await consumerServices.createApp(org.id, { title: `App ${counter}` });
       if (plan === undefined) {
         await gateway.reload();
-        return { clientId: credential.client_id, clientSecret };
+        return { clientId: credential.client_id, clientSecret, email };
       }
       const published = await services.product(t.orgId, 'sandbox', 'sec', '1.0.0');
       const subscription = await consumerServices.subscribe(org.id, { appId: app.id, productId: published.id, planName: plan });
       await gateway.reload();
-      return { clientId: credential.client_id, clientSecret, subscriptionId: subscription.id };
+      return { clientId: credential.client_id, clientSecret, email, subscriptionId: subscription.id };
     },
     close: () => t.close(),
   };

@@ -131,6 +131,26 @@ describe('native OAuth provider: refusals', () => {
     assert.equal(ok.status, 200);
   });
 
+  test('RFC 7009 §2.1: revoking a token issued to another client is refused and the token stays valid', async () => {
+    const other = await o.p.newApp('default');
+    const owner = basic(o.app.clientId, o.app.clientSecret);
+    const issued = await postForm(token, { grant_type: 'password', username: 'alice', password: 'wonderland', scope: 'read' }, owner);
+    const access = String(issued.body!.access_token);
+    const refresh = String(issued.body!.refresh_token);
+    for (const presented of [access, refresh]) {
+      const answer = await postForm(`${o.issuer}/oauth2/revoke`, { token: presented }, basic(other.clientId, other.clientSecret));
+      assert.deepEqual([answer.status, answer.body?.error], [400, 'unauthorized_client']);
+    }
+    await o.p.t.platform.gateway!.reload();
+    assert.equal((await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${access}` } })).status, 200);
+    const introspect = (presented: string) => postForm(`${o.issuer}/oauth2/introspect`, { token: presented }, owner);
+    assert.equal((await introspect(access)).body?.active, true);
+    assert.equal((await introspect(refresh)).body?.active, true);
+    // The owner itself may revoke it; an unknown token is still answered 200 (RFC 7009 §2.2).
+    assert.equal((await postForm(`${o.issuer}/oauth2/revoke`, { token: access }, owner)).status, 200);
+    assert.equal((await postForm(`${o.issuer}/oauth2/revoke`, { token: 'no-such-token' }, owner)).status, 200);
+  });
+
   test('an expired token is 401 invalid_token', async () => {
     const provider = o.p.t.platform.gateway!.current!.oauth.get('acme/sandbox')!.byName.get('demo-oauth')!;
     const now = Math.floor(Date.now() / 1000);

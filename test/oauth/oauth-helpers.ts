@@ -46,6 +46,8 @@ export interface OAuthPlatform {
   issuer: string;
   redirectUri: string;
   app: TestApp;
+  /** How many password checks the user registry has answered. */
+  registryCalls(): number;
   close(): Promise<void>;
 }
 
@@ -56,7 +58,11 @@ async function listen(server: Server): Promise<string> {
 
 export async function startOAuthPlatform(env: Record<string, string> = {}): Promise<OAuthPlatform> {
   const good = basicHeaderFor('alice', 'wonderland');
-  const registry = createServer((req, res) => res.writeHead(req.headers.authorization === good ? 200 : 403).end());
+  let registryCalls = 0;
+  const registry = createServer((req, res) => {
+    registryCalls += 1;
+    res.writeHead(req.headers.authorization === good ? 200 : 403).end();
+  });
   const registryUrl = await listen(registry);
   const target = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('client'));
   const redirectUri = `${await listen(target)}/callback`;
@@ -80,6 +86,7 @@ export async function startOAuthPlatform(env: Record<string, string> = {}): Prom
     issuer: `${p.t.gateway}/acme/sandbox/oauth`,
     redirectUri,
     app,
+    registryCalls: () => registryCalls,
     async close() {
       await p.close();
       registry.close();

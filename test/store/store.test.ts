@@ -308,6 +308,32 @@ for (const backend of storeBackends) {
 
 for (const backend of storeBackends) {
   describe(`housekeeping on ${backend.name}`, () => {
+    test('deletes expired OAuth revocations, codes and refresh tokens, and keeps live ones', async () => {
+      const { housekeep } = await import('../../src/management/housekeeping.ts');
+      const oauth = await import('../../src/store/oauth.ts');
+      const t = await backend.open();
+      try {
+        const now = Math.floor(Date.now() / 1000);
+        const owner = { grant_id: 'g', provider_id: 'p', catalog_id: 'c', client_id: 'app', scope: 'read', username: 'alice' };
+        const code = { ...owner, redirect_uri: 'https://app.example/cb', challenge: null, challenge_method: null };
+        for (const [suffix, expires_at] of [['old', now - 10], ['live', now + 600]] as const) {
+          await oauth.insertRevocation(t.store.db, `jti-${suffix}`, expires_at);
+          await oauth.insertCode(t.store.db, { ...code, code_hash: `code-${suffix}`, expires_at });
+          await oauth.insertRefreshToken(t.store.db, { ...owner, token_hash: `refresh-${suffix}`, expires_at });
+        }
+        const pino = (await import('pino')).default;
+        const deleted = await housekeep({ store: t.store, logger: pino({ level: 'silent' }), retentionDays: 0 }, now * 1000);
+        assert.equal(deleted.oauth, 3);
+        assert.deepEqual(await oauth.loadRevocations(t.store.db, 0), ['jti-live']);
+        assert.equal(await oauth.findRefreshToken(t.store.db, 'refresh-old'), undefined);
+        assert.equal((await oauth.findRefreshToken(t.store.db, 'refresh-live'))?.scope, 'read');
+        assert.equal(await oauth.takeCode(t.store.db, 'code-old'), undefined);
+        assert.equal((await oauth.takeCode(t.store.db, 'code-live'))?.first, true);
+      } finally {
+        await t.dispose();
+      }
+    });
+
     test('deletes activity events past the retention period and expired sessions, and keeps the rest', async () => {
       const { housekeep } = await import('../../src/management/housekeeping.ts');
       const t = await backend.open();
@@ -319,10 +345,10 @@ for (const backend of storeBackends) {
         const live = await createSession(t.store.db, { kind: 'portal', userId: 'u', ttlMs: 60_000 });
         const pino = (await import('pino')).default;
         const deleted = await housekeep({ store: t.store, logger: pino({ level: 'silent' }), retentionDays: 30 }, now);
-        assert.deepEqual(deleted, { events: 1, sessions: 1 });
+        assert.deepEqual(deleted, { events: 1, sessions: 1, oauth: 0 });
         assert.deepEqual((await listEvents(t.store.db, {}, 10)).map((e) => e.tx_id), ['recent']);
         assert.ok(await findSession(t.store.db, live.token, ['portal']));
-        assert.deepEqual(await housekeep({ store: t.store, logger: pino({ level: 'silent' }), retentionDays: 0 }, now), { events: 0, sessions: 0 });
+        assert.deepEqual(await housekeep({ store: t.store, logger: pino({ level: 'silent' }), retentionDays: 0 }, now), { events: 0, sessions: 0, oauth: 0 });
       } finally {
         await t.dispose();
       }

@@ -25,7 +25,7 @@ interface RegistryView {
 }
 
 /** The `/api/orgs/:org/...` prefix: `--org`, else the signed-in user's org. */
-async function orgPath(org: string | undefined): Promise<string> {
+export async function orgPath(org: string | undefined): Promise<string> {
   const name = org ?? ((await api('GET', '/api/me')) as { org?: string }).org;
   if (!name) throw new PorticoError('CONFIG_INVALID', { setting: '--org', reason: 'the server did not say which org you belong to; give --org' });
   return `/api/orgs/${encodeURIComponent(name)}`;

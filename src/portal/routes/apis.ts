@@ -12,7 +12,10 @@ import { formField, formFields } from '../../web/form.ts';
 import { sendPortalPage } from '../layout.ts';
 import { apiView } from '../../web/openapi-view.ts';
 import { openApiText, publicOpenApi } from '../openapi-download.ts';
+import { clientCredentialsToken, issuerUrl } from '../oauth-view.ts';
 import { relayTryIt } from '../try-it.ts';
+import type { TryResult } from '../try-it.ts';
+import type { OAuthRequirement } from '../../web/openapi-view.ts';
 import { setSecurityHeaders } from '../../web/page-shell.ts';
 import { productUrl } from './products.ts';
 
@@ -37,6 +40,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
       ? await Promise.all((await services.listApps(context.org.id)).map(async (a) => ({ app: a, credential: (await services.listCredentials(a.id))[0] })))
       : [];
     const base = productUrl(product);
+    const { orgName, catalogName } = context.catalog;
+    const configs = await services.catalogOAuthProviders(context.catalog.catalogId);
+    const oauthProviders = new Map(
+      [...configs].map(([name, config]) => [name, { config, issuer: issuerUrl(deps.gatewayPublicUrl, orgName, catalogName, config) }]),
+    );
     return {
       context,
       product,
@@ -45,7 +53,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
       apps,
       productUrl: base,
       apiUrl: `${base}/apis/${encodeURIComponent(api.name)}/${encodeURIComponent(api.version)}`,
-      gatewayBase: `${deps.gatewayPublicUrl.replace(/\/$/, '')}/${context.catalog.orgName}/${context.catalog.catalogName}${api.base_path}`,
+      gatewayBase: `${deps.gatewayPublicUrl.replace(/\/$/, '')}/${orgName}/${catalogName}${api.base_path}`,
+      oauthProviders,
     };
   }
 
@@ -93,6 +102,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const credential = (await services.listCredentials(chosen.id))[0];
     if (!credential) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'credential', id: chosen.id });
     const values = formFields(request);
+    const token = operation.oauth ? await tryToken(input, operation.oauth, credential.client_id, values.clientSecret ?? '') : undefined;
+    if (token !== undefined && 'error' in token) {
+      const refused = { status: token.status, statusText: '', headers: [], body: '', timeMs: 0, error: token.error };
+      return answer(request, reply, input, refused, operation.anchor, values);
+    }
     const outcome = await relayTryIt({
       gatewayUrl: deps.gatewayUrl,
       orgName: context.catalog.orgName,
@@ -103,11 +117,29 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
       body: values.body,
       clientId: credential.client_id,
       clientSecret: values.clientSecret || undefined,
+      bearer: token?.token,
       timeoutMs: deps.tryTimeoutMs,
     });
-    if (wantsJson) return reply.header('cache-control', 'no-store').send(outcome);
+    return answer(request, reply, input, { ...outcome, token: token?.info }, operation.anchor, values);
+  });
+
+  /** A client credentials token for Try it, from the gateway this process reaches (not the public address). */
+  function tryToken(input: ApiPageInput, requirement: OAuthRequirement, clientId: string, clientSecret: string) {
+    const provider = input.oauthProviders.get(requirement.provider);
+    if (provider === undefined) return Promise.resolve({ status: 0, error: `OAuth provider ${requirement.provider} is not offered in this catalog` });
+    if (!provider.config.grants.includes('application')) {
+      return Promise.resolve({ status: 0, error: `OAuth provider ${provider.config.title} does not issue client credentials tokens` });
+    }
+    const { orgName, catalogName } = input.context.catalog;
+    const tokenUrl = `${issuerUrl(deps.gatewayUrl, orgName, catalogName, provider.config)}${provider.config.tokenPath}`;
+    return clientCredentialsToken({ tokenUrl, clientId, clientSecret, scopes: requirement.scopes, timeoutMs: deps.tryTimeoutMs });
+  }
+
+  /** JSON for the page's script, else the page with the answer under its operation (the secret not echoed). */
+  function answer(request: FastifyRequest, reply: FastifyReply, input: ApiPageInput, outcome: TryResult, anchor: string, values: Record<string, string>) {
+    if ((request.headers.accept ?? '').includes('application/json')) return reply.header('cache-control', 'no-store').send(outcome);
     delete values.clientSecret;
     delete values._csrf;
-    return send(reply, { ...input, result: { anchor: operation.anchor, outcome, values } });
-  });
+    return send(reply, { ...input, result: { anchor, outcome, values } });
+  }
 }

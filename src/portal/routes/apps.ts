@@ -70,7 +70,35 @@ async function usageByActiveSubscription(deps: PortalDeps, subscriptions: Subscr
   return new Map(words);
 }
 
-async function appPage(deps: PortalDeps, context: SignedInContext, app: App, extra: SafeHtml | '' = '') {
+/** The stored redirect URIs (a JSON list), one per line for the form. */
+function redirectUrisOf(app: App): string {
+  try {
+    const list = JSON.parse(app.redirect_uris) as unknown;
+    return Array.isArray(list) ? list.filter((uri) => typeof uri === 'string').join('\n') : '';
+  } catch {
+    return '';
+  }
+}
+
+/** The OAuth redirect URIs form; `written` and `error` re-show a refused submission. */
+function redirectUrisSection(context: SignedInContext, app: App, written?: string, error?: string): SafeHtml {
+  return html`<h2 id="redirect-uris">OAuth redirect URIs</h2>
+<p>Where an OAuth provider may send the authorization code after a user signs in and consents. The
+<code>redirect_uri</code> your app sends must equal one of these exactly.</p>
+${error ? notice('error', error) : ''}
+<form method="post" action="${path('apps', app.id)}/redirect-uris" class="stack">${csrfField(context.csrfToken)}
+<div class="field"><label for="redirect_uris">Redirect URIs</label><textarea id="redirect_uris" name="redirect_uris" rows="4" maxlength="21000" aria-describedby="redirect-hint">${written ?? redirectUrisOf(app)}</textarea>
+<p class="hint" id="redirect-hint">One absolute URI per line, without a fragment, at most 10; e.g. https://app.example/callback. Empty: none.</p></div>
+<div class="actions"><button type="submit" class="button secondary">Save redirect URIs</button></div></form>`;
+}
+
+interface AppPageExtra {
+  top?: SafeHtml | '';
+  redirect?: { written: string; error: string };
+}
+
+async function appPage(deps: PortalDeps, context: SignedInContext, app: App, extras: AppPageExtra = {}) {
+  const extra = extras.top ?? '';
   const credentials = await deps.services.listCredentials(app.id);
   const subscriptions = (await deps.services.orgSubscriptions(context)).filter((s) => s.app_id === app.id);
   const usage = await usageByActiveSubscription(deps, subscriptions);
@@ -92,6 +120,7 @@ ${extra}
 <p>Send the client id in the <code>X-IBM-Client-Id</code> header of every call (and the secret in <code>X-IBM-Client-Secret</code> where an API asks for it).</p>
 ${table('Credentials of this app', ['Client ID', 'Description', 'Created', 'Actions'], credentialRows, { hideCaption: true })}
 <div class="actions">${buttonForm(`${base}/credentials`, context.csrfToken, 'Add credentials', { kind: 'secondary' })}<span class="hint">A second pair lets you rotate credentials without downtime.</span></div>
+${redirectUrisSection(context, app, extras.redirect?.written, extras.redirect?.error)}
 <h2>Subscriptions</h2>
 ${subscriptions.length === 0
     ? html`<p>This app is not subscribed to any plan yet. <a href="/products">Browse API products</a> and choose Subscribe under a plan.</p>`
@@ -166,7 +195,7 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     if (!context) return redirectToSignIn(request, reply);
     const found = await services.app(context.org.id, (request.params as { id: string }).id);
     const flash = await takeSecret(deps, context.session, found.id);
-    return sendPortalPage(reply, context, { title: found.title, section: 'apps', main: await appPage(deps, context, found, flash ? secretPanel(flash) : '') });
+    return sendPortalPage(reply, context, { title: found.title, section: 'apps', main: await appPage(deps, context, found, { top: flash ? secretPanel(flash) : '' }) });
   });
 
   app.post('/apps/:id/credentials', async (request, reply) => {
@@ -195,9 +224,23 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
       await services.deleteCredential(context.org.id, found.id, credentialId);
     } catch (error) {
       const extra = notice('error', formErrorMessage(error));
-      return sendPortalPage(reply, context, { title: found.title, section: 'apps', status: 409, main: await appPage(deps, context, found, extra) });
+      return sendPortalPage(reply, context, { title: found.title, section: 'apps', status: 409, main: await appPage(deps, context, found, { top: extra }) });
     }
     return reply.redirect(path('apps', found.id), 303);
+  });
+
+  app.post('/apps/:id/redirect-uris', async (request, reply) => {
+    const context = requireUser(request);
+    if (!context) return redirectToSignIn(request, reply);
+    const found = await services.app(context.org.id, (request.params as { id: string }).id);
+    const written = formField(request, 'redirect_uris');
+    try {
+      await services.setRedirectUris(context.org.id, found.id, written);
+    } catch (error) {
+      const redirect = { written, error: formErrorMessage(error) };
+      return sendPortalPage(reply, context, { title: found.title, section: 'apps', status: 400, main: await appPage(deps, context, found, { redirect }) });
+    }
+    return reply.redirect(`${path('apps', found.id)}#redirect-uris`, 303);
   });
 
   app.get('/apps/:id/delete', async (request, reply) => {

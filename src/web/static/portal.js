@@ -71,6 +71,13 @@
 
   function renderResult(region, result) {
     region.textContent = '';
+    if (result.token) {
+      var token = document.createElement('p');
+      token.className = 'tryit-token';
+      token.textContent = 'Access token (client credentials): scope ' + (result.token.scope || '(none)') +
+        ', expires in ' + result.token.expiresIn + ' s (' + result.token.expiresAt + ')';
+      region.appendChild(token);
+    }
     var line = document.createElement('p');
     var ok = result.status >= 200 && result.status < 400;
     line.className = 'status-line ' + (ok ? 'ok' : 'bad');
