@@ -93,6 +93,27 @@ describe('invoke', () => {
     assert.equal(last.headers['x-drop'], undefined);
   });
 
+  it("treats API Connect's older whitelist / blacklist names as allowlist / blocklist", async () => {
+    const step = compile({
+      'target-url': `${base}/h`,
+      verb: 'GET',
+      'header-control': { type: 'whitelist', values: ['x-keep'] },
+      'parameter-control': { type: 'whitelist', values: ['page'] },
+    });
+    const ctx = makeContext({ search: '?page=2&secret=x', headers: { 'x-keep': '1', 'x-drop': '2' } });
+    ctx.message.headers = { ...ctx.request.headers };
+    await step(ctx);
+    assert.equal(seen.at(-1)!.url, '/h?page=2');
+    assert.equal(seen.at(-1)!.headers['x-keep'], '1');
+    assert.equal(seen.at(-1)!.headers['x-drop'], undefined, 'a whitelist forwards only what it names');
+    const blocked = compile({ 'target-url': `${base}/h`, verb: 'GET', 'header-control': { type: 'blacklist', values: ['x-drop'] } });
+    const other = makeContext({ headers: { 'x-keep': '1', 'x-drop': '2' } });
+    other.message.headers = { ...other.request.headers };
+    await blocked(other);
+    assert.equal(seen.at(-1)!.headers['x-keep'], '1');
+    assert.equal(seen.at(-1)!.headers['x-drop'], undefined);
+  });
+
   it('sends basic credentials from username and password', async () => {
     await compile({ 'target-url': `${base}/auth`, verb: 'GET', username: 'u', password: 'p' })(makeContext());
     assert.equal(seen.at(-1)!.headers.authorization, `Basic ${Buffer.from('u:p').toString('base64')}`);

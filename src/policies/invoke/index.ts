@@ -90,10 +90,14 @@ interface HeaderFilter {
   (name: string): boolean;
 }
 
+/** API Connect's older names: `whitelist` is an allowlist, `blacklist` a blocklist. */
+function isAllowlist(type: InvokeConfig['header-control']['type']): boolean {
+  return type === 'allowlist' || type === 'whitelist';
+}
+
 function headerFilter(control: InvokeConfig['header-control']): HeaderFilter {
-  const { type } = control;
   const values = new Set(control.values.map((v) => v.toLowerCase()));
-  if (type === 'allowlist') return (name) => values.has(name);
+  if (isAllowlist(control.type)) return (name) => values.has(name);
   return (name) => !values.has(name);
 }
 
@@ -127,14 +131,14 @@ function bodyBytes(message: MessageVar): Buffer | string | undefined {
  * time: the default (an empty allowlist) forwards nothing and costs nothing per request.
  */
 function compileForwardedQuery(control: InvokeConfig['parameter-control']): ((ctx: FlowContext) => string) | undefined {
-  const { type } = control;
+  const allow = isAllowlist(control.type);
   const values = new Set(control.values);
-  if (type === 'allowlist' && values.size === 0) return undefined;
+  if (allow && values.size === 0) return undefined;
   return function forwardedQuery(ctx: FlowContext): string {
     const incoming = new URLSearchParams(ctx.request.search);
     const kept = new URLSearchParams();
     for (const [name, value] of incoming) {
-      if (type === 'allowlist' ? values.has(name) : !values.has(name)) kept.append(name, value);
+      if (allow ? values.has(name) : !values.has(name)) kept.append(name, value);
     }
     return kept.toString();
   };
