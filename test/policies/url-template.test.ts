@@ -306,3 +306,13 @@ describe('pathValueProblem', () => {
     });
   }
 });
+
+it('issue 12: a request value may not choose the backend host (compile-time refusal)', () => {
+  for (const template of ['{url}', '{url}/x', 'http://{host}/x', 'https://{host}:8443/x', '$(request.headers.x-target)/a', 'http://$(request.parameters.h)/']) {
+    assert.throws(() => compileUrlTemplate(template, {}), /comes from the request/, template);
+  }
+  // A value inside a host the provider spells out, and the flow's own variables, stay allowed.
+  for (const template of ['http://{region}.backend/x', '$(target-url)', '$(target-url)/orders/{id}', 'http://backend/{id}']) {
+    assert.doesNotThrow(() => compileUrlTemplate(template, {}), template);
+  }
+});

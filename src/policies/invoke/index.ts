@@ -194,8 +194,9 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
   try {
     url = compileUrlTemplate(config['target-url'], api.properties);
     if (url.constant) constantTarget = splitUrl(url.template);
-  } catch {
-    const reason = `target-url "${config['target-url']}" is not a valid URL`;
+  } catch (error) {
+    const message = (error as Error).message;
+    const reason = message.includes('comes from the request') ? message : `target-url "${config['target-url']}" is not a valid URL`;
     throw new PolicyCompileError(`${path}.target-url`, 'format', reason);
   }
   const title = config.title ?? kind;
