@@ -92,6 +92,7 @@ export class ScriptPool {
   private readonly perApi: number;
   private closed = false;
   private keepAlive: NodeJS.Timeout | undefined;
+  private readonly counts = { answered: 0, applied: 0 };
 
   constructor(private readonly options: ScriptPoolOptions) {
     this.perApi = Math.min(options.workers, options.perApi ?? Math.max(1, options.workers - 1));
@@ -111,6 +112,14 @@ export class ScriptPool {
       if (this.slots.some((slot) => slot.ready)) this.startWaiting(job);
       this.dispatch();
     });
+  }
+
+  /**
+   * Script API ops so far: `answered` ones kept a worker waiting for a turn of this thread's
+   * event loop; `applied` ones (writes) did not (bench/gatewayscript-cost.ts, tests).
+   */
+  opCounts(): { answered: number; applied: number } {
+    return { ...this.counts };
   }
 
   /** Forgets a compiled script in every worker. */
@@ -173,6 +182,7 @@ export class ScriptPool {
    */
   private apply(job: Job | undefined, op: string, a: string | undefined, b: string | undefined): void {
     if (job === undefined || job.writeError !== undefined) return;
+    this.counts.applied++;
     try {
       job.host.call(op, a, b);
     } catch (error) {
@@ -183,6 +193,7 @@ export class ScriptPool {
   /** Runs one script API op on this thread and wakes the worker blocked on it. */
   private answer(slot: Slot, op: string, a: string | undefined, b: string | undefined): void {
     let reply: OpReply;
+    this.counts.answered++;
     try {
       if (slot.job === undefined) throw new Error('the script API is only available while the script runs');
       if (slot.job.writeError !== undefined) throw new Error(slot.job.writeError);
