@@ -55,6 +55,8 @@ const profiles: Record<string, Profile> = {
   /** A quicker A/B of Portico alone, for optimisation work. */
   check: { name: 'check', targets: ['direct', 'portico-pass', 'portico-full'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 10 },
   quick: { name: 'quick', targets: ['direct', 'nginx', 'http-proxy', 'portico-pass', 'portico-full'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
+  /** Issue 18's rows: the controls' tails, pass, full and the GatewayScript flow (~2.5 min). */
+  tail: { name: 'tail', targets: ['direct', 'direct-core1', 'portico-pass', 'portico-full', 'portico-logistics-stores'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 15 },
   /** What a JWT check and a cached introspection add to portico-full (issue 13). */
   identity: { name: 'identity', targets: ['direct', 'portico-full', 'portico-jwt', 'portico-introspect'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 5 },
   scale: { name: 'scale', targets: ['direct', 'portico-full', 'portico-full-scale'], warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
