@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 
 interface GcPause {
   kind: string;
@@ -16,8 +16,13 @@ interface GcPause {
 }
 
 const dir = process.env.BENCH_LOOP_STATS;
-// Kinds of `gc` entries (perf_hooks NODE_PERFORMANCE_GC_*).
-const kinds: Record<number, string> = { 1: 'major', 2: 'minor', 4: 'incremental', 8: 'weakcb' };
+// Kinds of `gc` entries: minor = scavenge of the young generation, major = mark-compact.
+const kinds: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
 
 function install(outDir: string): void {
   const loop = monitorEventLoopDelay({ resolution: 1 });
