@@ -87,7 +87,7 @@ async function perCall(run: (ctx: GatewayContext) => void | Promise<void>): Prom
 const busyUs = Number(process.env.BUSY_US ?? 0);
 const pool = new ScriptPool({ workers: 2, graceMs: 1000, engineBytes: 256 * 1024 * 1024 });
 // opCounts() is new with issue 18; comparing against an older pool.ts, the column reads '?'.
-const counts = () => (pool as Partial<Pick<ScriptPool, 'opCounts'>>).opCounts?.();
+const counts = () => (pool as { opCounts?: () => { answered: number; applied: number } }).opCounts?.();
 console.log(`main loop busy in turns of ${busyUs} µs; ${calls} sequential calls after ${warmup}`);
 for (const [name, source] of Object.entries(scripts)) {
   const stop = busyLoop(busyUs);
