@@ -47,7 +47,8 @@ function install(outDir: string): void {
       return;
     }
     open = false;
-    writeFileSync(join(outDir, `${process.pid}.json`), JSON.stringify(summary(loop, pauses, performance.now() - windowStart)));
+    const report = summary(loop, pauses, performance.now() - windowStart);
+    writeFileSync(join(outDir, `${process.pid}.json`), JSON.stringify(report));
   });
 }
 
@@ -64,6 +65,7 @@ function summary(loop: ReturnType<typeof monitorEventLoopDelay>, pauses: GcPause
     entry.totalMs = Math.round(entry.totalMs * 100) / 100;
     entry.maxMs = Math.round(entry.maxMs * 100) / 100;
   }
+  const pausedMs = pauses.reduce((sum, pause) => sum + pause.ms, 0);
   const longest = [...pauses].sort((a, b) => b.ms - a.ms).slice(0, 10)
     .map((p) => ({ kind: p.kind, ms: Math.round(p.ms * 100) / 100, atMs: Math.round(p.atMs) }));
   return {
@@ -76,7 +78,7 @@ function summary(loop: ReturnType<typeof monitorEventLoopDelay>, pauses: GcPause
       max: ms(loop.max),
       samples: loop.count,
     },
-    gc: { byKind, longest, pausedMsPerSecond: Math.round((pauses.reduce((s, p) => s + p.ms, 0) / windowMs) * 1e5) / 100 },
+    gc: { byKind, longest, pausedMsPerSecond: Math.round((pausedMs / windowMs) * 1e5) / 100 },
   };
 }
 

@@ -18,7 +18,8 @@ const pool = new ScriptPool({ workers: 1, graceMs: 1000, engineBytes: 256 * 1024
 function script(source: string): Step {
   const input = apiInput();
   input.settings = { ...input.settings, script: { timeoutMs: 2000, memoryBytes: 16 * 1024 * 1024, pool } };
-  return compileAssembly({ execute: [{ gatewayscript: { version: '2.0.0', title: 'gws', source } }] }, input, corePolicies);
+  const assembly = { execute: [{ gatewayscript: { version: '2.0.0', title: 'gws', source } }] };
+  return compileAssembly(assembly, input, corePolicies);
 }
 
 async function run(source: string): Promise<{ ctx: ReturnType<typeof makeContext>; error?: AssemblyError }> {
@@ -44,7 +45,8 @@ describe('issue 18: GatewayScript writes without a round trip', () => {
       context.message.body.write({ zip: zip, seen: context.get('message.headers.x-zip') });`);
     assert.equal(error, undefined);
     const after = pool.opCounts();
-    assert.deepEqual({ answered: after.answered - before.answered, applied: after.applied - before.applied }, { answered: 2, applied: 3 });
+    const used = { answered: after.answered - before.answered, applied: after.applied - before.applied };
+    assert.deepEqual(used, { answered: 2, applied: 3 });
     assert.deepEqual(ctx.get('message.body'), { zip: 'GET', seen: 'GET' });
     assert.equal(ctx.get('message.status.code'), 201);
   });
@@ -87,7 +89,8 @@ describe('issue 18: GatewayScript writes without a round trip', () => {
     const waited = await run(`context.set('list', [1]); context.set('list[5]', 2); context.set('after', 1);`);
     assert.equal(sent.error?.errorName, 'JavaScriptError');
     assert.equal(sent.error?.status, 500);
-    const shape = /^GatewayScript policy gws: Error: The context variable "[^"]+" cannot be written: "[^"]+" is not an index of the list \(0 to 1\)$/;
+    const shape = new RegExp('^GatewayScript policy gws: Error: The context variable "[^"]+" cannot be written: '
+      + '"[^"]+" is not an index of the list \\(0 to 1\\)$');
     assert.match(sent.error!.message, shape);
     assert.match(waited.error!.message, shape);
     assert.match(sent.error!.message, /"list\.x"/);

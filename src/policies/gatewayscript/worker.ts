@@ -61,7 +61,11 @@ let unansweredWrites = 0;
 let unansweredBytes = 0;
 
 // How the context parses a written name: `add` reads the variable first.
-const writtenNames: Readonly<Record<string, 'read' | 'written' | 'cleared'>> = { set: 'written', add: 'read', clear: 'cleared' };
+const writtenNames: Readonly<Record<string, 'read' | 'written' | 'cleared'>> = {
+  set: 'written',
+  add: 'read',
+  clear: 'cleared',
+};
 const unnamedWrites: ReadonlySet<string> = new Set(['log', 'reject', 'error']);
 const listIndex = /^\d+$/;
 
