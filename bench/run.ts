@@ -371,6 +371,7 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
       p999_ms: latency.p999Ms,
       max_ms: latency.maxMs,
       latency_requests: latency.requests,
+      latency_unanswered: latency.unanswered,
       generator_send_lag_ms: { p99: latency.sendLagP99Ms, max: latency.sendLagMaxMs },
       loop_stats: latency.loopStats,
       saturated_at_fixed_rate: rps < load.rate * 1.25,
@@ -380,6 +381,8 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
       load_average_before: Math.round(loadBefore * 100) / 100,
       facts: { ...(facts ?? {}), ...(final ? { final } : {}) },
     };
+  } catch (error) {
+    return { name, measured: false, reason: `the measurement failed: ${(error as Error).message.slice(0, 400)}` };
   } finally {
     await started.process?.stop();
   }

@@ -150,7 +150,9 @@ export async function runHey(options: {
 
 export interface OpenLoopResult {
   requests: number;
+  /** Non-2xx answers, transport errors and requests still unanswered 30 s after the last was due. */
   errors: number;
+  unanswered: number;
   p50Ms: number;
   p99Ms: number;
   p999Ms: number;

@@ -18,6 +18,8 @@ export interface TargetResult {
   latency_requests?: number;
   latency_shortfall?: number;
   max_ms?: number;
+  /** Latency-run requests not answered 30 s after the last was due (counted in `errors`). */
+  latency_unanswered?: number;
   /** How late the open-loop generator itself sent (its own stalls), ms. */
   generator_send_lag_ms?: { p99: number; max: number };
   /** Event-loop delay and GC pauses in the target's Node processes during the latency run. */
