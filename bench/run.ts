@@ -9,12 +9,12 @@
  * run compiled (bench/lib/build.ts); `--source` runs them from TypeScript through tsx.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runHey, runWrk } from './lib/load.ts';
+import { runOpenLoop, runWrk } from './lib/load.ts';
 import { cpuTicks, freePort, processTree, rssMb, startProcess } from './lib/processes.ts';
 import type { Running } from './lib/processes.ts';
 import { printReport, targetChecks } from './lib/report.ts';
@@ -56,6 +56,8 @@ const profiles: Record<string, Profile> = {
   /** A quicker A/B of Portico alone, for optimisation work. */
   check: { name: 'check', targets: ['direct', 'portico-pass', 'portico-full'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 10 },
   quick: { name: 'quick', targets: ['direct', 'nginx', 'http-proxy', 'portico-pass', 'portico-full'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
+  /** Issue 18's rows: the controls' tails, pass, full and the GatewayScript flow (~2.5 min). */
+  tail: { name: 'tail', targets: ['direct', 'direct-core1', 'portico-pass', 'portico-full', 'portico-logistics-stores'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 15 },
   /** What a JWT check and a cached introspection add to portico-full (issue 13). */
   identity: { name: 'identity', targets: ['direct', 'portico-full', 'portico-jwt', 'portico-introspect', 'portico-oauth'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 5 },
   /** A token the gateway issued itself (native OAuth provider, ES256) against portico-full (issue 14). */
@@ -67,8 +69,8 @@ const profiles: Record<string, Profile> = {
 };
 profiles.all = { ...profiles.default, name: 'all', targets: [...baseTargets, 'portico-full-scale', 'portico-full-reload'] };
 
-/** wrk connections, and hey's fixed rate: 8 workers × 250 req/s = 2 000 req/s. */
-const load = { connections: 32, heyWorkers: 8, heyRate: 250 };
+/** wrk connections, and the latency run's fixed rate (bench/open-loop.ts), req/s. */
+const load = { connections: 32, rate: 2000 };
 const scale = { apis: 1000, subscriptions: 100_000 };
 const clockTicksPerSecond = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
@@ -93,6 +95,8 @@ interface Started {
   verify?: () => Promise<string | undefined>;
   /** Facts of the start-up, recorded with the result. */
   facts?: Record<string, unknown>;
+  /** Not a Node process (nginx): no event-loop/GC sampling; SIGUSR2 means something else to it. */
+  native?: boolean;
 }
 
 interface Shared {
@@ -251,7 +255,7 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
     }
     case 'nginx': {
       const running = await startNginx(shared);
-      return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {} };
+      return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {}, native: true };
     }
     case 'http-proxy':
     case 'fast-gateway':
@@ -349,7 +353,15 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
       runs.push({ ...result, cpuUsPerRequest: (ticks * 1e6) / clockTicksPerSecond / result.requests });
     }
     const rss = rssMb(pid);
-    const latency = await runHey({ url: started.url, headers: started.headers, seconds: profile.heySeconds, workers: load.heyWorkers, perWorkerRate: load.heyRate, cpus: cores.load });
+    const sampled = started.native ? [] : processTree(pid);
+    const latency = await sampledWhile(sampled, () => runOpenLoop({
+      script: benchScript(build, 'open-loop.ts'),
+      url: started.url,
+      headers: started.headers,
+      seconds: profile.heySeconds,
+      rate: load.rate,
+      cpus: cores.load,
+    }));
     const facts = started.facts ?? started.process?.announcement.facts;
     const final = await started.process?.stop();
     started.process = undefined;
@@ -362,18 +374,44 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
       p50_ms: latency.p50Ms,
       p99_ms: latency.p99Ms,
       p999_ms: latency.p999Ms,
+      max_ms: latency.maxMs,
       latency_requests: latency.requests,
-      latency_shortfall: latency.shortfall,
-      saturated_at_fixed_rate: rps < load.heyWorkers * load.heyRate * 1.25,
+      latency_unanswered: latency.unanswered,
+      generator_send_lag_ms: { p99: latency.sendLagP99Ms, max: latency.sendLagMaxMs },
+      loop_stats: latency.loopStats,
+      saturated_at_fixed_rate: rps < load.rate * 1.25,
       errors: runs.reduce((sum, r) => sum + r.errors, 0) + latency.errors,
       cpu_us_per_req: median(runs.map((r) => r.cpuUsPerRequest)),
       rss_mb: rss,
       load_average_before: Math.round(loadBefore * 100) / 100,
       facts: { ...(facts ?? {}), ...(final ? { final } : {}) },
     };
+  } catch (error) {
+    return { name, measured: false, reason: `the measurement failed: ${(error as Error).message.slice(0, 400)}` };
   } finally {
     await started.process?.stop();
   }
+}
+
+/**
+ * Runs `work` inside a sampling window of lib/loop-stats.ts in each of `pids` (SIGUSR2 opens and
+ * closes it); adds what each process recorded (event-loop delay, GC pauses) as `loopStats`.
+ */
+async function sampledWhile<T extends object>(pids: number[], work: () => Promise<T>): Promise<T & { loopStats?: unknown[] }> {
+  const dir = process.env.BENCH_LOOP_STATS!;
+  const signal = () => pids.forEach((pid) => process.kill(pid, 'SIGUSR2'));
+  signal();
+  let result: T;
+  try {
+    result = await work();
+  } finally {
+    signal();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const files = pids.map((pid) => join(dir, `${pid}.json`)).filter((file) => existsSync(file));
+  const loopStats = files.map((file) => ({ pid: Number(/(\d+)\.json$/.exec(file)![1]), ...JSON.parse(readFileSync(file, 'utf8')) }));
+  files.forEach((file) => rmSync(file));
+  return { ...result, loopStats: loopStats.length > 0 ? loopStats : undefined };
 }
 
 function machine(): Record<string, unknown> {
@@ -418,6 +456,9 @@ async function main(): Promise<void> {
     compileForBench();
   }
   const scratch = mkdtempSync(join(tmpdir(), 'portico-bench-run-'));
+  // Every Node process started from here preloads lib/loop-stats.ts, which writes here.
+  process.env.BENCH_LOOP_STATS = join(scratch, 'loop-stats');
+  mkdirSync(process.env.BENCH_LOOP_STATS);
   const started = Date.now();
   const backend = await startProcess({ name: 'backend', cpus: cores.load, command: node, args: benchScript(build, 'backend.ts'), ready: { kind: 'announce' } });
   const shared: Shared & { backendPid: number } = { backendPort: backend.port, backendPid: backend.pid, scratch };
@@ -442,7 +483,8 @@ async function main(): Promise<void> {
     build,
     method: {
       wrk: `wrk -t1 -c${load.connections}, ${profile.warmSeconds}s warm-up, then ${profile.runs} × ${profile.runSeconds}s; median requests/s`,
-      hey: `hey -z ${profile.heySeconds}s -c ${load.heyWorkers} -q ${load.heyRate} (${load.heyWorkers * load.heyRate} req/s fixed); p50/p99/p99.9 from every answer`,
+      latency: `bench/open-loop.ts: ${load.rate} req/s for ${profile.heySeconds}s, open loop (sent when due, up to 64 connections), each latency from its due time; p50/p99/p99.9/max of every answer`,
+      loop_stats: 'in each Node target process during the latency run: monitorEventLoopDelay (1 ms resolution) and every gc PerformanceObserver entry',
       cpu: 'utime+stime of the target process tree over the wrk runs ÷ requests (median of runs)',
       rss: 'VmRSS of the target process tree after the wrk runs',
     },

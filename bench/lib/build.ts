@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // This file runs from bench/lib/ (tsx) or, compiled, from dist/bench/lib/: the repository is two
 // or three folders up.
@@ -24,10 +24,14 @@ export function compileForBench(): void {
   if (assets.status !== 0) throw new Error(`bench build failed (scripts/copy-assets.js):\n${assets.stderr}`);
 }
 
-/** The node arguments that run a bench file (`portico-target.ts`, `peers/http-proxy.ts`…) as built. */
+/**
+ * The node arguments that run a bench file (`portico-target.ts`, `peers/http-proxy.ts`…) as built,
+ * with lib/loop-stats preloaded (it does nothing unless BENCH_LOOP_STATS is set).
+ */
 export function benchScript(kind: BuildKind, file: string): string[] {
-  if (kind === 'source') return ['--import', 'tsx', join(benchDir, file)];
-  return [join(root, 'dist', 'bench', file.replace(/\.ts$/, '.js'))];
+  if (kind === 'source') return ['--import', 'tsx', '--import', pathToFileURL(join(benchDir, 'lib', 'loop-stats.ts')).href, join(benchDir, file)];
+  const built = (name: string) => join(root, 'dist', 'bench', name.replace(/\.ts$/, '.js'));
+  return ['--import', pathToFileURL(built('lib/loop-stats.ts')).href, built(file)];
 }
 
 /** The node arguments of the `portico` command as built. */

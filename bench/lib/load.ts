@@ -1,7 +1,9 @@
 /**
- * The load generators: `wrk` for throughput (closed loop, as fast as the target answers) and
- * `hey` at a fixed rate for latency (open enough loop: each worker is paced, so the latency
- * is that of an unsaturated target). Both run pinned to the load core.
+ * The load generators: `wrk` for throughput (closed loop, as fast as the target answers) and,
+ * for latency, bench/open-loop.ts at a fixed rate, each request timed from when it was due
+ * (issue 18: hey's `-q` paced each worker after its previous answer, so a stall delayed the
+ * requests behind it instead of being measured by them — coordinated omission). `runHey` is
+ * kept for comparison. All run pinned to the load core.
  */
 import { spawn } from 'node:child_process';
 
@@ -30,9 +32,9 @@ export interface HeyResult {
   shortfall: number;
 }
 
-function run(argv: string[], timeoutMs: number): Promise<string> {
+function run(argv: string[], timeoutMs: number, env?: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -144,4 +146,41 @@ export async function runHey(options: {
     errors,
     shortfall: Math.max(0, expected - latencies.length),
   };
+}
+
+export interface OpenLoopResult {
+  requests: number;
+  /** Non-2xx answers, transport errors and requests still unanswered 30 s after the last was due. */
+  errors: number;
+  unanswered: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+  /** How late the generator itself sent (p99 and max, ms): its own stalls. */
+  sendLagP99Ms: number;
+  sendLagMaxMs: number;
+}
+
+/**
+ * One run of bench/open-loop.ts (`script`: the node arguments that run it as built): `rate`
+ * requests a second for `seconds`, each timed from when it was due (no coordinated omission).
+ */
+export async function runOpenLoop(options: {
+  script: string[];
+  url: string;
+  headers: Record<string, string>;
+  seconds: number;
+  rate: number;
+  cpus?: string;
+}): Promise<OpenLoopResult> {
+  const env = {
+    BENCH_OL_URL: options.url,
+    BENCH_OL_RATE: String(options.rate),
+    BENCH_OL_SECONDS: String(options.seconds),
+    BENCH_OL_HEADERS: JSON.stringify(options.headers),
+  };
+  const argv = pinned(options.cpus, [process.execPath, ...options.script]);
+  const text = await run(argv, (options.seconds + 60) * 1000, env);
+  return JSON.parse(text.trim().split('\n').pop()!) as OpenLoopResult;
 }

@@ -17,6 +17,13 @@ export interface TargetResult {
   p999_ms?: number;
   latency_requests?: number;
   latency_shortfall?: number;
+  max_ms?: number;
+  /** Latency-run requests not answered 30 s after the last was due (counted in `errors`). */
+  latency_unanswered?: number;
+  /** How late the open-loop generator itself sent (its own stalls), ms. */
+  generator_send_lag_ms?: { p99: number; max: number };
+  /** Event-loop delay and GC pauses in the target's Node processes during the latency run. */
+  loop_stats?: unknown[];
   /** True when wrk's throughput is not at least 1.25× hey's fixed rate: latency then includes queueing. */
   saturated_at_fixed_rate?: boolean;
   errors?: number;
@@ -67,6 +74,20 @@ export function targetChecks(results: TargetResult[]): TargetCheck[] {
       met: added === undefined ? 'not measured' : added <= 1,
     });
   }
+  const full = find(results, 'portico-full');
+  checks.push({
+    measure: 'portico-full p99.9 at a fixed rate',
+    target: '≤ 5 ms',
+    value: full?.p999_ms === undefined ? '—' : `${full.p999_ms.toFixed(2)} ms`,
+    met: full?.p999_ms === undefined ? 'not measured' : full.p999_ms <= 5,
+  });
+  const stores = ratio(find(results, 'portico-logistics-stores')?.cpu_us_per_req, full?.cpu_us_per_req);
+  checks.push({
+    measure: 'portico-logistics-stores CPU µs/req ÷ portico-full',
+    target: '≤ 1.5',
+    value: stores === undefined ? '—' : stores.toFixed(2),
+    met: stores === undefined ? 'not measured' : stores <= 1.5,
+  });
   checks.push(ratioCheck(results, 'portico-full 1,000 APIs/100,000 subs ÷ 1 API', 'portico-full-scale', 'portico-full', 0.95));
   const scaled = find(results, 'portico-full-scale');
   checks.push({

@@ -54,6 +54,8 @@ interface Job {
   resolve(failure: ScriptFailure | undefined): void;
   reject(error: Error): void;
   timer?: NodeJS.Timeout;
+  /** The first write the run sent without waiting that this thread refused (worker.ts). */
+  writeError?: string;
 }
 
 interface Slot {
@@ -90,6 +92,7 @@ export class ScriptPool {
   private readonly perApi: number;
   private closed = false;
   private keepAlive: NodeJS.Timeout | undefined;
+  private readonly counts = { answered: 0, applied: 0 };
 
   constructor(private readonly options: ScriptPoolOptions) {
     this.perApi = Math.min(options.workers, options.perApi ?? Math.max(1, options.workers - 1));
@@ -109,6 +112,14 @@ export class ScriptPool {
       if (this.slots.some((slot) => slot.ready)) this.startWaiting(job);
       this.dispatch();
     });
+  }
+
+  /**
+   * Script API ops so far: `answered` ones kept a worker waiting for a turn of this thread's
+   * event loop; `applied` ones (writes) did not (bench/gatewayscript-cost.ts, tests).
+   */
+  opCounts(): { answered: number; applied: number } {
+    return { ...this.counts };
   }
 
   /** Forgets a compiled script in every worker. */
@@ -151,23 +162,41 @@ export class ScriptPool {
   }
 
   private onMessage(slot: Slot, message: WorkerReply): void {
-    if (message.type === 'op') this.answer(slot, message.op, message.a, message.b);
+    if (message.type === 'op' && !message.wait) this.apply(slot.job, message.op, message.a, message.b);
+    else if (message.type === 'op') this.answer(slot, message.op, message.a, message.b);
     else if (message.type === 'ready') {
       slot.ready = true;
       for (const job of this.queue) if (job.timer === undefined) this.startWaiting(job);
       this.dispatch();
     } else {
-      this.settle(slot, message.failure);
+      const writeError = slot.job?.writeError;
+      this.settle(slot, writeError === undefined ? message.failure : { kind: 'exception', message: `Error: ${writeError}` });
       if (message.broken !== undefined) this.retire(slot);
       this.dispatch();
+    }
+  }
+
+  /**
+   * Applies a write the worker did not wait for. Once one is refused, the script would have
+   * stopped there had it waited: later ops of the run are refused too, and the run fails with it.
+   */
+  private apply(job: Job | undefined, op: string, a: string | undefined, b: string | undefined): void {
+    if (job === undefined || job.writeError !== undefined) return;
+    this.counts.applied++;
+    try {
+      job.host.call(op, a, b);
+    } catch (error) {
+      job.writeError = (error as Error).message;
     }
   }
 
   /** Runs one script API op on this thread and wakes the worker blocked on it. */
   private answer(slot: Slot, op: string, a: string | undefined, b: string | undefined): void {
     let reply: OpReply;
+    this.counts.answered++;
     try {
       if (slot.job === undefined) throw new Error('the script API is only available while the script runs');
+      if (slot.job.writeError !== undefined) throw new Error(slot.job.writeError);
       reply = { value: slot.job.host.call(op, a, b) };
     } catch (error) {
       reply = { error: (error as Error).message };

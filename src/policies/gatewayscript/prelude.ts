@@ -12,7 +12,7 @@
  * prototype, a replaced `JSON`) for the next; globals a script creates are deleted after each
  * run (`cleanup`), and one that cannot be deleted makes the host rebuild the engine.
  *
- * The evaluated expression yields `{seal(user), run(user), cleanup()}`: `run` calls the compiled
+ * The evaluated expression yields `{seal(user), run(user), cleanup(), raise(message)}`: `run` calls the compiled
  * user function with the API objects; the host calls `cleanup` once the run and its promise jobs
  * are over and rebuilds the engine unless it answers 'ok'.
  */
@@ -191,7 +191,9 @@ export const preludeSource = String.raw`(function (host) {
     seal: function seal(user) { freezeAll(user); },
     run: function run(user) { user(api[0], api[1], api[2], api[3], api[4]); },
     // Called by the host after the run and its promise jobs; anything but 'ok' rebuilds the engine.
-    cleanup: cleanup
+    cleanup: cleanup,
+    // The host's errors are made here: an Error's own message, whatever Error.prototype allows.
+    raise: function raise(message) { return new Error(message); }
   };
 })`;
 

@@ -66,6 +66,7 @@ export class ScriptSandbox {
   private vm!: QuickJSContext;
   private runner!: QuickJSHandle;
   private cleaner!: QuickJSHandle;
+  private raiser!: QuickJSHandle;
   private user!: QuickJSHandle;
   private host: ScriptHost | undefined;
   private deadline = 0;
@@ -109,7 +110,12 @@ export class ScriptSandbox {
       if (host === undefined) throw new Error('the script API is only available while the script runs');
       const a = aHandle === undefined || vm.typeof(aHandle) === 'undefined' ? undefined : vm.getString(aHandle);
       const b = bHandle === undefined || vm.typeof(bHandle) === 'undefined' ? undefined : vm.getString(bHandle);
-      const result = host.call(op, a, b);
+      let result: string | undefined;
+      try {
+        result = host.call(op, a, b);
+      } catch (error) {
+        throw this.scriptError(error as Error);
+      }
       return result === undefined ? vm.undefined : vm.newString(result);
     });
     const factory = this.unwrap(vm.evalCode(preludeSource, 'portico:prelude.js'));
@@ -118,6 +124,7 @@ export class ScriptSandbox {
     hostFn.dispose();
     this.runner = vm.getProp(api, 'run');
     this.cleaner = vm.getProp(api, 'cleanup');
+    this.raiser = vm.getProp(api, 'raise');
     const seal = vm.getProp(api, 'seal');
     api.dispose();
     const compiled = vm.evalCode(wrapUserSource(this.source), this.filename);
@@ -131,6 +138,20 @@ export class ScriptSandbox {
     this.user = compiled.value;
     this.unwrap(vm.callFunction(seal, vm.undefined, this.user)).dispose();
     seal.dispose();
+  }
+
+  /**
+   * The host's error as an Error made inside the realm. quickjs-emscripten would assign `name`
+   * and `message` onto a bare error, which the frozen Error.prototype (prelude.ts) silently
+   * refuses: the script saw a refused write as an Error with an empty message.
+   */
+  private scriptError(error: Error): QuickJSHandle | Error {
+    const message = this.vm.newString(error.message);
+    const made = this.vm.callFunction(this.raiser, this.vm.undefined, message);
+    message.dispose();
+    if (!made.error) return made.value;
+    made.error.dispose();
+    return error;
   }
 
   private unwrap(result: ReturnType<QuickJSContext['evalCode']>): QuickJSHandle {
@@ -259,7 +280,7 @@ export class ScriptSandbox {
     if (this.disposed) return;
     this.disposed = true;
     try {
-      for (const handle of [this.user, this.runner, this.cleaner]) if (handle?.alive) handle.dispose();
+      for (const handle of [this.user, this.runner, this.cleaner, this.raiser]) if (handle?.alive) handle.dispose();
       if (this.vm?.alive) this.vm.dispose();
       if (this.runtime?.alive) this.runtime.dispose();
     } catch (error) {

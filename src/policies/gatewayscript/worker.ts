@@ -4,9 +4,18 @@
  * which runs every operation against the real FlowContext: the op is posted to the parent, the
  * thread blocks on a shared flag with `Atomics.wait`, then takes the reply from its own port
  * with `receiveMessageOnPort`.
+ *
+ * Writes (set, add, clear, log, reject, error) need no answer, so they are posted without waiting
+ * (issue 18: under load each wait is a turn of the busy main event loop). Messages on one port
+ * arrive in order, so a later get sees them. The name is first checked here with the context's
+ * own parser, so a name the context refuses still throws inside the script, at the call. A write
+ * the main thread refuses anyway (state this thread cannot see, such as a list's length) fails
+ * the run with the same message an uncaught exception would have; a write to a list index,
+ * the one a script could expect to be refused, therefore still waits for its answer.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
+import { VariableError, parseVariablePath } from '../../gateway/context.ts';
 import { ScriptSandbox, engineBroken } from './sandbox.ts';
 import type { SandboxLimits, ScriptFailure, ScriptHost } from './sandbox.ts';
 
@@ -28,7 +37,7 @@ export interface DropMessage {
 /** What the worker posts to the pool. */
 export type WorkerReply =
   | { type: 'ready' }
-  | { type: 'op'; op: string; a: string | undefined; b: string | undefined }
+  | { type: 'op'; op: string; a: string | undefined; b: string | undefined; wait: boolean }
   | { type: 'done'; failure: ScriptFailure | undefined; broken: string | undefined };
 
 /** The main thread's answer to one op. */
@@ -44,10 +53,59 @@ const parent = parentPort!;
 const engines = new Map<number, ScriptSandbox>();
 const maxEngines = 64;
 
+// Writes in flight are bounded, so a script writing in a loop cannot queue unbounded memory
+// on the main thread: past either bound the next write waits for its answer, which drains them.
+const maxUnansweredWrites = 64;
+const maxUnansweredBytes = 1024 * 1024;
+let unansweredWrites = 0;
+let unansweredBytes = 0;
+
+// How the context parses a written name: `add` reads the variable first.
+const writtenNames: Readonly<Record<string, 'read' | 'written' | 'cleared'>> = {
+  set: 'written',
+  add: 'read',
+  clear: 'cleared',
+};
+const unnamedWrites: ReadonlySet<string> = new Set(['log', 'reject', 'error']);
+const listIndex = /^\d+$/;
+
+/**
+ * Whether `op` can go without waiting; throws, as the context would, for a name it refuses
+ * whatever the request holds (too long, or a segment reaching a prototype).
+ */
+function fireAndForget(op: string, name: string | undefined): boolean {
+  if (unnamedWrites.has(op)) return true;
+  const action = writtenNames[op];
+  if (action === undefined) return false;
+  let segments: readonly string[];
+  try {
+    const path = parseVariablePath(name ?? '', action);
+    if (path.prototypeKey !== undefined) {
+      const verb = action === 'cleared' ? 'cleared' : 'written';
+      throw new VariableError(name ?? '', verb, `the segment "${path.prototypeKey}" would reach a prototype`);
+    }
+    segments = path.segments;
+  } catch (error) {
+    // The same plain Error the main thread's answer would have raised in the script.
+    throw new Error((error as Error).message);
+  }
+  return !segments.some((segment) => listIndex.test(segment));
+}
+
 const host: ScriptHost = {
   call(op, a, b) {
+    if (fireAndForget(op, a)) {
+      unansweredWrites++;
+      unansweredBytes += (a?.length ?? 0) + (b?.length ?? 0);
+      if (unansweredWrites < maxUnansweredWrites && unansweredBytes < maxUnansweredBytes) {
+        parent.postMessage({ type: 'op', op, a, b, wait: false } satisfies WorkerReply);
+        return undefined;
+      }
+    }
+    unansweredWrites = 0;
+    unansweredBytes = 0;
     Atomics.store(signal, 0, 0);
-    parent.postMessage({ type: 'op', op, a, b } satisfies WorkerReply);
+    parent.postMessage({ type: 'op', op, a, b, wait: true } satisfies WorkerReply);
     if (Atomics.wait(signal, 0, 0, rpcWaitMs) === 'timed-out') throw new Error(`the gateway did not answer ${op} in time`);
     const reply = receiveMessageOnPort(port)?.message as OpReply | undefined;
     if (reply === undefined) throw new Error(`no answer to ${op}`);
@@ -74,6 +132,8 @@ function drop(id: number): void {
 }
 
 function run(message: RunMessage): ScriptFailure | undefined {
+  unansweredWrites = 0;
+  unansweredBytes = 0;
   try {
     return engineFor(message).run(host);
   } catch (error) {
