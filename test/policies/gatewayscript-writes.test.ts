@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { ScriptPool } from '../../src/policies/gatewayscript/pool.ts';
-import { corePolicies } from '../../src/policies/registry.ts';
+import { policyRegistry } from '../../src/policies/registry.ts';
 import { AssemblyError } from '../../src/policies/types.ts';
 import type { Step } from '../../src/policies/types.ts';
 import { apiInput, makeContext } from './helpers.ts';
@@ -19,7 +19,7 @@ function script(source: string): Step {
   const input = apiInput();
   input.settings = { ...input.settings, script: { timeoutMs: 2000, memoryBytes: 16 * 1024 * 1024, pool } };
   const assembly = { execute: [{ gatewayscript: { version: '2.0.0', title: 'gws', source } }] };
-  return compileAssembly(assembly, input, corePolicies);
+  return compileAssembly(assembly, input, policyRegistry);
 }
 
 async function run(source: string): Promise<{ ctx: ReturnType<typeof makeContext>; error?: AssemblyError }> {
