@@ -81,7 +81,7 @@ test('issue-16: the link from the SMTP sink verifies the address; Accessories ap
   await page.getByRole('heading', { name: 'Email address verified' }).waitFor();
   assert.equal(await page.locator('.notice.warn').count(), 0, 'the banner is gone');
   await assertAccessible(page, 'email-verified');
-  assert.deepEqual(await productTitles(page), ['Accessories', 'Inventory']);
+  assert.deepEqual(await productTitles(page), ['Accessories', 'Inventory', 'Warehouse']);
   const state = await subscribe(page, running.portal, { product: 'accessories', version: '1.0.0', planTitle: 'Silver', appTitle: 'Mail Walk App' });
   assert.equal(state, 'Active');
   subscriptionUrl = page.url();

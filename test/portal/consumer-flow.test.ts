@@ -80,7 +80,7 @@ test('a new developer signs up and then sees Accessories 1.0.0 too', async () =>
   await signUp(page, running, newDeveloper);
   await page.goto(`${running.portal}/products`);
   const titles = await page.locator('ul.cards h2').allTextContents();
-  assert.deepEqual(titles, ['Accessories', 'Inventory']);
+  assert.deepEqual(titles, ['Accessories', 'Inventory', 'Warehouse']);
   await page.goto(running.portal);
   await assertAccessible(page, 'portal-home-signed-in');
 });
