@@ -106,20 +106,43 @@ function pkceHolds(challenge: string | null, method: string | null, verifier: st
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+interface Redeemable {
+  provider_id: string;
+  catalog_id: string;
+  grant_id: string;
+  client_id: string;
+  expires_at: number;
+}
+
+/**
+ * A one-time code or refresh token taken from the store: this provider's and catalog's, used for
+ * the first time (a second use revokes its whole grant), unexpired and the client's own.
+ */
+async function redeemed<T extends Redeemable>(
+  context: EndpointContext,
+  client: Client,
+  taken: { row: T; first: boolean } | undefined,
+  invalid: OAuthError,
+): Promise<T> {
+  if (taken === undefined || taken.row.provider_id !== context.provider.id) throw invalid;
+  const { row } = taken;
+  if (row.catalog_id !== context.provider.catalogId) throw invalid;
+  if (!taken.first) {
+    await revokeGrant(context, row.grant_id);
+    throw invalid;
+  }
+  if (row.expires_at <= nowSeconds() || row.client_id !== client.clientId) throw invalid;
+  return row;
+}
+
 async function authorizationCode(context: EndpointContext, client: Client, form: URLSearchParams) {
   grantEnabled(context, 'access_code');
   const code = form.get('code');
   if (code === null || code === '') throw new OAuthError('invalid_request', 'code is required');
   const taken = await oauth.takeCode(context.store.db, hashToken(code));
   const invalid = new OAuthError('invalid_grant', 'the authorization code is invalid, expired or already used');
-  if (taken === undefined || taken.row.provider_id !== context.provider.id || taken.row.catalog_id !== context.provider.catalogId) throw invalid;
-  const { row } = taken;
   // RFC 6749 §4.1.2: a code used twice is refused, and what it issued SHOULD be revoked.
-  if (!taken.first) {
-    await revokeGrant(context, row.grant_id);
-    throw invalid;
-  }
-  if (row.expires_at <= nowSeconds() || row.client_id !== client.clientId) throw invalid;
+  const row = await redeemed(context, client, taken, invalid);
   // RFC 6749 §4.1.3: the same redirect_uri as the authorization request, exactly.
   if (form.get('redirect_uri') !== row.redirect_uri) throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
   if (!pkceHolds(row.challenge, row.challenge_method, form.get('code_verifier'))) {
@@ -134,14 +157,8 @@ async function refreshToken(context: EndpointContext, client: Client, form: URLS
   if (presented === null || presented === '') throw new OAuthError('invalid_request', 'refresh_token is required');
   const taken = await oauth.takeRefreshToken(context.store.db, hashToken(presented));
   const invalid = new OAuthError('invalid_grant', 'the refresh token is invalid, expired or revoked');
-  if (taken === undefined || taken.row.provider_id !== context.provider.id || taken.row.catalog_id !== context.provider.catalogId) throw invalid;
-  const { row } = taken;
   // A rotated refresh token presented again: someone holds a copy. Revoke the whole grant.
-  if (!taken.first) {
-    await revokeGrant(context, row.grant_id);
-    throw invalid;
-  }
-  if (row.expires_at <= nowSeconds() || row.client_id !== client.clientId) throw invalid;
+  const row = await redeemed(context, client, taken, invalid);
   const scope = grantedScope(form.get('scope'), row.scope.split(' ').filter(Boolean));
   const username = row.username === '' ? undefined : row.username;
   return issue(context, { client, scope, grantId: row.grant_id, username, refresh: true });

@@ -4,7 +4,7 @@
  * token ids the gateways refuse until those tokens would have expired anyway.
  */
 import type { Db } from './store.ts';
-import type { OAuthKeyRow, OAuthProviderRow } from './schema.ts';
+import type { OAuthCodeTable, OAuthKeyRow, OAuthProviderRow } from './schema.ts';
 import { newId, now } from './secrets.ts';
 
 export async function insertProvider(
@@ -94,19 +94,8 @@ export function loadKeys(db: Db, retiredSince: number): Promise<OAuthKeyRow[]> {
     .execute();
 }
 
-export interface CodeRow {
-  code_hash: string;
-  grant_id: string;
-  provider_id: string;
-  catalog_id: string;
-  client_id: string;
-  redirect_uri: string;
-  scope: string;
-  username: string;
-  challenge: string | null;
-  challenge_method: string | null;
-  expires_at: number;
-}
+/** An authorization code as stored (its `used` flag is the store's own). */
+export type CodeRow = Omit<OAuthCodeTable, 'used'>;
 
 export async function insertCode(db: Db, row: CodeRow): Promise<void> {
   await db.insertInto('oauth_codes').values({ ...row, used: 0 }).execute();
