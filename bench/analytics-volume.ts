@@ -53,14 +53,22 @@ try {
   const rollup = await timed(() => rebuildRollup(store.db));
   await sql`analyze activity_events`.execute(store.db);
   await sql`analyze activity_rollup`.execute(store.db);
-  const rollupRows = await store.db.selectFrom('activity_rollup').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const rollupRows = await store.db
+    .selectFrom('activity_rollup')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const rows: string[] = [];
   for (const [label, windowMs] of [
     ['last 24 hours', 86_400_000],
     ['last 7 days', 7 * 86_400_000],
     ['last 30 days', 30 * 86_400_000],
   ] as const) {
-    const filter: EventFilter = { orgName: 'demo', catalogName: 'sandbox', fromTs: now - windowMs, toTs: now + 1 };
+    const filter: EventFilter = {
+      orgName: 'demo',
+      catalogName: 'sandbox',
+      fromTs: now - windowMs,
+      toTs: now + 1,
+    };
     const matching = Math.round((total * windowMs) / span);
     const bucket = windowMs <= 86_400_000 ? 3_600_000 : 6 * 3_600_000;
     const over = await timed(() => callsOverTime(store.db, filter, bucket));
@@ -69,14 +77,23 @@ try {
     const pct = await timed(() => latencyPercentiles(store.db, filter));
     const latest = await timed(() => listEvents(store.db, filter, 100));
     const page = await timed(() =>
-      Promise.all([callsOverTime(store.db, filter, bucket), latencyPercentiles(store.db, filter), ...dims.map((d) => countBy(store.db, filter, d)), listEvents(store.db, filter, 100)]),
+      Promise.all([
+        callsOverTime(store.db, filter, bucket),
+        latencyPercentiles(store.db, filter),
+        ...dims.map((d) => countBy(store.db, filter, d)),
+        listEvents(store.db, filter, 100),
+      ]),
     );
     rows.push(
       `| ${label} (~${matching.toLocaleString('en')} events) | ${over.ms.toFixed(0)} | ${by.ms.toFixed(0)} | ${pct.ms.toFixed(0)} | ${latest.ms.toFixed(0)} | ${page.ms.toFixed(0)} |`,
     );
   }
-  console.log(`${total.toLocaleString('en')} events written in ${(fill.ms / 1000).toFixed(1)} s (PostgreSQL, generate_series); hourly rollups rebuilt from them in ${(rollup.ms / 1000).toFixed(1)} s (${Number(rollupRows.n).toLocaleString('en')} rows)\n`);
-  console.log('| window | calls over time (ms) | 5 breakdowns (ms) | percentiles (ms) | latest 100 (ms) | whole analytics page (ms) |');
+  console.log(
+    `${total.toLocaleString('en')} events written in ${(fill.ms / 1000).toFixed(1)} s (PostgreSQL, generate_series); hourly rollups rebuilt from them in ${(rollup.ms / 1000).toFixed(1)} s (${Number(rollupRows.n).toLocaleString('en')} rows)\n`,
+  );
+  console.log(
+    '| window | calls over time (ms) | 5 breakdowns (ms) | percentiles (ms) | latest 100 (ms) | whole analytics page (ms) |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
 } finally {

@@ -20,15 +20,22 @@ export interface BenchAuthority {
 export async function startBenchAuthority(): Promise<BenchAuthority> {
   const { privateKey, publicKey } = await generateKeyPair('RS256');
   const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'bench-1', use: 'sig' }] });
-  const token = await new SignJWT({ sub: 'bench', scope: 'read' }).setProtectedHeader({ alg: 'RS256', kid: 'bench-1' })
-    .setIssuer('https://bench.example').setAudience('bench').setIssuedAt().setExpirationTime('1d').sign(privateKey);
+  const token = await new SignJWT({ sub: 'bench', scope: 'read' })
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench-1' })
+    .setIssuer('https://bench.example')
+    .setAudience('bench')
+    .setIssuedAt()
+    .setExpirationTime('1d')
+    .sign(privateKey);
   const authority: BenchAuthority = { url: '', token, clientId: '', close: () => server.close() };
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       if (req.url === '/jwks.json') return res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
       const exp = Math.floor(Date.now() / 1000) + 3600;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ active: true, scope: 'read', client_id: authority.clientId, exp }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ active: true, scope: 'read', client_id: authority.clientId, exp }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -135,7 +135,9 @@ try {
 }
 
 const { loadavg } = await import('node:os');
-const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ');
 console.log(`counter-cost ${values.label} — ${seconds} s per row, load average ${load}`);
 console.log('| store | calling | callers | hits/s | wall µs/hit | CPU µs/hit | hits > 1 ms | worst ms | rejected |');
 console.log('|---|---|---|---|---|---|---|---|---|');

@@ -29,7 +29,16 @@ const warmup = 500;
 const limits = { timeoutMs: 1000, memoryBytes: 32 * 1024 * 1024 };
 
 function context(): GatewayContext {
-  const request = { verb: 'GET', uri: 'http://h/o/c/api/x?zip=90210', path: '/x', search: '?zip=90210', headers: {}, parameters: { zip: '90210' }, body: undefined, 'content-type': '' };
+  const request = {
+    verb: 'GET',
+    uri: 'http://h/o/c/api/x?zip=90210',
+    path: '/x',
+    search: '?zip=90210',
+    headers: {},
+    parameters: { zip: '90210' },
+    body: undefined,
+    'content-type': '',
+  };
   return new GatewayContext({
     request,
     message: emptyMessage(),
@@ -58,9 +67,25 @@ function inProcess(source: string): (ctx: GatewayContext) => void {
 }
 
 function pooled(pool: ScriptPool, source: string): Step {
-  const settings = { maxBackendBodyBytes: 1 << 20, tlsProfiles: {}, invokeDenyHosts: [], script: { ...limits, pool } };
-  const input = { name: 'bench', version: '1.0.0', document: {}, properties: {}, catalog: { name: 'c', orgName: 'o' }, settings };
-  return compileAssembly({ execute: [{ gatewayscript: { version: '2.0.0', title: 'bench', source } }] }, input, policyRegistry);
+  const settings = {
+    maxBackendBodyBytes: 1 << 20,
+    tlsProfiles: {},
+    invokeDenyHosts: [],
+    script: { ...limits, pool },
+  };
+  const input = {
+    name: 'bench',
+    version: '1.0.0',
+    document: {},
+    properties: {},
+    catalog: { name: 'c', orgName: 'o' },
+    settings,
+  };
+  return compileAssembly(
+    { execute: [{ gatewayscript: { version: '2.0.0', title: 'bench', source } }] },
+    input,
+    policyRegistry,
+  );
 }
 
 /** A main event loop busy in turns of `turnUs` µs until stopped; an op answer waits for a turn. */
@@ -97,6 +122,8 @@ for (const [name, source] of Object.entries(scripts)) {
   const after = counts();
   stop();
   const waits = before && after ? ((after.answered - before.answered) / (calls + warmup)).toFixed(1) : '?';
-  console.log(`${name.padEnd(18)} in-process ${local.toFixed(1).padStart(7)} µs/call   worker pool ${worker.toFixed(1).padStart(7)} µs/call   waits/call ${waits}`);
+  console.log(
+    `${name.padEnd(18)} in-process ${local.toFixed(1).padStart(7)} µs/call   worker pool ${worker.toFixed(1).padStart(7)} µs/call   waits/call ${waits}`,
+  );
 }
 await pool.close();

@@ -64,20 +64,22 @@ function report(unanswered = 0): void {
   sendLags.sort((a, b) => a - b);
   const round = (value: number) => Math.round(value * 100) / 100;
   const answered = latencies.length - transportErrors;
-  console.log(JSON.stringify({
-    requests: answered,
-    errors: errors + transportErrors + unanswered,
-    transportErrors,
-    unanswered,
-    rate,
-    seconds,
-    p50Ms: round(percentile(latencies, 50)),
-    p99Ms: round(percentile(latencies, 99)),
-    p999Ms: round(percentile(latencies, 99.9)),
-    maxMs: round(latencies[latencies.length - 1] ?? NaN),
-    sendLagP99Ms: round(percentile(sendLags, 99)),
-    sendLagMaxMs: round(sendLags[sendLags.length - 1] ?? NaN),
-  }));
+  console.log(
+    JSON.stringify({
+      requests: answered,
+      errors: errors + transportErrors + unanswered,
+      transportErrors,
+      unanswered,
+      rate,
+      seconds,
+      p50Ms: round(percentile(latencies, 50)),
+      p99Ms: round(percentile(latencies, 99)),
+      p999Ms: round(percentile(latencies, 99.9)),
+      maxMs: round(latencies[latencies.length - 1] ?? NaN),
+      sendLagP99Ms: round(percentile(sendLags, 99)),
+      sendLagMaxMs: round(sendLags[sendLags.length - 1] ?? NaN),
+    }),
+  );
   agent.destroy();
   process.exit(0);
 }
@@ -88,9 +90,12 @@ setTimeout(tick, Math.max(0, start - performance.now()));
  * what is still unanswered counts as an error and enters the percentiles with the time it had
  * waited so far (a lower bound), so a stalled target cannot look fast.
  */
-setTimeout(() => {
-  const now = performance.now();
-  const waiting = [...pending];
-  for (const dueAt of waiting) latencies.push(now - dueAt);
-  report(waiting.length + total - sent);
-}, seconds * 1000 + 30_000).unref();
+setTimeout(
+  () => {
+    const now = performance.now();
+    const waiting = [...pending];
+    for (const dueAt of waiting) latencies.push(now - dueAt);
+    report(waiting.length + total - sent);
+  },
+  seconds * 1000 + 30_000,
+).unref();

@@ -61,8 +61,9 @@ export function benchApiText(options: {
   auth?: { kind: 'jwt' | 'introspect' | 'oauth'; url: string };
 }): string {
   const auth = options.auth;
-  const security = auth?.kind === 'oauth'
-    ? `securityDefinitions:
+  const security =
+    auth?.kind === 'oauth'
+      ? `securityDefinitions:
   oauth:
     type: oauth2
     flow: application
@@ -73,8 +74,8 @@ export function benchApiText(options: {
 security:
   - oauth: [read]
 `
-    : auth?.kind === 'introspect'
-    ? `securityDefinitions:
+      : auth?.kind === 'introspect'
+        ? `securityDefinitions:
   oauth:
     type: oauth2
     flow: application
@@ -86,8 +87,8 @@ security:
 security:
   - oauth: [read]
 `
-    : options.secured
-    ? `securityDefinitions:
+        : options.secured
+          ? `securityDefinitions:
   clientID:
     type: apiKey
     in: header
@@ -95,7 +96,7 @@ security:
 security:
   - clientID: []
 `
-    : 'security: []\n';
+          : 'security: []\n';
   return `swagger: '2.0'
 info:
   title: ${options.name}
@@ -119,12 +120,16 @@ x-ibm-configuration:
     error-content: activity
   assembly:
     execute:
-${auth?.kind === 'jwt' ? `      - jwt-validate:
+${
+  auth?.kind === 'jwt'
+    ? `      - jwt-validate:
           version: 2.0.0
           jwks-url: '${auth.url}/jwks.json'
           iss-claim: '^https://bench\\.example$'
           aud-claim: '^bench$'
-` : ''}      - invoke:
+`
+    : ''
+}      - invoke:
           version: 2.0.0
           title: backend
           target-url: '${options.backend}/item'
@@ -171,32 +176,65 @@ ${list}
 
 type BenchApp = { clientId: string; clientSecret: string };
 
-async function setUpBench(services: Services, mode: Exclude<SetupMode, 'accessories'>, backend: string): Promise<Partial<BenchApp> & { orgId: string; catalogId: string }> {
+async function setUpBench(
+  services: Services,
+  mode: Exclude<SetupMode, 'accessories'>,
+  backend: string,
+): Promise<Partial<BenchApp> & { orgId: string; catalogId: string }> {
   const { orgId, sandbox } = await services.ensureOrg(benchOrg);
   const full = mode !== 'pass';
-  const authUrl = mode === 'oauth' ? `https://bench.example/${benchOrg}/${benchCatalog}/oauth/oauth2/token` : (process.env.BENCH_AUTH_URL ?? '');
+  const authUrl =
+    mode === 'oauth'
+      ? `https://bench.example/${benchOrg}/${benchCatalog}/oauth/oauth2/token`
+      : (process.env.BENCH_AUTH_URL ?? '');
   const auth = mode === 'jwt' || mode === 'introspect' || mode === 'oauth' ? { kind: mode, url: authUrl } : undefined;
   if (mode === 'oauth') {
     const providers = new OAuthProviders(services);
     await providers.create(orgId, benchProvider);
     await providers.enable(orgId, benchCatalog, benchProvider.name);
   }
-  const text = benchApiText({ name: 'bench', basePath: '/bench', backend, secured: full, activity: full, auth });
+  const text = benchApiText({
+    name: 'bench',
+    basePath: '/bench',
+    backend,
+    secured: full,
+    activity: full,
+    auth,
+  });
   await services.importApi(orgId, { text, file: 'bench.yaml', state: 'online' });
-  await services.putProduct(orgId, benchCatalog, { text: benchProductText('bench-product', ['bench']), file: 'bench-product.yaml', state: 'published' });
+  await services.putProduct(orgId, benchCatalog, {
+    text: benchProductText('bench-product', ['bench']),
+    file: 'bench-product.yaml',
+    state: 'published',
+  });
   if (mode === 'pass') return { orgId, catalogId: sandbox.id };
   const app = await subscribedApp(services, orgId, sandbox.id, 'bench-product', 'default');
   return { ...app, orgId, catalogId: sandbox.id };
 }
 
 /** A developer, an app and an approved subscription to `plan` of `product`; the app's client id and secret. */
-async function subscribedApp(services: Services, orgId: string, catalogId: string, product: string, plan: string): Promise<BenchApp> {
+async function subscribedApp(
+  services: Services,
+  orgId: string,
+  catalogId: string,
+  product: string,
+  plan: string,
+): Promise<BenchApp> {
   const consumer = new ConsumerServices(services.store, services.bus, services.signInLimiter);
-  const { org: consumerOrg } = await consumer.signUp(catalogId, { email: 'bench@example.com', password: 'bench-pass-1234', orgTitle: 'Bench Developers' });
+  const { org: consumerOrg } = await consumer.signUp(catalogId, {
+    email: 'bench@example.com',
+    password: 'bench-pass-1234',
+    orgTitle: 'Bench Developers',
+  });
   const { app, credential, clientSecret } = await consumer.createApp(consumerOrg.id, { title: 'Bench App' });
   const row = await services.product(orgId, benchCatalog, product, '1.0.0');
-  const subscription = await consumer.subscribe(consumerOrg.id, { appId: app.id, productId: row.id, planName: plan });
-  if (subscription.state === 'pending') await services.decideSubscription(orgId, benchCatalog, subscription.id, 'approve');
+  const subscription = await consumer.subscribe(consumerOrg.id, {
+    appId: app.id,
+    productId: row.id,
+    planName: plan,
+  });
+  if (subscription.state === 'pending')
+    await services.decideSubscription(orgId, benchCatalog, subscription.id, 'approve');
   return { clientId: credential.client_id, clientSecret };
 }
 
@@ -204,18 +242,35 @@ async function subscribedApp(services: Services, orgId: string, catalogId: strin
 async function setUpAccessories(services: Services, samplePorts: Record<string, number>): Promise<string> {
   const { orgId, sandbox } = await services.ensureOrg(benchOrg);
   const folder = readDefinitionFolder(fileURLToPath(new URL('../examples/accessories/', import.meta.url)));
-  const defaults: Record<string, number> = { financing: 9081, shipping: 9082, geocoder: 9083, inventory: 9084 };
+  const defaults: Record<string, number> = {
+    financing: 9081,
+    shipping: 9082,
+    geocoder: 9083,
+    inventory: 9084,
+  };
   const retarget = (text: string): string => {
     let out = text;
-    for (const [name, port] of Object.entries(samplePorts)) out = out.replaceAll(`127.0.0.1:${defaults[name]}`, `127.0.0.1:${port}`);
+    for (const [name, port] of Object.entries(samplePorts))
+      out = out.replaceAll(`127.0.0.1:${defaults[name]}`, `127.0.0.1:${port}`);
     return out;
   };
-  const attachments = (files: Record<string, string>) => Object.fromEntries(Object.entries(files).map(([n, t]) => [n, retarget(t)]));
+  const attachments = (files: Record<string, string>) =>
+    Object.fromEntries(Object.entries(files).map(([n, t]) => [n, retarget(t)]));
   for (const doc of folder.apis) {
-    await services.importApi(orgId, { text: retarget(doc.text), file: doc.file, attachments: attachments(doc.attachments), state: 'online' });
+    await services.importApi(orgId, {
+      text: retarget(doc.text),
+      file: doc.file,
+      attachments: attachments(doc.attachments),
+      state: 'online',
+    });
   }
   for (const doc of folder.products) {
-    await services.putProduct(orgId, benchCatalog, { text: doc.text, file: doc.file, state: 'published', attachments: attachments(doc.attachments) });
+    await services.putProduct(orgId, benchCatalog, {
+      text: doc.text,
+      file: doc.file,
+      state: 'published',
+      attachments: attachments(doc.attachments),
+    });
   }
   return (await subscribedApp(services, orgId, sandbox.id, 'accessories', 'gold')).clientId;
 }
@@ -237,7 +292,10 @@ export async function setUp(dataDir: string, mode: SetupMode): Promise<SetupResu
   const base = `/${benchOrg}/${benchCatalog}`;
   try {
     if (mode === 'accessories') {
-      const clientId = await setUpAccessories(services, JSON.parse(process.env.BENCH_SAMPLE_PORTS ?? '{}') as Record<string, number>);
+      const clientId = await setUpAccessories(
+        services,
+        JSON.parse(process.env.BENCH_SAMPLE_PORTS ?? '{}') as Record<string, number>,
+      );
       const paths = {
         shipping: `${base}/logistics/shipping?zip=90210`,
         stores: `${base}/logistics/stores?zip=90210`,
@@ -249,10 +307,26 @@ export async function setUp(dataDir: string, mode: SetupMode): Promise<SetupResu
     const setup = await setUpBench(services, mode, backend);
     const apis = Number(process.env.BENCH_SCALE_APIS ?? 0);
     const subscriptions = Number(process.env.BENCH_SCALE_SUBSCRIPTIONS ?? 0);
-    const scale = apis > 0 || subscriptions > 0 ? await loadScaleData(store, { orgId: setup.orgId, catalogId: setup.catalogId, apis, subscriptions, backend }) : undefined;
+    const scale =
+      apis > 0 || subscriptions > 0
+        ? await loadScaleData(store, {
+            orgId: setup.orgId,
+            catalogId: setup.catalogId,
+            apis,
+            subscriptions,
+            backend,
+          })
+        : undefined;
     const tokenPath = mode === 'oauth' ? `${base}/oauth/oauth2/token` : undefined;
     const { clientId, clientSecret } = setup;
-    return { clientId, clientSecret, tokenPath, paths: { item: `${base}/bench/item` }, scale, setupMs: performance.now() - started };
+    return {
+      clientId,
+      clientSecret,
+      tokenPath,
+      paths: { item: `${base}/bench/item` },
+      scale,
+      setupMs: performance.now() - started,
+    };
   } finally {
     await store.close();
   }

@@ -33,8 +33,13 @@ import type { SetupResult } from './portico-setup.ts';
 function runSetup(dataDir: string): SetupResult {
   // The setup runs as this file does: compiled beside it, or from TypeScript through tsx.
   const build = import.meta.url.endsWith('.js') ? 'compiled' : 'source';
-  const result = spawnSync(process.execPath, benchScript(build, 'portico-setup.ts'), { env: { ...process.env, BENCH_DATA_DIR: dataDir }, encoding: 'utf8', timeout: 600_000 });
-  if (result.status !== 0) throw new Error(`bench setup failed (${result.status ?? result.signal}): ${result.stderr.slice(-2000)}`);
+  const result = spawnSync(process.execPath, benchScript(build, 'portico-setup.ts'), {
+    env: { ...process.env, BENCH_DATA_DIR: dataDir },
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
+  if (result.status !== 0)
+    throw new Error(`bench setup failed (${result.status ?? result.signal}): ${result.stderr.slice(-2000)}`);
   return JSON.parse(result.stdout.trim().split('\n').pop()!) as SetupResult;
 }
 
@@ -104,7 +109,11 @@ async function main(): Promise<void> {
   if (authority) authority.clientId = setup.clientId ?? '';
   const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'warn' }, pino.destination(2));
   const settings = loadSettings(
-    { PORTICO_GATEWAY_PORT: String(envPort('BENCH_PORT', 0)), PORTICO_REDIS_URL: process.env.PORTICO_REDIS_URL, PORTICO_LOG_LEVEL: 'warn' },
+    {
+      PORTICO_GATEWAY_PORT: String(envPort('BENCH_PORT', 0)),
+      PORTICO_REDIS_URL: process.env.PORTICO_REDIS_URL,
+      PORTICO_LOG_LEVEL: 'warn',
+    },
     { dataDir },
   );
   const platform = await startPlatform(settings, logger, 'gateway');
@@ -122,15 +131,29 @@ async function main(): Promise<void> {
     port: Number(new URL(platform.urls.gateway!).port),
     path: Object.values(setup.paths)[0],
     headers: benchHeaders(mode, setup.clientId, token),
-    facts: { mode, paths: setup.paths, apis: gateway.current?.apiCount, compileMs: gateway.current?.compileMs, setupMs: setup.setupMs, scale: setup.scale, redis: settings.redisUrl !== undefined },
+    facts: {
+      mode,
+      paths: setup.paths,
+      apis: gateway.current?.apiCount,
+      compileMs: gateway.current?.compileMs,
+      setupMs: setup.setupMs,
+      scale: setup.scale,
+      redis: settings.redisUrl !== undefined,
+    },
   });
 
   exitOnSignal(async () => {
     publisher?.stop();
     // The run's own tally, read by the runner.
     loopDelay.disable();
-    const loop = { p50_ms: loopDelay.percentile(50) / 1e6, p99_ms: loopDelay.percentile(99) / 1e6, max_ms: loopDelay.max / 1e6 };
-    process.stdout.write(`${JSON.stringify({ final: true, ...publisher?.tally, lastCompileMs: gateway.current?.compileMs, change: gateway.current?.change, loopDelay: loop })}\n`);
+    const loop = {
+      p50_ms: loopDelay.percentile(50) / 1e6,
+      p99_ms: loopDelay.percentile(99) / 1e6,
+      max_ms: loopDelay.max / 1e6,
+    };
+    process.stdout.write(
+      `${JSON.stringify({ final: true, ...publisher?.tally, lastCompileMs: gateway.current?.compileMs, change: gateway.current?.change, loopDelay: loop })}\n`,
+    );
     await stopProfile?.();
     await platform.close();
     authority?.close();

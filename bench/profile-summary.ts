@@ -27,7 +27,10 @@ function argument(name: string, fallback: number): number {
 }
 
 function shortUrl(url: string): string {
-  const cut = url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, 'npm:').replace(/^.*\/work\/[^/]+\//, '');
+  const cut = url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, 'npm:')
+    .replace(/^.*\/work\/[^/]+\//, '');
   return cut === '' ? '(native)' : cut;
 }
 
@@ -39,7 +42,8 @@ const requests = argument('--requests', 0);
 
 // Self time per node: the sum of the time deltas of its samples.
 const selfUs = new Map<number, number>();
-for (let i = 0; i < profile.samples.length; i++) selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+for (let i = 0; i < profile.samples.length; i++)
+  selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
 const byFunction = new Map<string, number>();
 const byFile = new Map<string, number>();
 let total = 0;
@@ -54,8 +58,16 @@ for (const node of profile.nodes) {
 const busy = total - (byFunction.get('(idle)  (native)') ?? 0);
 const line = (label: string, us: number) =>
   `${((100 * us) / busy).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms${requests > 0 ? `  ${(us / requests).toFixed(2).padStart(6)} µs/req` : ''}  ${label}`;
-const out = [`profile ${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s busy (percent of busy time)`, '', 'top self time:'];
-for (const [key, us] of [...byFunction].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) out.push(line(key, us));
+const out = [
+  `profile ${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s busy (percent of busy time)`,
+  '',
+  'top self time:',
+];
+for (const [key, us] of [...byFunction]
+  .filter(([k]) => !k.startsWith('(idle)'))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, top))
+  out.push(line(key, us));
 out.push('', 'by file:');
 for (const [key, us] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 20)) out.push(line(key, us));
 process.stdout.write(`${out.join('\n')}\n`);

@@ -54,20 +54,80 @@ const baseTargets = [
 const profiles: Record<string, Profile> = {
   default: { name: 'default', targets: baseTargets, warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
   /** A quicker A/B of Portico alone, for optimisation work. */
-  check: { name: 'check', targets: ['direct', 'portico-pass', 'portico-full'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 10 },
-  quick: { name: 'quick', targets: ['direct', 'nginx', 'http-proxy', 'portico-pass', 'portico-full'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
+  check: {
+    name: 'check',
+    targets: ['direct', 'portico-pass', 'portico-full'],
+    warmSeconds: 2,
+    runs: 3,
+    runSeconds: 4,
+    heySeconds: 10,
+  },
+  quick: {
+    name: 'quick',
+    targets: ['direct', 'nginx', 'http-proxy', 'portico-pass', 'portico-full'],
+    warmSeconds: 1,
+    runs: 1,
+    runSeconds: 3,
+    heySeconds: 5,
+  },
   /** Issue 18's rows: the controls' tails, pass, full and the GatewayScript flow (~2.5 min). */
-  tail: { name: 'tail', targets: ['direct', 'direct-core1', 'portico-pass', 'portico-full', 'portico-logistics-stores'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 15 },
+  tail: {
+    name: 'tail',
+    targets: ['direct', 'direct-core1', 'portico-pass', 'portico-full', 'portico-logistics-stores'],
+    warmSeconds: 2,
+    runs: 3,
+    runSeconds: 4,
+    heySeconds: 15,
+  },
   /** What a JWT check and a cached introspection add to portico-full (issue 13). */
-  identity: { name: 'identity', targets: ['direct', 'portico-full', 'portico-jwt', 'portico-introspect', 'portico-oauth'], warmSeconds: 2, runs: 3, runSeconds: 4, heySeconds: 5 },
+  identity: {
+    name: 'identity',
+    targets: ['direct', 'portico-full', 'portico-jwt', 'portico-introspect', 'portico-oauth'],
+    warmSeconds: 2,
+    runs: 3,
+    runSeconds: 4,
+    heySeconds: 5,
+  },
   /** A token the gateway issued itself (native OAuth provider, ES256) against portico-full (issue 14). */
-  oauth: { name: 'oauth', targets: ['direct', 'portico-full', 'portico-oauth'], warmSeconds: 1, runs: 1, runSeconds: 3, heySeconds: 5 },
-  scale: { name: 'scale', targets: ['direct', 'portico-full', 'portico-full-scale'], warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
-  reload: { name: 'reload', targets: ['direct', 'portico-full', 'portico-full-reload'], warmSeconds: 3, runs: 3, runSeconds: 6, heySeconds: 15 },
+  oauth: {
+    name: 'oauth',
+    targets: ['direct', 'portico-full', 'portico-oauth'],
+    warmSeconds: 1,
+    runs: 1,
+    runSeconds: 3,
+    heySeconds: 5,
+  },
+  scale: {
+    name: 'scale',
+    targets: ['direct', 'portico-full', 'portico-full-scale'],
+    warmSeconds: 3,
+    runs: 3,
+    runSeconds: 5,
+    heySeconds: 15,
+  },
+  reload: {
+    name: 'reload',
+    targets: ['direct', 'portico-full', 'portico-full-reload'],
+    warmSeconds: 3,
+    runs: 3,
+    runSeconds: 6,
+    heySeconds: 15,
+  },
   /** `portico serve --role gateway --workers N`, N = 1 and 2 (the scale-out issue): the scaling from 1 to N workers. */
-  workers: { name: 'workers', targets: ['direct', 'portico-full', 'portico-full-workers-1', 'portico-full-workers-2'], warmSeconds: 3, runs: 3, runSeconds: 5, heySeconds: 15 },
+  workers: {
+    name: 'workers',
+    targets: ['direct', 'portico-full', 'portico-full-workers-1', 'portico-full-workers-2'],
+    warmSeconds: 3,
+    runs: 3,
+    runSeconds: 5,
+    heySeconds: 15,
+  },
 };
-profiles.all = { ...profiles.default, name: 'all', targets: [...baseTargets, 'portico-full-scale', 'portico-full-reload'] };
+profiles.all = {
+  ...profiles.default,
+  name: 'all',
+  targets: [...baseTargets, 'portico-full-scale', 'portico-full-reload'],
+};
 
 /** wrk connections, and the latency run's fixed rate (bench/open-loop.ts), req/s. */
 const load = { connections: 32, rate: 2000 };
@@ -110,17 +170,33 @@ const profileDir = join(benchDir, 'results', 'profiles');
 let cpuProfiles = false;
 let build: BuildKind = 'compiled';
 
-function nodeTarget(name: string, file: string, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<Running> {
+function nodeTarget(
+  name: string,
+  file: string,
+  env: Record<string, string | undefined>,
+  timeoutMs = 60_000,
+): Promise<Running> {
   if (cpuProfiles && file === 'portico-target.ts') {
     mkdirSync(profileDir, { recursive: true });
     env = { ...env, BENCH_CPU_PROFILE: join(profileDir, `${name}.cpuprofile`) };
   }
-  return startProcess({ name, cpus: cores.target, command: node, args: benchScript(build, file), env, ready: { kind: 'announce' }, timeoutMs });
+  return startProcess({
+    name,
+    cpus: cores.target,
+    command: node,
+    args: benchScript(build, file),
+    env,
+    ready: { kind: 'announce' },
+    timeoutMs,
+  });
 }
 
 function porticoUrl(running: Running, key: string): { url: string; headers: Record<string, string> } {
   const facts = running.announcement.facts as { paths: Record<string, string> };
-  return { url: `http://127.0.0.1:${running.port}${facts.paths[key]}`, headers: running.announcement.headers ?? {} };
+  return {
+    url: `http://127.0.0.1:${running.port}${facts.paths[key]}`,
+    headers: running.announcement.headers ?? {},
+  };
 }
 
 async function startNginx(shared: Shared): Promise<Running> {
@@ -153,12 +229,24 @@ http {
 }
 `;
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  return startProcess({ name: 'nginx', cpus: cores.target, command: nginxPath(), args: ['-p', dir, '-c', join(dir, 'nginx.conf')], ready: { kind: 'port', port } });
+  return startProcess({
+    name: 'nginx',
+    cpus: cores.target,
+    command: nginxPath(),
+    args: ['-p', dir, '-c', join(dir, 'nginx.conf')],
+    ready: { kind: 'port', port },
+  });
 }
 
 async function samplePorts(shared: Shared): Promise<Record<string, number>> {
   if (shared.samplePorts) return shared.samplePorts;
-  shared.samples = await startProcess({ name: 'samples', cpus: cores.load, command: node, args: benchScript(build, 'samples-target.ts'), ready: { kind: 'announce' } });
+  shared.samples = await startProcess({
+    name: 'samples',
+    cpus: cores.load,
+    command: node,
+    args: benchScript(build, 'samples-target.ts'),
+    ready: { kind: 'announce' },
+  });
   shared.samplePorts = (shared.samples.announcement.facts as { ports: Record<string, number> }).ports;
   return shared.samplePorts;
 }
@@ -189,13 +277,25 @@ async function startWorkers(name: string, workers: number, shared: Shared): Prom
   const dataDir = mkdtempSync(join(shared.scratch, `workers-${workers}-`));
   const setupStarted = Date.now();
   const setup = spawnSync(node, benchScript(build, 'portico-setup.ts'), {
-    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_MODE: 'full', BENCH_UPSTREAM_PORT: String(shared.backendPort) },
+    env: {
+      ...process.env,
+      BENCH_DATA_DIR: dataDir,
+      BENCH_MODE: 'full',
+      BENCH_UPSTREAM_PORT: String(shared.backendPort),
+    },
     encoding: 'utf8',
     timeout: 300_000,
   });
-  if (setup.status !== 0) throw new Error(`bench setup failed (${setup.status ?? setup.signal}): ${setup.stderr.slice(-2000)}`);
+  if (setup.status !== 0)
+    throw new Error(`bench setup failed (${setup.status ?? setup.signal}): ${setup.stderr.slice(-2000)}`);
   const result = JSON.parse(setup.stdout.trim().split('\n').pop()!) as SetupResult;
-  const env = { PORTICO_GATEWAY_PORT: '0', PORTICO_LOG_LEVEL: 'warn', PORTICO_REDIS_URL: undefined, PORTICO_WORKERS: undefined, PORTICO_DATABASE_URL: undefined };
+  const env = {
+    PORTICO_GATEWAY_PORT: '0',
+    PORTICO_LOG_LEVEL: 'warn',
+    PORTICO_REDIS_URL: undefined,
+    PORTICO_WORKERS: undefined,
+    PORTICO_DATABASE_URL: undefined,
+  };
   const running = await startProcess({
     name,
     cpus: clusterCores,
@@ -213,7 +313,13 @@ async function startWorkers(name: string, workers: number, shared: Shared): Prom
     process: running,
     url,
     headers,
-    facts: { workers, processes: 1 + workerPids.length, line: running.announcement.facts?.line, setupMs: Date.now() - setupStarted, pinning: clusterCores ?? 'none' },
+    facts: {
+      workers,
+      processes: 1 + workerPids.length,
+      line: running.announcement.facts?.line,
+      setupMs: Date.now() - setupStarted,
+      pinning: clusterCores ?? 'none',
+    },
   };
   if (workers > 1 && workerPids.length < workers) {
     await running.stop();
@@ -228,17 +334,27 @@ async function startWorkers(name: string, workers: number, shared: Shared): Prom
  * per request over requests on new connections, which the cluster's round-robin scheduling
  * hands to the workers in turn (counting per worker would repeat values).
  */
-async function sharedCounting(url: string, headers: Record<string, string>, workers: number): Promise<string | undefined> {
+async function sharedCounting(
+  url: string,
+  headers: Record<string, string>,
+  workers: number,
+): Promise<string | undefined> {
   const remaining: number[] = [];
   for (let i = 0; i < Math.max(6, 3 * workers); i++) {
-    const response = await fetch(url, { headers: { ...headers, connection: 'close' }, signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(url, {
+      headers: { ...headers, connection: 'close' },
+      signal: AbortSignal.timeout(10_000),
+    });
     await response.arrayBuffer();
     const value = /,(\d+);/.exec(response.headers.get('x-ratelimit-remaining') ?? '')?.[1];
-    if (response.status !== 200 || value === undefined) return `answers ${response.status} with X-RateLimit-Remaining ${response.headers.get('x-ratelimit-remaining')}`;
+    if (response.status !== 200 || value === undefined)
+      return `answers ${response.status} with X-RateLimit-Remaining ${response.headers.get('x-ratelimit-remaining')}`;
     remaining.push(Number(value));
   }
   const steps = remaining.slice(1).map((value, i) => remaining[i] - value);
-  return steps.every((step) => step === 1) ? undefined : `the plan limit is not counted once across workers: X-RateLimit-Remaining ${remaining.join(', ')}`;
+  return steps.every((step) => step === 1)
+    ? undefined
+    : `the plan limit is not counted once across workers: X-RateLimit-Remaining ${remaining.join(', ')}`;
 }
 
 /** Starts a target by name. */
@@ -250,7 +366,13 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
       return { process: undefined, url: `http://127.0.0.1:${shared.backendPort}${item}`, headers: {} };
     case 'direct-core1': {
       // Control: a second backend alone on the target core, to show what the placement itself adds to latency.
-      const running = await startProcess({ name, cpus: cores.target, command: node, args: benchScript(build, 'backend.ts'), ready: { kind: 'announce' } });
+      const running = await startProcess({
+        name,
+        cpus: cores.target,
+        command: node,
+        args: benchScript(build, 'backend.ts'),
+        ready: { kind: 'announce' },
+      });
       return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {} };
     }
     case 'nginx': {
@@ -271,11 +393,24 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
     case 'portico-jwt':
     case 'portico-introspect':
     case 'portico-oauth': {
-      const modes: Record<string, string> = { 'portico-pass': 'pass', 'portico-jwt': 'jwt', 'portico-introspect': 'introspect', 'portico-oauth': 'oauth' };
+      const modes: Record<string, string> = {
+        'portico-pass': 'pass',
+        'portico-jwt': 'jwt',
+        'portico-introspect': 'introspect',
+        'portico-oauth': 'oauth',
+      };
       const mode = modes[name] ?? 'full';
-      const env: Record<string, string | undefined> = { ...upstream, BENCH_MODE: mode, PORTICO_REDIS_URL: undefined };
+      const env: Record<string, string | undefined> = {
+        ...upstream,
+        BENCH_MODE: mode,
+        PORTICO_REDIS_URL: undefined,
+      };
       if (name === 'portico-full-redis') env.PORTICO_REDIS_URL = 'redis://127.0.0.1:6379';
-      if (name === 'portico-full-scale') Object.assign(env, { BENCH_SCALE_APIS: String(scale.apis), BENCH_SCALE_SUBSCRIPTIONS: String(scale.subscriptions) });
+      if (name === 'portico-full-scale')
+        Object.assign(env, {
+          BENCH_SCALE_APIS: String(scale.apis),
+          BENCH_SCALE_SUBSCRIPTIONS: String(scale.subscriptions),
+        });
       if (name === 'portico-full-reload') env.BENCH_PUBLISH_EVERY_MS = '1000';
       const running = await nodeTarget(name, 'portico-target.ts', env, 300_000);
       return { process: running, ...porticoUrl(running, 'item') };
@@ -287,8 +422,13 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
     case 'portico-logistics-stores':
     case 'portico-financing': {
       const ports = await samplePorts(shared);
-      const running = await nodeTarget(name, 'portico-target.ts', { BENCH_MODE: 'accessories', BENCH_SAMPLE_PORTS: JSON.stringify(ports), PORTICO_REDIS_URL: undefined });
-      const key = name === 'portico-financing' ? 'financing' : name === 'portico-logistics-shipping' ? 'shipping' : 'stores';
+      const running = await nodeTarget(name, 'portico-target.ts', {
+        BENCH_MODE: 'accessories',
+        BENCH_SAMPLE_PORTS: JSON.stringify(ports),
+        PORTICO_REDIS_URL: undefined,
+      });
+      const key =
+        name === 'portico-financing' ? 'financing' : name === 'portico-logistics-shipping' ? 'shipping' : 'stores';
       const started: Started = { process: running, ...porticoUrl(running, key) };
       if (name === 'portico-financing') {
         started.check = (body, status) => {
@@ -330,7 +470,8 @@ async function preflight(started: Started): Promise<string | undefined> {
 }
 
 async function measure(name: string, profile: Profile, shared: Shared & { backendPid: number }): Promise<TargetResult> {
-  if (name === 'portico-full-redis' && !(await redisAnswers())) return { name, measured: false, reason: 'no Redis answers at 127.0.0.1:6379' };
+  if (name === 'portico-full-redis' && !(await redisAnswers()))
+    return { name, measured: false, reason: 'no Redis answers at 127.0.0.1:6379' };
   let started: Started;
   try {
     started = await startTarget(name, shared);
@@ -343,7 +484,12 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
   try {
     const refusal = await preflight(started);
     if (refusal) return { name, measured: false, reason: refusal };
-    const wrkOptions = { url: started.url, headers: started.headers, connections: load.connections, cpus: cores.load };
+    const wrkOptions = {
+      url: started.url,
+      headers: started.headers,
+      connections: load.connections,
+      cpus: cores.load,
+    };
     await runWrk({ ...wrkOptions, seconds: profile.warmSeconds });
     const runs = [];
     for (let i = 0; i < profile.runs; i++) {
@@ -354,14 +500,16 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
     }
     const rss = rssMb(pid);
     const sampled = started.native ? [] : processTree(pid);
-    const latency = await sampledWhile(sampled, () => runOpenLoop({
-      script: benchScript(build, 'open-loop.ts'),
-      url: started.url,
-      headers: started.headers,
-      seconds: profile.heySeconds,
-      rate: load.rate,
-      cpus: cores.load,
-    }));
+    const latency = await sampledWhile(sampled, () =>
+      runOpenLoop({
+        script: benchScript(build, 'open-loop.ts'),
+        url: started.url,
+        headers: started.headers,
+        seconds: profile.heySeconds,
+        rate: load.rate,
+        cpus: cores.load,
+      }),
+    );
     const facts = started.facts ?? started.process?.announcement.facts;
     const final = await started.process?.stop();
     started.process = undefined;
@@ -387,7 +535,11 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
       facts: { ...(facts ?? {}), ...(final ? { final } : {}) },
     };
   } catch (error) {
-    return { name, measured: false, reason: `the measurement failed: ${(error as Error).message.slice(0, 400)}` };
+    return {
+      name,
+      measured: false,
+      reason: `the measurement failed: ${(error as Error).message.slice(0, 400)}`,
+    };
   } finally {
     await started.process?.stop();
   }
@@ -397,7 +549,10 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
  * Runs `work` inside a sampling window of lib/loop-stats.ts in each of `pids` (SIGUSR2 opens and
  * closes it); adds what each process recorded (event-loop delay, GC pauses) as `loopStats`.
  */
-async function sampledWhile<T extends object>(pids: number[], work: () => Promise<T>): Promise<T & { loopStats?: unknown[] }> {
+async function sampledWhile<T extends object>(
+  pids: number[],
+  work: () => Promise<T>,
+): Promise<T & { loopStats?: unknown[] }> {
   const dir = process.env.BENCH_LOOP_STATS!;
   const signal = () => pids.forEach((pid) => process.kill(pid, 'SIGUSR2'));
   signal();
@@ -409,7 +564,10 @@ async function sampledWhile<T extends object>(pids: number[], work: () => Promis
   }
   await new Promise((resolve) => setTimeout(resolve, 300));
   const files = pids.map((pid) => join(dir, `${pid}.json`)).filter((file) => existsSync(file));
-  const loopStats = files.map((file) => ({ pid: Number(/(\d+)\.json$/.exec(file)![1]), ...JSON.parse(readFileSync(file, 'utf8')) }));
+  const loopStats = files.map((file) => ({
+    pid: Number(/(\d+)\.json$/.exec(file)![1]),
+    ...JSON.parse(readFileSync(file, 'utf8')),
+  }));
   files.forEach((file) => rmSync(file));
   return { ...result, loopStats: loopStats.length > 0 ? loopStats : undefined };
 }
@@ -431,7 +589,11 @@ function machine(): Record<string, unknown> {
 
 function commit(): string {
   const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
-  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src/gateway', 'src/policies', 'src/analytics', 'src/ratelimit', 'bench'], { encoding: 'utf8' }).stdout.trim();
+  const dirty = spawnSync(
+    'git',
+    ['status', '--porcelain', '--', 'src/gateway', 'src/policies', 'src/analytics', 'src/ratelimit', 'bench'],
+    { encoding: 'utf8' },
+  ).stdout.trim();
   return dirty ? `${head}+local-changes` : head;
 }
 
@@ -460,8 +622,18 @@ async function main(): Promise<void> {
   process.env.BENCH_LOOP_STATS = join(scratch, 'loop-stats');
   mkdirSync(process.env.BENCH_LOOP_STATS);
   const started = Date.now();
-  const backend = await startProcess({ name: 'backend', cpus: cores.load, command: node, args: benchScript(build, 'backend.ts'), ready: { kind: 'announce' } });
-  const shared: Shared & { backendPid: number } = { backendPort: backend.port, backendPid: backend.pid, scratch };
+  const backend = await startProcess({
+    name: 'backend',
+    cpus: cores.load,
+    command: node,
+    args: benchScript(build, 'backend.ts'),
+    ready: { kind: 'announce' },
+  });
+  const shared: Shared & { backendPid: number } = {
+    backendPort: backend.port,
+    backendPid: backend.pid,
+    scratch,
+  };
   const results: TargetResult[] = [];
   try {
     for (const name of profile.targets) {
@@ -484,7 +656,8 @@ async function main(): Promise<void> {
     method: {
       wrk: `wrk -t1 -c${load.connections}, ${profile.warmSeconds}s warm-up, then ${profile.runs} × ${profile.runSeconds}s; median requests/s`,
       latency: `bench/open-loop.ts: ${load.rate} req/s for ${profile.heySeconds}s, open loop (sent when due, up to 64 connections), each latency from its due time; p50/p99/p99.9/max of every answer`,
-      loop_stats: 'in each Node target process during the latency run: monitorEventLoopDelay (1 ms resolution) and every gc PerformanceObserver entry',
+      loop_stats:
+        'in each Node target process during the latency run: monitorEventLoopDelay (1 ms resolution) and every gc PerformanceObserver entry',
       cpu: 'utime+stime of the target process tree over the wrk runs ÷ requests (median of runs)',
       rss: 'VmRSS of the target process tree after the wrk runs',
     },
@@ -498,12 +671,16 @@ async function main(): Promise<void> {
   const text = `${JSON.stringify({ ...report, checks }, null, 2)}\n`;
   writeFileSync(join(dir, `${profile.name}.json`), text);
   if (profile.name === 'default' || profile.name === 'all') writeFileSync(join(dir, 'latest.json'), text);
-  process.stderr.write(`bench: ${profile.name} profile done in ${report.duration_s}s; results in bench/results/${profile.name}.json\n`);
+  process.stderr.write(
+    `bench: ${profile.name} profile done in ${report.duration_s}s; results in bench/results/${profile.name}.json\n`,
+  );
 }
 
 /** Adds `node-peer`: the best measured of the three Node.js proxies, named. */
 function withNodePeer(results: TargetResult[]): TargetResult[] {
-  const peers = results.filter((r) => r.measured && ['http-proxy', 'fast-gateway', 'fastify-http-proxy'].includes(r.name));
+  const peers = results.filter(
+    (r) => r.measured && ['http-proxy', 'fast-gateway', 'fastify-http-proxy'].includes(r.name),
+  );
   if (peers.length === 0) return results;
   const best = peers.reduce((a, b) => ((b.rps ?? 0) > (a.rps ?? 0) ? b : a));
   const index = results.findIndex((r) => r.name === 'portico-pass');

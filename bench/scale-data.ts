@@ -52,7 +52,17 @@ export async function loadScaleData(store: Store, options: ScaleOptions): Promis
   const stamp = new Date().toISOString();
   // One parsed template; the copies differ only in name and base path.
   const apiTemplate = JSON.stringify(
-    parseApiDocument(benchApiText({ name: 'svc-name', basePath: '/svc-path', backend: options.backend, secured: true, activity: true }), 'svc.yaml', assemblyProblems).document,
+    parseApiDocument(
+      benchApiText({
+        name: 'svc-name',
+        basePath: '/svc-path',
+        backend: options.backend,
+        secured: true,
+        activity: true,
+      }),
+      'svc.yaml',
+      assemblyProblems,
+    ).document,
   );
   const productTemplate = parseProductDocument(benchProductText('prod-name', ['svc-a']), 'prod.yaml');
   const plan = productTemplate.plans[0];
@@ -63,8 +73,15 @@ export async function loadScaleData(store: Store, options: ScaleOptions): Promis
     .where('catalog_id', '=', options.catalogId)
     .where('name', '=', 'bench-product')
     .executeTakeFirstOrThrow();
-  const benchPlan = await store.db.selectFrom('plans').select(['id']).where('product_id', '=', benchProduct.id).executeTakeFirstOrThrow();
-  const existingSubscriptions = await store.db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const benchPlan = await store.db
+    .selectFrom('plans')
+    .select(['id'])
+    .where('product_id', '=', benchProduct.id)
+    .executeTakeFirstOrThrow();
+  const existingSubscriptions = await store.db
+    .selectFrom('subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
 
   const apiRows: Row<'apis'>[] = [];
   for (let i = 1; i < options.apis; i++) {
@@ -89,7 +106,13 @@ export async function loadScaleData(store: Store, options: ScaleOptions): Promis
   for (let p = 0; p * apisPerProduct < apiRows.length; p++) {
     const members = apiRows.slice(p * apisPerProduct, (p + 1) * apisPerProduct);
     const name = `prod-${String(p).padStart(4, '0')}`;
-    const definition = parseProductDocument(benchProductText(name, members.map((a) => a.name)), `${name}.yaml`);
+    const definition = parseProductDocument(
+      benchProductText(
+        name,
+        members.map((a) => a.name),
+      ),
+      `${name}.yaml`,
+    );
     const id = randomUUID();
     productRows.push({
       id,
@@ -122,7 +145,10 @@ export async function loadScaleData(store: Store, options: ScaleOptions): Promis
   }
 
   // Products an app can subscribe to: the bench product first, so it carries its share.
-  const targets = [{ productId: benchProduct.id, planId: benchPlan.id }, ...productRows.map((p, i) => ({ productId: p.id, planId: planRows[i].id }))];
+  const targets = [
+    { productId: benchProduct.id, planId: benchPlan.id },
+    ...productRows.map((p, i) => ({ productId: p.id, planId: planRows[i].id })),
+  ];
   const wanted = Math.max(0, options.subscriptions - Number(existingSubscriptions.n));
   const perApp = Math.min(subscriptionsPerApp, targets.length);
   const appCount = Math.ceil(wanted / perApp);
@@ -133,10 +159,23 @@ export async function loadScaleData(store: Store, options: ScaleOptions): Promis
   for (let a = 0; a < appCount; a++) {
     if (a % appsPerOrg === 0) {
       const n: number = orgRows.length;
-      orgRows.push({ id: randomUUID(), catalog_id: options.catalogId, name: `scale-org-${n}`, title: `Scale org ${n}`, owner_id: null, created_at: stamp });
+      orgRows.push({
+        id: randomUUID(),
+        catalog_id: options.catalogId,
+        name: `scale-org-${n}`,
+        title: `Scale org ${n}`,
+        owner_id: null,
+        created_at: stamp,
+      });
     }
     const appId = randomUUID();
-    appRows.push({ id: appId, consumer_org_id: orgRows[orgRows.length - 1].id, title: `Scale app ${a}`, description: '', created_at: stamp });
+    appRows.push({
+      id: appId,
+      consumer_org_id: orgRows[orgRows.length - 1].id,
+      title: `Scale app ${a}`,
+      description: '',
+      created_at: stamp,
+    });
     credentialRows.push({
       id: randomUUID(),
       app_id: appId,
@@ -147,7 +186,15 @@ export async function loadScaleData(store: Store, options: ScaleOptions): Promis
     });
     for (let k = 0; k < perApp && subscriptionRows.length < wanted; k++) {
       const target: { productId: string; planId: string } = targets[(a * perApp + k) % targets.length];
-      subscriptionRows.push({ id: randomUUID(), app_id: appId, product_id: target.productId, plan_id: target.planId, state: 'active' as const, created_at: stamp, updated_at: stamp });
+      subscriptionRows.push({
+        id: randomUUID(),
+        app_id: appId,
+        product_id: target.productId,
+        plan_id: target.planId,
+        state: 'active' as const,
+        created_at: stamp,
+        updated_at: stamp,
+      });
     }
   }
 

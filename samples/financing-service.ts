@@ -5,7 +5,12 @@ import { XMLParser } from 'fast-xml-parser';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyTooLargeError, publicBaseUrl, readBody, requestUrl, sendText, startSampleServer } from './http-server.ts';
 import type { RunningSample, SampleServerOptions } from './http-server.ts';
-import { FINANCING_LEGACY_NAMESPACE, FINANCING_NAMESPACE, FINANCING_SOAP_ACTION, financingWsdl } from './financing-wsdl.ts';
+import {
+  FINANCING_LEGACY_NAMESPACE,
+  FINANCING_NAMESPACE,
+  FINANCING_SOAP_ACTION,
+  financingWsdl,
+} from './financing-wsdl.ts';
 
 /** Path of the SOAP endpoint (and of its WSDL with `?wsdl`). */
 export const FINANCING_PATH = '/financing/calculate';
@@ -101,7 +106,8 @@ function childElements(node: unknown, scope: Scope): Element[] {
       // An element's own xmlns declarations apply to its name (Namespaces in XML §6.1).
       const ownScope = extendScope(scope, item);
       const namespace = ownScope.get(prefix);
-      if (namespace === undefined && prefix !== '') throw new SoapFault('Client', `undeclared namespace prefix "${prefix}"`);
+      if (namespace === undefined && prefix !== '')
+        throw new SoapFault('Client', `undeclared namespace prefix "${prefix}"`);
       children.push({ local, namespace: namespace ?? '', node: item, scope: ownScope });
     }
   }
@@ -119,7 +125,8 @@ function textOf(element: Element): string {
   const { node } = element;
   if (typeof node === 'string') return node;
   if (node && typeof node === 'object') {
-    if (childElements(node, element.scope).length > 0) throw new SoapFault('Client', `${element.local} must be a simple value`);
+    if (childElements(node, element.scope).length > 0)
+      throw new SoapFault('Client', `${element.local} must be a simple value`);
     const text = (node as XmlNode)['#text'];
     return text === undefined ? '' : String(text);
   }
@@ -136,7 +143,8 @@ function readFinancingRequest(request: Element): FinancingRequest {
   const durationText = text('duration');
   const rateText = text('rate');
   if (!DECIMAL.test(amountText)) throw new SoapFault('Client', `amount must be a decimal number, got "${amountText}"`);
-  if (!INTEGER.test(durationText)) throw new SoapFault('Client', `duration must be a whole number of months, got "${durationText}"`);
+  if (!INTEGER.test(durationText))
+    throw new SoapFault('Client', `duration must be a whole number of months, got "${durationText}"`);
   if (!DECIMAL.test(rateText)) throw new SoapFault('Client', `rate must be a decimal number, got "${rateText}"`);
   const amount = Number(amountText);
   const duration = Number(durationText);
@@ -155,7 +163,8 @@ function readFinancingRequest(request: Element): FinancingRequest {
 /** Parses a SOAP 1.1 envelope carrying a financingRequest; returns the inputs and the namespace used. */
 export function parseFinancingEnvelope(xml: string): { request: FinancingRequest; namespace: string } {
   // DTDs are refused outright: no internal entities, no external ones, no expansion (XXE, billion laughs).
-  if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml)) throw new SoapFault('Client', 'DTDs and entity declarations are not allowed');
+  if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml))
+    throw new SoapFault('Client', 'DTDs and entity declarations are not allowed');
   let document: unknown;
   try {
     document = parser.parse(xml, true);
@@ -165,14 +174,20 @@ export function parseFinancingEnvelope(xml: string): { request: FinancingRequest
   const roots = childElements(document, new Map());
   if (roots.length !== 1) throw new SoapFault('Client', 'the message must have exactly one root element');
   const envelope = roots[0];
-  if (envelope.local !== 'Envelope') throw new SoapFault('Client', `root element must be Envelope, got ${envelope.local}`);
+  if (envelope.local !== 'Envelope')
+    throw new SoapFault('Client', `root element must be Envelope, got ${envelope.local}`);
   // SOAP 1.1 §4.4.1: an envelope in another namespace is a VersionMismatch.
   if (envelope.namespace !== SOAP_ENVELOPE_NAMESPACE) {
     throw new SoapFault('VersionMismatch', `Envelope must be in namespace ${SOAP_ENVELOPE_NAMESPACE}`);
   }
   const isSoap = (namespace: string) => namespace === SOAP_ENVELOPE_NAMESPACE;
   const body = onlyChild(childElements(envelope.node, envelope.scope), 'Body', isSoap, 'Envelope');
-  const request = onlyChild(childElements(body.node, body.scope), 'financingRequest', (ns) => REQUEST_NAMESPACES.has(ns), 'Body');
+  const request = onlyChild(
+    childElements(body.node, body.scope),
+    'financingRequest',
+    (ns) => REQUEST_NAMESPACES.has(ns),
+    'Body',
+  );
   return { request: readFinancingRequest(request), namespace: request.namespace };
 }
 

@@ -10,7 +10,9 @@ export const GEOCODE_PATH = '/maps/api/geocode/json';
 
 /** The slice of the `zipcodes` package used here (it ships no types). */
 interface ZipcodesModule {
-  lookup(zip: string): { zip: string; latitude: number; longitude: number; city: string; state: string; country: string } | undefined;
+  lookup(
+    zip: string,
+  ): { zip: string; latitude: number; longitude: number; city: string; state: string; country: string } | undefined;
   states: { abbr: Record<string, string> };
 }
 
@@ -73,12 +75,19 @@ export function geocodeResponse(address: string | null): { status: number; body:
   if (address === null || address.trim() === '') {
     return {
       status: 400,
-      body: { status: 'INVALID_REQUEST', results: [], error_message: 'Invalid request. Missing the \'address\' parameter.' },
+      body: {
+        status: 'INVALID_REQUEST',
+        results: [],
+        error_message: "Invalid request. Missing the 'address' parameter.",
+      },
     };
   }
   const result = geocodeZip(address);
   // Google answers an unknown address with HTTP 200 and ZERO_RESULTS.
-  return { status: 200, body: result ? { status: 'OK', results: [result] } : { status: 'ZERO_RESULTS', results: [] } };
+  return {
+    status: 200,
+    body: result ? { status: 'OK', results: [result] } : { status: 'ZERO_RESULTS', results: [] },
+  };
 }
 
 /** Request handler of the geocoder. */

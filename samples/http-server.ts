@@ -61,7 +61,12 @@ export function readBody(req: IncomingMessage, limit = DEFAULT_BODY_LIMIT): Prom
 }
 
 /** Writes a JSON reply with an explicit length. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
@@ -72,8 +77,18 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 /** Writes a text reply (XML, plain) with an explicit length. */
-export function sendText(res: ServerResponse, status: number, contentType: string, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), ...headers });
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    'content-type': contentType,
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -81,7 +96,6 @@ export function sendText(res: ServerResponse, status: number, contentType: strin
 export function requestUrl(req: IncomingMessage): URL {
   return new URL(req.url ?? '/', 'http://sample.invalid');
 }
-
 
 /**
  * The guard of a read-only JSON resource: the request's URL when its path is one of `paths` and
@@ -113,7 +127,11 @@ function formatHost(host: string): string {
 }
 
 /** Starts a node:http server running `handler`; a handler that throws gets a 500, never a crash. */
-export function startSampleServer(name: string, handler: SampleHandler, options: SampleServerOptions): Promise<RunningSample> {
+export function startSampleServer(
+  name: string,
+  handler: SampleHandler,
+  options: SampleServerOptions,
+): Promise<RunningSample> {
   const host = options.host ?? '127.0.0.1';
   let baseUrl = '';
   const server = createServer({ keepAlive: true, requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => {
@@ -124,7 +142,9 @@ export function startSampleServer(name: string, handler: SampleHandler, options:
           res.destroy();
           return;
         }
-        sendJson(res, 500, { error: `${name}: ${error instanceof Error ? error.message : 'internal error'}` });
+        sendJson(res, 500, {
+          error: `${name}: ${error instanceof Error ? error.message : 'internal error'}`,
+        });
       });
   });
   server.keepAliveTimeout = 5_000;

@@ -56,9 +56,19 @@ export async function startSamples(ports: SamplePorts, host?: string): Promise<R
     await Promise.allSettled(running.map((sample) => sample.close()));
     throw failure.reason;
   }
-  const [financing, shipping, geocoder, inventory] = running as [RunningSample, RunningSample, RunningSample, RunningSample];
+  const [financing, shipping, geocoder, inventory] = running as [
+    RunningSample,
+    RunningSample,
+    RunningSample,
+    RunningSample,
+  ];
   return {
-    urls: { financing: financing.url, shipping: shipping.url, geocoder: geocoder.url, inventory: inventory.url },
+    urls: {
+      financing: financing.url,
+      shipping: shipping.url,
+      geocoder: geocoder.url,
+      inventory: inventory.url,
+    },
     endpoints: {
       financing: `${financing.url}/financing/calculate`,
       financingWsdl: `${financing.url}/financing/calculate?wsdl`,

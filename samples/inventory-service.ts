@@ -22,12 +22,65 @@ export type ItemInput = Omit<Item, 'id'> & { id?: number };
 
 /** The items a fresh service starts with. */
 export const SEED_ITEMS: readonly Item[] = [
-  { id: 1, name: 'Dayton Meat Chopper', description: 'Punched-card tabulating machines and time clocks were not the only products offered by the young IBM. Seen here in 1930, manufacturing employees of IBM\'s Dayton Scale Company are assembling Dayton Safety Electric Meat Choppers.', img: 'images/items/meat-chopper.jpg', img_alt: 'Dayton Meat Chopper', price: 4599.99, rating: 4 },
-  { id: 2, name: 'Hollerith Tabulator', description: 'This equipment is representative of the tabulating system invented and built for the U.S. Census Bureau by Herman Hollerith (1860-1929).', img: 'images/items/hollerith-tabulator.jpg', img_alt: 'Hollerith Tabulator', price: 10599.99, rating: 5 },
-  { id: 3, name: 'Computing Scale', description: 'At the turn of the century, the computing scale was the scale of choice for merchants: it computed the price of an item from its weight.', img: 'images/items/computing-scale.jpg', img_alt: 'Computing Scale', price: 3899.99, rating: 3 },
-  { id: 4, name: 'Selectric Typewriter', description: 'The Selectric replaced the typebars of earlier typewriters with a golf-ball shaped typing element that pivoted to the right character.', img: 'images/items/selectric.jpg', img_alt: 'Selectric Typewriter', price: 599.99, rating: 4 },
-  { id: 5, name: 'Magnetic Tape Unit', description: 'The 729 tape drive stored data on half-inch reels, the accessory every mainframe room of the 1950s had to have.', img: 'images/items/tape-unit.jpg', img_alt: 'IBM 729 Magnetic Tape Unit', price: 2499.99, rating: 4 },
-  { id: 6, name: 'Card Sorter', description: 'An electric punched-card sorter that sorted cards into pockets at 400 cards a minute.', img: 'images/items/card-sorter.jpg', img_alt: 'Punched-card sorter', price: 1299.99, rating: 3 },
+  {
+    id: 1,
+    name: 'Dayton Meat Chopper',
+    description:
+      "Punched-card tabulating machines and time clocks were not the only products offered by the young IBM. Seen here in 1930, manufacturing employees of IBM's Dayton Scale Company are assembling Dayton Safety Electric Meat Choppers.",
+    img: 'images/items/meat-chopper.jpg',
+    img_alt: 'Dayton Meat Chopper',
+    price: 4599.99,
+    rating: 4,
+  },
+  {
+    id: 2,
+    name: 'Hollerith Tabulator',
+    description:
+      'This equipment is representative of the tabulating system invented and built for the U.S. Census Bureau by Herman Hollerith (1860-1929).',
+    img: 'images/items/hollerith-tabulator.jpg',
+    img_alt: 'Hollerith Tabulator',
+    price: 10599.99,
+    rating: 5,
+  },
+  {
+    id: 3,
+    name: 'Computing Scale',
+    description:
+      'At the turn of the century, the computing scale was the scale of choice for merchants: it computed the price of an item from its weight.',
+    img: 'images/items/computing-scale.jpg',
+    img_alt: 'Computing Scale',
+    price: 3899.99,
+    rating: 3,
+  },
+  {
+    id: 4,
+    name: 'Selectric Typewriter',
+    description:
+      'The Selectric replaced the typebars of earlier typewriters with a golf-ball shaped typing element that pivoted to the right character.',
+    img: 'images/items/selectric.jpg',
+    img_alt: 'Selectric Typewriter',
+    price: 599.99,
+    rating: 4,
+  },
+  {
+    id: 5,
+    name: 'Magnetic Tape Unit',
+    description:
+      'The 729 tape drive stored data on half-inch reels, the accessory every mainframe room of the 1950s had to have.',
+    img: 'images/items/tape-unit.jpg',
+    img_alt: 'IBM 729 Magnetic Tape Unit',
+    price: 2499.99,
+    rating: 4,
+  },
+  {
+    id: 6,
+    name: 'Card Sorter',
+    description: 'An electric punched-card sorter that sorted cards into pockets at 400 cards a minute.',
+    img: 'images/items/card-sorter.jpg',
+    img_alt: 'Punched-card sorter',
+    price: 1299.99,
+    rating: 3,
+  },
 ];
 
 const FIELDS: Record<keyof ItemInput, 'string' | 'number' | 'integer'> = {
@@ -70,14 +123,16 @@ function checkField(key: keyof ItemInput, value: unknown): void {
     return;
   }
   if (typeof value !== 'number' || !Number.isFinite(value)) throw validationError(`\`${key}\` must be a number.`);
-  if (kind === 'integer' && (!Number.isSafeInteger(value) || value < 1)) throw validationError(`\`${key}\` must be a positive integer.`);
+  if (kind === 'integer' && (!Number.isSafeInteger(value) || value < 1))
+    throw validationError(`\`${key}\` must be a positive integer.`);
   if (key === 'price' && value < 0) throw validationError('`price` must not be negative.');
   if (key === 'rating' && (value < 0 || value > 5)) throw validationError('`rating` must be between 0 and 5.');
 }
 
 /** Validates a create/replace body (additionalProperties: false, as the original definition). */
 export function validateItemInput(body: unknown): ItemInput {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw validationError('The body must be a JSON object.');
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw validationError('The body must be a JSON object.');
   const record = body as Record<string, unknown>;
   for (const key of Object.keys(record)) {
     if (!Object.hasOwn(FIELDS, key)) throw validationError(`Unknown property \`${key}\`.`);
@@ -115,7 +170,8 @@ export class ItemStore {
   }
 
   create(input: ItemInput): Item {
-    if (input.id !== undefined && this.items.has(input.id)) throw new HttpError(409, 'Conflict', `Item id ${input.id} already exists.`);
+    if (input.id !== undefined && this.items.has(input.id))
+      throw new HttpError(409, 'Conflict', `Item id ${input.id} already exists.`);
     if (this.items.size >= MAX_ITEMS) throw new HttpError(507, 'InsufficientStorage', 'The inventory is full.');
     return this.put({ ...input, id: input.id ?? this.nextId });
   }

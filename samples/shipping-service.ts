@@ -66,13 +66,18 @@ function isCompany(value: string): value is ShippingCompany {
 }
 
 /** Validates the query; returns the error message or the inputs. */
-function readQuery(query: URLSearchParams): { error: string } | { company: ShippingCompany; fromZip: string; toZip: string } {
+function readQuery(
+  query: URLSearchParams,
+): { error: string } | { company: ShippingCompany; fromZip: string; toZip: string } {
   const company = query.get('company');
   if (company === null || company === '') return { error: 'query parameter company is required (xyz or cek)' };
   if (!isCompany(company)) return { error: `unknown company "${company}" (expected xyz or cek)` };
   const fromZip = query.get('from_zip');
   const toZip = query.get('to_zip');
-  for (const [name, value] of [['from_zip', fromZip], ['to_zip', toZip]] as const) {
+  for (const [name, value] of [
+    ['from_zip', fromZip],
+    ['to_zip', toZip],
+  ] as const) {
     if (value === null || value === '') return { error: `query parameter ${name} is required` };
     if (!ZIP.test(value)) return { error: `${name} must be a 5-digit zip code, got "${value}"` };
   }

@@ -14,7 +14,10 @@ function findTests(path) {
 }
 
 const roots = process.argv.slice(2);
-const files = (roots.length > 0 ? roots : ['test']).flatMap(findTests).map((f) => relative('.', f)).sort();
+const files = (roots.length > 0 ? roots : ['test'])
+  .flatMap(findTests)
+  .map((f) => relative('.', f))
+  .sort();
 if (files.length === 0) {
   console.error(`no test files found under ${roots.join(' ') || 'test'}`);
   process.exit(1);

@@ -28,7 +28,10 @@ export const errorCatalogue = {
   GW_BAD_HEADER: { status: 400, message: 'The request header {name} is invalid: {reason}' },
   GW_BAD_REQUEST_BODY: { status: 400, message: 'The request body could not be parsed: {reason}' },
   GW_INVALID_PATH: { status: 400, message: 'The request path is not valid: {reason}' },
-  GW_UNSAFE_TARGET_VALUE: { status: 400, message: 'The value of {name} cannot be used in the backend URL: {reason}' },
+  GW_UNSAFE_TARGET_VALUE: {
+    status: 400,
+    message: 'The value of {name} cannot be used in the backend URL: {reason}',
+  },
   GW_UNAUTHORIZED: { status: 401, message: 'Invalid client id or secret.' },
   GW_USER_UNAUTHORIZED: { status: 401, message: 'Invalid user name or password.' },
   GW_USER_FORBIDDEN: { status: 403, message: 'The user is not authorized to call this API.' },
@@ -36,13 +39,22 @@ export const errorCatalogue = {
     status: 503,
     message: 'The user registry that authenticates this API could not be reached; the request is refused',
   },
-  GW_NOT_SUBSCRIBED: { status: 401, message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})' },
+  GW_NOT_SUBSCRIBED: {
+    status: 401,
+    message: 'Client id {clientId} is not subscribed to a plan that contains this API ({reason})',
+  },
   GW_INVALID_TOKEN: {
     status: 401,
     message: 'The access token is not valid: unknown, inactive, expired, or not issued to a known application',
   },
-  GW_INSUFFICIENT_SCOPE: { status: 403, message: 'The access token does not grant the scope this operation needs: {scope}' },
-  GW_INTROSPECTION_UNAVAILABLE: { status: 503, message: 'The access token cannot be checked now: the OAuth provider did not answer' },
+  GW_INSUFFICIENT_SCOPE: {
+    status: 403,
+    message: 'The access token does not grant the scope this operation needs: {scope}',
+  },
+  GW_INTROSPECTION_UNAVAILABLE: {
+    status: 503,
+    message: 'The access token cannot be checked now: the OAuth provider did not answer',
+  },
   GW_JWT_INVALID: { status: 401, message: 'The JWT is not valid: {reason}' },
   GW_JWKS_UNAVAILABLE: { status: 503, message: 'No key to verify the JWT is available: {reason}' },
   GW_JWT_GENERATE_FAILED: { status: 500, message: 'The JWT could not be generated: {reason}' },
@@ -53,10 +65,16 @@ export const errorCatalogue = {
   GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
   GW_INVALID_VARIABLE: { status: 500, message: 'The context variable {name} cannot be {action}: {reason}' },
-  GW_BAD_BACKEND_RESPONSE: { status: 502, message: 'The backend response could not be read in policy {policy}: {reason}' },
+  GW_BAD_BACKEND_RESPONSE: {
+    status: 502,
+    message: 'The backend response could not be read in policy {policy}: {reason}',
+  },
   GW_INVALID_TARGET_URL: { status: 502, message: 'The backend URL is not valid: {reason}' },
   GW_UNAVAILABLE: { status: 503, message: 'The gateway is not ready: {reason}' },
-  GW_SCRIPT_BUSY: { status: 503, message: 'GatewayScript policy {policy}: no script worker was free within {ms} ms' },
+  GW_SCRIPT_BUSY: {
+    status: 503,
+    message: 'GatewayScript policy {policy}: no script worker was free within {ms} ms',
+  },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error (transaction {txId})' },
 
   // ── definitions (import) ──────────────────────────────────────────────────────────────
@@ -71,18 +89,33 @@ export const errorCatalogue = {
   MGMT_CSRF: { status: 403, message: 'Missing or invalid CSRF token' },
   MGMT_NOT_FOUND: { status: 404, message: '{kind} {id} not found' },
   MGMT_CONFLICT: { status: 409, message: '{reason}' },
-  MGMT_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many sign-in attempts; try again in {seconds} seconds' },
+  MGMT_TOO_MANY_ATTEMPTS: {
+    status: 429,
+    message: 'Too many sign-in attempts; try again in {seconds} seconds',
+  },
   MGMT_EMAIL_UNVERIFIED: { status: 403, message: 'Verify your email address first: {reason}' },
-  MGMT_TOO_MANY_EMAILS: { status: 429, message: 'Too many emails to this address; try again in {seconds} seconds' },
+  MGMT_TOO_MANY_EMAILS: {
+    status: 429,
+    message: 'Too many emails to this address; try again in {seconds} seconds',
+  },
   MGMT_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   MGMT_INTERNAL: { status: 500, message: 'Internal error: {reason}' },
 
   // ── configuration / CLI ───────────────────────────────────────────────────────────────
   CONFIG_INVALID: { status: 500, message: 'Setting {setting} is invalid: {reason}' },
-  PORT_IN_USE: { status: 500, message: 'Port {port} is already in use; change {setting} or stop the other process' },
+  PORT_IN_USE: {
+    status: 500,
+    message: 'Port {port} is already in use; change {setting} or stop the other process',
+  },
   STORE_UNREACHABLE: { status: 503, message: 'Cannot reach the database at {url}: {reason}' },
-  CLI_NOT_LOGGED_IN: { status: 401, message: 'Not logged in: run `portico login --server URL` or set PORTICO_SERVER and PORTICO_TOKEN' },
-  CLI_SERVER_UNREACHABLE: { status: 500, message: 'Cannot reach the management server at {server}: {reason}' },
+  CLI_NOT_LOGGED_IN: {
+    status: 401,
+    message: 'Not logged in: run `portico login --server URL` or set PORTICO_SERVER and PORTICO_TOKEN',
+  },
+  CLI_SERVER_UNREACHABLE: {
+    status: 500,
+    message: 'Cannot reach the management server at {server}: {reason}',
+  },
   CLI_FILE: { status: 400, message: '{file}: {reason}' },
 } as const satisfies Record<string, ErrorSpec>;
 
@@ -143,7 +176,8 @@ export class DefinitionError extends PorticoError {
     this.name = 'DefinitionError';
     this.file = file;
     this.problems = problems;
-    if (problems.length > 1) this.message += ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})`;
+    if (problems.length > 1)
+      this.message += ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})`;
   }
 
   override toJSON(): { error: Record<string, unknown> } {
@@ -180,6 +214,10 @@ export interface ErrorEnvelope {
   moreInformation: string;
 }
 
-export function errorEnvelope(status: number, moreInformation: string, httpMessage = reasonPhrase(status)): ErrorEnvelope {
+export function errorEnvelope(
+  status: number,
+  moreInformation: string,
+  httpMessage = reasonPhrase(status),
+): ErrorEnvelope {
   return { httpCode: String(status), httpMessage, moreInformation };
 }

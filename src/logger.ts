@@ -3,5 +3,8 @@ import pino from 'pino';
 import type { Logger } from 'pino';
 
 export function createLogger(level: string): Logger {
-  return pino({ level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ sync: false }));
+  return pino(
+    { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ sync: false }),
+  );
 }

@@ -51,7 +51,11 @@ function portInUse(error: unknown, port: number, setting: string): never {
 }
 
 /** Starts the roles on the settings' ports; rejects with a clear error when a port is taken. */
-export async function startPlatform(settings: Readonly<Settings>, logger: Logger, role: Role | Role[] = 'all'): Promise<Platform> {
+export async function startPlatform(
+  settings: Readonly<Settings>,
+  logger: Logger,
+  role: Role | Role[] = 'all',
+): Promise<Platform> {
   const roles = new Set(Array.isArray(role) ? role : [role]);
   const runs = (part: Exclude<Role, 'all'>) => roles.has('all') || roles.has(part);
   const store = await openStore(settings.databaseUrl);
@@ -79,13 +83,22 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       await gateway.reload();
       const g = gateway;
       const listenUrl = store.dialect === 'postgres' ? settings.databaseUrl : undefined;
-      const sync = startSnapshotSync({ gateway: g, store, logger, bus, listenUrl, retryMaxMs: settings.storeRetryMaxMs });
+      const sync = startSnapshotSync({
+        gateway: g,
+        store,
+        logger,
+        bus,
+        listenUrl,
+        retryMaxMs: settings.storeRetryMaxMs,
+      });
       // The management plane of this process shows what this gateway could not compile.
       services.gatewayReport = () => g.current?.failures ?? [];
       const countersHealth = g.health;
       g.health = () => ({ ...countersHealth(), storeReachable: sync.storeReachable });
       closers.push(() => sync.close());
-      const server = await g.listen(settings.gatewayPort, settings.host).catch((error) => portInUse(error, settings.gatewayPort, 'PORTICO_GATEWAY_PORT'));
+      const server = await g
+        .listen(settings.gatewayPort, settings.host)
+        .catch((error) => portInUse(error, settings.gatewayPort, 'PORTICO_GATEWAY_PORT'));
       urls.gateway = addressOf(server);
       closers.push(() => g.close());
       const status = await g
@@ -94,7 +107,11 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
       urls.status = addressOf(status);
     }
     if (runs('management')) {
-      const stopHousekeeping = startHousekeeping({ store, logger, retentionDays: settings.analyticsRetentionDays });
+      const stopHousekeeping = startHousekeeping({
+        store,
+        logger,
+        retentionDays: settings.analyticsRetentionDays,
+      });
       closers.push(async () => stopHousekeeping());
       // Loaded only by nodes that run the role: a gateway node does not carry the web apps.
       const { createConsolePlugin } = await import('./management/console/plugin.ts');
@@ -108,7 +125,9 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
         trustProxy: settings.trustProxy,
       });
       management = app;
-      await app.listen({ port: settings.managementPort, host: settings.host }).catch((error) => portInUse(error, settings.managementPort, 'PORTICO_MANAGEMENT_PORT'));
+      await app
+        .listen({ port: settings.managementPort, host: settings.host })
+        .catch((error) => portInUse(error, settings.managementPort, 'PORTICO_MANAGEMENT_PORT'));
       urls.management = addressOf(app.server);
       closers.push(() => app.close());
     }
@@ -120,12 +139,15 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
         logger,
         sessionTtlMs: settings.sessionTtlMs,
         gatewayUrl: urls.gateway ?? settings.gatewayPublicUrl,
-        gatewayPublicUrl: /:0$/.test(settings.gatewayPublicUrl) && urls.gateway ? urls.gateway : settings.gatewayPublicUrl,
+        gatewayPublicUrl:
+          /:0$/.test(settings.gatewayPublicUrl) && urls.gateway ? urls.gateway : settings.gatewayPublicUrl,
         catalog: settings.portalCatalog,
         trustProxy: settings.trustProxy,
       });
       portal = app;
-      await app.listen({ port: settings.portalPort, host: settings.host }).catch((error) => portInUse(error, settings.portalPort, 'PORTICO_PORTAL_PORT'));
+      await app
+        .listen({ port: settings.portalPort, host: settings.host })
+        .catch((error) => portInUse(error, settings.portalPort, 'PORTICO_PORTAL_PORT'));
       urls.portal = addressOf(app.server);
       closers.push(() => app.close());
     }
@@ -145,7 +167,8 @@ export async function startPlatform(settings: Readonly<Settings>, logger: Logger
     portal,
     urls,
     async close() {
-      for (const close of closers.reverse()) await close().catch((error) => logger.error({ err: error }, 'error while stopping'));
+      for (const close of closers.reverse())
+        await close().catch((error) => logger.error({ err: error }, 'error while stopping'));
       await store.close();
     },
   };

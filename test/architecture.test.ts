@@ -28,7 +28,10 @@ function importGraph(): Array<{ from: string; to: string }> {
     return [...text.matchAll(importPattern)]
       .map((m) => m[1] ?? m[2])
       .filter((specifier) => specifier.startsWith('.'))
-      .map((specifier) => ({ from: relative(src, file), to: relative(src, resolve(dirname(file), specifier)) }));
+      .map((specifier) => ({
+        from: relative(src, file),
+        to: relative(src, resolve(dirname(file), specifier)),
+      }));
   });
 }
 
@@ -44,7 +47,10 @@ function crossings(from: string, into: string[]): string[] {
 test('the import graph is read (a sanity check on the reader)', () => {
   assert.ok(graph.length > 300, `only ${graph.length} imports found`);
   assert.ok(graph.some((edge) => edge.from === 'portal/server.ts' && edge.to === 'web/web-session.ts'));
-  assert.ok(graph.some((edge) => edge.from === 'platform.ts' && edge.to === 'portal/server.ts'), 'dynamic imports are read');
+  assert.ok(
+    graph.some((edge) => edge.from === 'platform.ts' && edge.to === 'portal/server.ts'),
+    'dynamic imports are read',
+  );
 });
 
 test('the portal imports nothing from the management plane', () => {
@@ -64,8 +70,14 @@ test('the portal uses consumer services only; management and console provider se
   const consumer = ['services/consumer', 'services/consumer-services.ts'];
   const into = (from: string, targets: string[]) =>
     graph.filter((e) => e.from.startsWith(`${from}/`) && targets.some((t) => e.to === t || e.to.startsWith(`${t}/`)));
-  assert.deepEqual(into('portal', provider).map((e) => `${e.from} → ${e.to}`), []);
-  assert.deepEqual(into('management', consumer).map((e) => `${e.from} → ${e.to}`), []);
+  assert.deepEqual(
+    into('portal', provider).map((e) => `${e.from} → ${e.to}`),
+    [],
+  );
+  assert.deepEqual(
+    into('management', consumer).map((e) => `${e.from} → ${e.to}`),
+    [],
+  );
 });
 
 test('services import no web app (portal, management) ', () => {
@@ -81,9 +93,11 @@ test('store queries stay in src/store and src/services: the web apps and the CLI
   const direct = sourceFiles(src)
     .map((file) => relative(src, file))
     .filter((file) => /^(portal|management|web|cli)\//.test(file))
-    .filter((file) => /\bstore\.db\b|from ['"]kysely['"]|\.selectFrom\(|\.updateTable\(|\.insertInto\(|\.deleteFrom\(/.test(
-      readFileSync(join(src, file), 'utf8'),
-    ));
+    .filter((file) =>
+      /\bstore\.db\b|from ['"]kysely['"]|\.selectFrom\(|\.updateTable\(|\.insertInto\(|\.deleteFrom\(/.test(
+        readFileSync(join(src, file), 'utf8'),
+      ),
+    );
   // Housekeeping purges old rows on a timer, off any request (management/housekeeping.ts).
   assert.deepEqual(direct, ['management/housekeeping.ts']);
 });

@@ -42,6 +42,7 @@ export function exitOnSignal(close: () => Promise<void> | void): void {
 export function envPort(name: string, fallback?: number): number {
   const raw = process.env[name];
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (value === undefined || !Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be a port number`);
+  if (value === undefined || !Number.isInteger(value) || value < 0 || value > 65535)
+    throw new Error(`${name} must be a port number`);
   return value;
 }

@@ -18,9 +18,16 @@ export type BuildKind = 'compiled' | 'source';
 
 /** Compiles the bench build into dist/; throws with tsc's output when it fails. */
 export function compileForBench(): void {
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.bench.json')], { cwd: root, encoding: 'utf8' });
+  const tsc = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.bench.json')],
+    { cwd: root, encoding: 'utf8' },
+  );
   if (tsc.status !== 0) throw new Error(`bench build failed (tsc -p tsconfig.bench.json):\n${tsc.stdout}${tsc.stderr}`);
-  const assets = spawnSync(process.execPath, [join(root, 'scripts/copy-assets.js')], { cwd: root, encoding: 'utf8' });
+  const assets = spawnSync(process.execPath, [join(root, 'scripts/copy-assets.js')], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (assets.status !== 0) throw new Error(`bench build failed (scripts/copy-assets.js):\n${assets.stderr}`);
 }
 
@@ -29,7 +36,14 @@ export function compileForBench(): void {
  * with lib/loop-stats preloaded (it does nothing unless BENCH_LOOP_STATS is set).
  */
 export function benchScript(kind: BuildKind, file: string): string[] {
-  if (kind === 'source') return ['--import', 'tsx', '--import', pathToFileURL(join(benchDir, 'lib', 'loop-stats.ts')).href, join(benchDir, file)];
+  if (kind === 'source')
+    return [
+      '--import',
+      'tsx',
+      '--import',
+      pathToFileURL(join(benchDir, 'lib', 'loop-stats.ts')).href,
+      join(benchDir, file),
+    ];
   const built = (name: string) => join(root, 'dist', 'bench', name.replace(/\.ts$/, '.js'));
   return ['--import', pathToFileURL(built('lib/loop-stats.ts')).href, built(file)];
 }

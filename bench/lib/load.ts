@@ -34,7 +34,10 @@ export interface HeyResult {
 
 function run(argv: string[], timeoutMs: number, env?: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(argv[0], argv.slice(1), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -64,11 +67,23 @@ function wrkDurationMs(text: string): number {
   const match = /([\d.]+)(us|ms|s|m)/.exec(text);
   if (!match) return NaN;
   const value = Number(match[1]);
-  return match[2] === 'us' ? value / 1000 : match[2] === 'ms' ? value : match[2] === 's' ? value * 1000 : value * 60_000;
+  return match[2] === 'us'
+    ? value / 1000
+    : match[2] === 'ms'
+      ? value
+      : match[2] === 's'
+        ? value * 1000
+        : value * 60_000;
 }
 
 /** One wrk run. */
-export async function runWrk(options: { url: string; headers: Record<string, string>; seconds: number; connections: number; cpus?: string }): Promise<WrkResult> {
+export async function runWrk(options: {
+  url: string;
+  headers: Record<string, string>;
+  seconds: number;
+  connections: number;
+  cpus?: string;
+}): Promise<WrkResult> {
   const argv = pinned(options.cpus, [
     'wrk',
     '-t1',

@@ -66,7 +66,9 @@ function summary(loop: ReturnType<typeof monitorEventLoopDelay>, pauses: GcPause
     entry.maxMs = Math.round(entry.maxMs * 100) / 100;
   }
   const pausedMs = pauses.reduce((sum, pause) => sum + pause.ms, 0);
-  const longest = [...pauses].sort((a, b) => b.ms - a.ms).slice(0, 10)
+  const longest = [...pauses]
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 10)
     .map((p) => ({ kind: p.kind, ms: Math.round(p.ms * 100) / 100, atMs: Math.round(p.atMs) }));
   return {
     windowMs: Math.round(windowMs),

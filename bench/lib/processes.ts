@@ -39,8 +39,14 @@ export interface StartOptions {
 
 /** Starts a process and waits until it is ready. */
 export async function startProcess(options: StartOptions): Promise<Running> {
-  const argv = options.cpus === undefined ? [options.command, ...options.args] : ['taskset', '-c', options.cpus, options.command, ...options.args];
-  const child = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv =
+    options.cpus === undefined
+      ? [options.command, ...options.args]
+      : ['taskset', '-c', options.cpus, options.command, ...options.args];
+  const child = spawn(argv[0], argv.slice(1), {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-4000);
@@ -60,13 +66,25 @@ export async function startProcess(options: StartOptions): Promise<Running> {
       else if (parsed.final === true) final = parsed;
     });
   });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code, signal) => reject(new Error(`${options.name} exited (${code ?? signal}) before it was ready:\n${stderr}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${options.name} exited (${code ?? signal}) before it was ready:\n${stderr}`)),
+    ),
+  );
   const timeoutMs = options.timeoutMs ?? 60_000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${options.name} not ready after ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new Error(`${options.name} not ready after ${timeoutMs} ms:\n${stderr}`)),
+      timeoutMs,
+    );
   });
-  const ready = options.ready.kind !== 'port' ? announced : waitForPort(options.ready.port, timeoutMs).then(() => ({ port: (options.ready as { port: number }).port }));
+  const ready =
+    options.ready.kind !== 'port'
+      ? announced
+      : waitForPort(options.ready.port, timeoutMs).then(() => ({
+          port: (options.ready as { port: number }).port,
+        }));
   let announcement: Announcement;
   try {
     announcement = await Promise.race([ready, exited, timeout]);

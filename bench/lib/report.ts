@@ -88,7 +88,9 @@ export function targetChecks(results: TargetResult[]): TargetCheck[] {
     value: stores === undefined ? '—' : stores.toFixed(2),
     met: stores === undefined ? 'not measured' : stores <= 1.5,
   });
-  checks.push(ratioCheck(results, 'portico-full 1,000 APIs/100,000 subs ÷ 1 API', 'portico-full-scale', 'portico-full', 0.95));
+  checks.push(
+    ratioCheck(results, 'portico-full 1,000 APIs/100,000 subs ÷ 1 API', 'portico-full-scale', 'portico-full', 0.95),
+  );
   const scaled = find(results, 'portico-full-scale');
   checks.push({
     measure: 'portico-full-scale RSS',
@@ -119,7 +121,10 @@ export function targetChecks(results: TargetResult[]): TargetCheck[] {
     checks.push({
       measure: 'serve --workers 2 ÷ --workers 1 throughput (2 cores)',
       target: '—',
-      value: scaling === undefined ? '—' : `${scaling.toFixed(2)} (CPU ${fixed(two?.cpu_us_per_req, 1)}/${fixed(one?.cpu_us_per_req, 1)} µs)`,
+      value:
+        scaling === undefined
+          ? '—'
+          : `${scaling.toFixed(2)} (CPU ${fixed(two?.cpu_us_per_req, 1)}/${fixed(one?.cpu_us_per_req, 1)} µs)`,
       met: scaling === undefined ? 'not measured' : 'reported',
     });
   }
@@ -157,9 +162,17 @@ export function printReport(results: TargetResult[], checks: TargetCheck[]): voi
       withRatio(r.cpu_us_per_req, direct?.cpu_us_per_req, 1),
     ];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.filter((row) => row[2] !== '' || i < 2).map((row) => (i === 1 && row[2] === '' ? 0 : row[i].length))));
+  const widths = header.map((h, i) =>
+    Math.max(
+      h.length,
+      ...rows.filter((row) => row[2] !== '' || i < 2).map((row) => (i === 1 && row[2] === '' ? 0 : row[i].length)),
+    ),
+  );
   const lines = [pad(header, widths), widths.map((w) => '-'.repeat(w)).join('  ')];
-  for (const row of rows) lines.push(row[2] === '' && row[1].startsWith('not measured') ? `${row[0].padEnd(widths[0])}  ${row[1]}` : pad(row, widths));
+  for (const row of rows)
+    lines.push(
+      row[2] === '' && row[1].startsWith('not measured') ? `${row[0].padEnd(widths[0])}  ${row[1]}` : pad(row, widths),
+    );
   lines.push('(×) ratio to direct. * throughput under 1.25× the fixed latency rate: its latency includes queueing.');
   lines.push('');
   lines.push('targets:');

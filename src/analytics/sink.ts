@@ -72,7 +72,11 @@ export class AnalyticsSink {
     const { store } = options;
     const { sqlite } = store;
     if (sqlite && !sqlite.memory) {
-      const thread = new SqliteWriterThread({ file: sqlite.name, insertSql: eventInsertSql, upsertSql: rollupUpsertSql });
+      const thread = new SqliteWriterThread({
+        file: sqlite.name,
+        insertSql: eventInsertSql,
+        upsertSql: rollupUpsertSql,
+      });
       this.writer = 'thread';
       this.thread = thread;
       this.write = (batch) => {
@@ -148,7 +152,10 @@ export class AnalyticsSink {
     if (!this.failing) {
       this.failing = true;
       this.retryMs = Math.max(this.options.flushMs, 1000);
-      this.options.logger.warn({ err: error, queued: this.queue.length }, 'analytics events not written; holding them and retrying with back-off');
+      this.options.logger.warn(
+        { err: error, queued: this.queue.length },
+        'analytics events not written; holding them and retrying with back-off',
+      );
     } else {
       this.retryMs = Math.min(this.retryMs * 2, retryMaxMs);
     }
@@ -179,7 +186,10 @@ export class AnalyticsSink {
     this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.queue.length > 0) {
-      this.options.logger.warn({ lost: this.queue.length }, 'analytics events not written at stop: the store is unreachable');
+      this.options.logger.warn(
+        { lost: this.queue.length },
+        'analytics events not written at stop: the store is unreachable',
+      );
       this.drop(this.queue.length);
       this.queue = [];
     }

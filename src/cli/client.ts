@@ -15,7 +15,10 @@ export interface Credentials {
 
 /** `$PORTICO_CONFIG` or `~/.config/portico/credentials.json`. */
 export function credentialsFile(): string {
-  return process.env.PORTICO_CONFIG ?? join(process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'portico', 'credentials.json');
+  return (
+    process.env.PORTICO_CONFIG ??
+    join(process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'portico', 'credentials.json')
+  );
 }
 
 export function saveCredentials(credentials: Credentials): string {
@@ -45,7 +48,14 @@ export function loadCredentials(): Credentials {
 export class ServerError extends Error {
   constructor(
     readonly status: number,
-    readonly body: { error?: { code?: string; message?: string; problems?: Array<{ path: string; rule: string; reason: string }>; file?: string } },
+    readonly body: {
+      error?: {
+        code?: string;
+        message?: string;
+        problems?: Array<{ path: string; rule: string; reason: string }>;
+        file?: string;
+      };
+    },
   ) {
     super(body.error?.message ?? `the server answered ${status}`);
     this.name = 'ServerError';
@@ -72,7 +82,10 @@ export async function callServer(
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new PorticoError('CLI_SERVER_UNREACHABLE', { server, reason: cause?.code ?? cause?.message ?? (error as Error).message });
+    throw new PorticoError('CLI_SERVER_UNREACHABLE', {
+      server,
+      reason: cause?.code ?? cause?.message ?? (error as Error).message,
+    });
   }
   if (response.status === 204) return undefined;
   const text = await response.text();

@@ -8,7 +8,12 @@ export const demo = {
   org: 'demo',
   catalog: 'sandbox',
   provider: { username: 'admin', password: 'portico-demo-1', email: 'admin@example.com' },
-  developer: { email: 'developer@example.com', password: 'portico-demo-1', name: 'Demo Developer', org: 'Demo Developers' },
+  developer: {
+    email: 'developer@example.com',
+    password: 'portico-demo-1',
+    name: 'Demo Developer',
+    org: 'Demo Developers',
+  },
   appTitle: 'Demo App',
   examples: fileURLToPath(new URL('../../examples/accessories/', import.meta.url)),
   /** The OAuth-secured warehouse API and its product; its provider file is in `providers/`. */

@@ -47,17 +47,38 @@ function retarget(text: string, urls: Record<string, number>): string {
   return out;
 }
 
-async function applyExamples(services: ProviderServices, orgId: string, ports: Record<string, number>, logger: Logger, dir: string): Promise<void> {
+async function applyExamples(
+  services: ProviderServices,
+  orgId: string,
+  ports: Record<string, number>,
+  logger: Logger,
+  dir: string,
+): Promise<void> {
   const folder = readDefinitionFolder(dir);
-  const attachments = (files: Record<string, string>) => Object.fromEntries(Object.entries(files).map(([n, t]) => [n, retarget(t, ports)]));
+  const attachments = (files: Record<string, string>) =>
+    Object.fromEntries(Object.entries(files).map(([n, t]) => [n, retarget(t, ports)]));
   for (const doc of folder.apis) {
     // Imported offline, as the spec says; then activated for the demo.
-    const imported = await services.importApi(orgId, { text: retarget(doc.text, ports), file: doc.file, attachments: attachments(doc.attachments), replace: true });
-    if (imported.api.state !== 'online') await services.setApiState(orgId, imported.api.name, imported.api.version, 'online');
-    logger.debug({ api: `${imported.api.name}:${imported.api.version}`, created: imported.created }, 'demo api applied');
+    const imported = await services.importApi(orgId, {
+      text: retarget(doc.text, ports),
+      file: doc.file,
+      attachments: attachments(doc.attachments),
+      replace: true,
+    });
+    if (imported.api.state !== 'online')
+      await services.setApiState(orgId, imported.api.name, imported.api.version, 'online');
+    logger.debug(
+      { api: `${imported.api.name}:${imported.api.version}`, created: imported.created },
+      'demo api applied',
+    );
   }
   for (const doc of folder.products) {
-    await services.putProduct(orgId, demo.catalog, { text: doc.text, file: doc.file, state: 'published', attachments: attachments(doc.attachments) });
+    await services.putProduct(orgId, demo.catalog, {
+      text: doc.text,
+      file: doc.file,
+      state: 'published',
+      attachments: attachments(doc.attachments),
+    });
   }
 }
 
@@ -103,28 +124,55 @@ async function ensureDeveloperApp(consumer: ConsumerServices, catalogId: string)
   }
   const description = 'Subscribed to Accessories Gold (approved) by the demo';
   const created = await consumer.createApp(consumerOrgId, { title: demo.appTitle, description });
-  return { appId: created.app.id, clientId: created.credential.client_id, clientSecret: created.clientSecret, consumerOrgId };
+  return {
+    appId: created.app.id,
+    clientId: created.credential.client_id,
+    clientSecret: created.clientSecret,
+    consumerOrgId,
+  };
 }
 
-async function ensureSubscription(platform: Platform, orgId: string, app: DemoApp, product: string, version: string, plan: string): Promise<void> {
+async function ensureSubscription(
+  platform: Platform,
+  orgId: string,
+  app: DemoApp,
+  product: string,
+  version: string,
+  plan: string,
+): Promise<void> {
   const { services, consumerServices } = platform;
   const row = await services.product(orgId, demo.catalog, product, version);
   const live = (await consumerServices.appSubscriptions(app.appId)).find(
     (s) => s.product_id === row.id && (s.state === 'active' || s.state === 'pending'),
   );
-  const subscription = live ?? (await consumerServices.subscribe(app.consumerOrgId, { appId: app.appId, productId: row.id, planName: plan }));
-  if (subscription.state === 'pending') await services.decideSubscription(orgId, demo.catalog, subscription.id, 'approve');
+  const subscription =
+    live ??
+    (await consumerServices.subscribe(app.consumerOrgId, {
+      appId: app.appId,
+      productId: row.id,
+      planName: plan,
+    }));
+  if (subscription.state === 'pending')
+    await services.decideSubscription(orgId, demo.catalog, subscription.id, 'approve');
 }
 
 /** Starts the whole demo; `settings` decide ports and store. */
-export async function startDemo(settings: Readonly<Settings>, logger: Logger, samplePorts = demo.samplePorts, examplesDir = demo.examples): Promise<DemoHandle> {
+export async function startDemo(
+  settings: Readonly<Settings>,
+  logger: Logger,
+  samplePorts = demo.samplePorts,
+  examplesDir = demo.examples,
+): Promise<DemoHandle> {
   let samples: Awaited<ReturnType<typeof startSamples>>;
   try {
     samples = await startSamples(samplePorts, '127.0.0.1');
   } catch (error) {
     if ((error as { code?: string }).code === 'EADDRINUSE') {
       const port = (error as { port?: number }).port ?? '';
-      throw new PorticoError('PORT_IN_USE', { port, setting: 'PORTICO_SAMPLE_PORTS (financing,shipping,geocoder,inventory)' });
+      throw new PorticoError('PORT_IN_USE', {
+        port,
+        setting: 'PORTICO_SAMPLE_PORTS (financing,shipping,geocoder,inventory)',
+      });
     }
     throw error;
   }
@@ -145,7 +193,9 @@ export async function startDemo(settings: Readonly<Settings>, logger: Logger, sa
     if (!(await services.providerUserNamed(demo.provider.username))) {
       await services.addProviderUser(orgId, demo.provider);
     }
-    const ports = Object.fromEntries(Object.entries(samples.urls).map(([name, url]) => [name, Number(new URL(url).port)]));
+    const ports = Object.fromEntries(
+      Object.entries(samples.urls).map(([name, url]) => [name, Number(new URL(url).port)]),
+    );
     await applyExamples(services, orgId, ports, logger, examplesDir);
     await applyOAuthProvider(services, orgId, demo.oauthProviderFile);
     await applyExamples(services, orgId, ports, logger, demo.oauthExamples);

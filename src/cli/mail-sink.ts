@@ -50,11 +50,19 @@ export function parseMessage(raw: string): Omit<SinkMessage, 'receivedAt'> {
     if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
   const encoding = (headers.get('content-transfer-encoding') ?? '').toLowerCase();
-  const text = encoding === 'base64'
-    ? Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8')
-    : encoding === 'quoted-printable' ? decodeQuotedPrintable(body) : body;
+  const text =
+    encoding === 'base64'
+      ? Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8')
+      : encoding === 'quoted-printable'
+        ? decodeQuotedPrintable(body)
+        : body;
   const header = (name: string) => headers.get(name) ?? '';
-  return { to: header('to'), from: header('from'), subject: header('subject'), text: text.replace(/\r\n/g, '\n') };
+  return {
+    to: header('to'),
+    from: header('from'),
+    subject: header('subject'),
+    text: text.replace(/\r\n/g, '\n'),
+  };
 }
 
 function page(messages: readonly SinkMessage[]): string {
@@ -62,14 +70,25 @@ function page(messages: readonly SinkMessage[]): string {
     // Links become clickable; everything else stays escaped text.
     const parts = m.text.split(/(https?:\/\/[^\s<>"]+)/g);
     const linked = parts.map((part, i) => (i % 2 === 1 ? html`<a href="${part}">${part}</a>` : part));
-    return html`<article><h2>${m.subject}</h2>
-<p><b>To</b> ${m.to} · <b>From</b> ${m.from} · ${m.receivedAt}</p><pre>${linked}</pre></article>`;
+    return html`<article>
+      <h2>${m.subject}</h2>
+      <p><b>To</b> ${m.to} · <b>From</b> ${m.from} · ${m.receivedAt}</p>
+      <pre>${linked}</pre>
+    </article>`;
   });
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo mail · Portico</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: system-ui, sans-serif; max-width: 60rem; margin: 1rem auto; padding: 0 1rem">
-<h1>Demo mail</h1><p>Messages the demo's SMTP sink received, newest first. Reload to see new ones.</p>
-${rows.length > 0 ? rows : html`<p>No messages yet.</p>`}</body></html>`.value;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <title>Demo mail · Portico</title>
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+      </head>
+      <body style="font-family: system-ui, sans-serif; max-width: 60rem; margin: 1rem auto; padding: 0 1rem">
+        <h1>Demo mail</h1>
+        <p>Messages the demo's SMTP sink received, newest first. Reload to see new ones.</p>
+        ${rows.length > 0 ? rows : html`<p>No messages yet.</p>`}
+      </body>
+    </html>`.value;
 }
 
 export interface MailSinkOptions {

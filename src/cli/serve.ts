@@ -25,7 +25,12 @@ export async function runGatewayWorker(settings: Readonly<Settings>, logger: Log
   const { startPlatform } = await import('../platform.ts');
   const platform = await startPlatform(settings, logger, 'gateway');
   const catalogs = await platform.services.servedCatalogs();
-  process.send?.({ type: 'portico:listening', url: platform.urls.gateway, status: platform.urls.status, catalogs });
+  process.send?.({
+    type: 'portico:listening',
+    url: platform.urls.gateway,
+    status: platform.urls.status,
+    catalogs,
+  });
   const stop = () => {
     platform.close().finally(() => process.exit(0));
   };
@@ -43,13 +48,21 @@ interface WorkerListening {
 }
 
 /** Starts the primary of a gateway cluster with `workers` workers. */
-export async function startCluster(settings: Readonly<Settings>, logger: Logger, role: Role, workers: number): Promise<ServeHandle> {
+export async function startCluster(
+  settings: Readonly<Settings>,
+  logger: Logger,
+  role: Role,
+  workers: number,
+): Promise<ServeHandle> {
   // Migrations run once, here, before any worker opens the store.
   const store = await openStore(settings.databaseUrl);
   await store.close();
   const stopCounters = settings.redisUrl ? undefined : servePrimaryCounters();
   // The primary of a gateway-only node loads none of the platform: it holds the counters.
-  const others = role === 'all' ? await (await import('../platform.ts')).startPlatform(settings, logger, ['management', 'portal']) : undefined;
+  const others =
+    role === 'all'
+      ? await (await import('../platform.ts')).startPlatform(settings, logger, ['management', 'portal'])
+      : undefined;
   const urls: ServeHandle['urls'] = { ...others?.urls };
   let stopping = false;
   const live = new Set<Worker>();

@@ -120,7 +120,10 @@ function integer(env: Env, name: string, fallback: number, min = 0, max = Number
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected an integer from ${min} to ${max}, got "${raw}"` });
+    throw new PorticoError('CONFIG_INVALID', {
+      setting: name,
+      reason: `expected an integer from ${min} to ${max}, got "${raw}"`,
+    });
   }
   return value;
 }
@@ -138,21 +141,30 @@ function number(env: Env, name: string, fallback: number, min: number, max: numb
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value < min || value > max) {
-    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected a number from ${min} to ${max}, got "${raw}"` });
+    throw new PorticoError('CONFIG_INVALID', {
+      setting: name,
+      reason: `expected a number from ${min} to ${max}, got "${raw}"`,
+    });
   }
   return value;
 }
 
 /** `PORTICO_TRUSTED_PROXIES`: comma-separated addresses or CIDR blocks, checked here so a typo stops the start. */
 function trustedProxies(env: Env): string[] {
-  const entries = (env.PORTICO_TRUSTED_PROXIES ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const entries = (env.PORTICO_TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/');
     const family = isIP(address);
     const maxBits = family === 6 ? 128 : 32;
     const badBits = bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > maxBits);
     if (family === 0 || badBits || extra !== undefined) {
-      throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TRUSTED_PROXIES', reason: `"${entry}" is not an address or CIDR block` });
+      throw new PorticoError('CONFIG_INVALID', {
+        setting: 'PORTICO_TRUSTED_PROXIES',
+        reason: `"${entry}" is not an address or CIDR block`,
+      });
     }
   }
   return entries;
@@ -165,18 +177,29 @@ function tlsProfiles(env: Env): Record<string, TlsProfileSetting> {
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TLS_PROFILES', reason: `not JSON: ${(error as Error).message}` });
+    throw new PorticoError('CONFIG_INVALID', {
+      setting: 'PORTICO_TLS_PROFILES',
+      reason: `not JSON: ${(error as Error).message}`,
+    });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TLS_PROFILES', reason: 'expected {"name": {"ca": "file.pem", …}}' });
+    throw new PorticoError('CONFIG_INVALID', {
+      setting: 'PORTICO_TLS_PROFILES',
+      reason: 'expected {"name": {"ca": "file.pem", …}}',
+    });
   }
   for (const [name, profile] of Object.entries(value)) {
     const fields = profile as Record<string, unknown>;
     const wrong = Object.entries(fields ?? {}).find(([key, v]) =>
-      key === 'rejectUnauthorized' ? typeof v !== 'boolean' : !['ca', 'cert', 'key'].includes(key) || typeof v !== 'string',
+      key === 'rejectUnauthorized'
+        ? typeof v !== 'boolean'
+        : !['ca', 'cert', 'key'].includes(key) || typeof v !== 'string',
     );
     if (typeof profile !== 'object' || profile === null || wrong) {
-      throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TLS_PROFILES', reason: `profile ${name}: fields are ca, cert, key (file paths) and rejectUnauthorized (boolean)` });
+      throw new PorticoError('CONFIG_INVALID', {
+        setting: 'PORTICO_TLS_PROFILES',
+        reason: `profile ${name}: fields are ca, cert, key (file paths) and rejectUnauthorized (boolean)`,
+      });
     }
   }
   return value as Record<string, TlsProfileSetting>;
@@ -185,7 +208,11 @@ function tlsProfiles(env: Env): Record<string, TlsProfileSetting> {
 function portalCatalog(env: Env): string | undefined {
   const raw = env.PORTICO_PORTAL_CATALOG;
   if (raw === undefined || raw === '') return undefined;
-  if (!/^[^/\s]+\/[^/\s]+$/.test(raw)) throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_PORTAL_CATALOG', reason: `expected org/catalog, got "${raw}"` });
+  if (!/^[^/\s]+\/[^/\s]+$/.test(raw))
+    throw new PorticoError('CONFIG_INVALID', {
+      setting: 'PORTICO_PORTAL_CATALOG',
+      reason: `expected org/catalog, got "${raw}"`,
+    });
   return raw;
 }
 
@@ -196,10 +223,21 @@ function jsonObject(env: Env, name: string): Record<string, string> {
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `not JSON: ${(error as Error).message}` });
+    throw new PorticoError('CONFIG_INVALID', {
+      setting: name,
+      reason: `not JSON: ${(error as Error).message}`,
+    });
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string')) {
-    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: 'expected a JSON object of name → "count/interval" strings' });
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Array.isArray(value) ||
+    Object.values(value).some((v) => typeof v !== 'string')
+  ) {
+    throw new PorticoError('CONFIG_INVALID', {
+      setting: name,
+      reason: 'expected a JSON object of name → "count/interval" strings',
+    });
   }
   return value as Record<string, string>;
 }
@@ -238,7 +276,10 @@ function publicUrl(env: Env, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   if (!/^https?:\/\/[^/\s]+\/?$/.test(raw)) {
-    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `expected http(s)://host[:port], got "${raw}"` });
+    throw new PorticoError('CONFIG_INVALID', {
+      setting: name,
+      reason: `expected http(s)://host[:port], got "${raw}"`,
+    });
   }
   return raw.replace(/\/$/, '');
 }
@@ -294,7 +335,13 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     scriptWorkers: integer(env, 'PORTICO_SCRIPT_WORKERS', 2, 1, 64),
     scriptGraceMs: integer(env, 'PORTICO_SCRIPT_GRACE_MS', 1000, 50, 60_000),
     scriptQueueMs: integer(env, 'PORTICO_SCRIPT_QUEUE_MS', 5000, 0, 60_000),
-    scriptEngineBytes: integer(env, 'PORTICO_SCRIPT_ENGINE_BYTES', 256 * 1024 * 1024, 32 * 1024 * 1024, 4 * 1024 * 1024 * 1024),
+    scriptEngineBytes: integer(
+      env,
+      'PORTICO_SCRIPT_ENGINE_BYTES',
+      256 * 1024 * 1024,
+      32 * 1024 * 1024,
+      4 * 1024 * 1024 * 1024,
+    ),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     smtpUrl: smtpUrl(env),
     mailFrom: mailFrom(env),
@@ -312,7 +359,10 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     jwksUnknownKidIntervalMs: integer(env, 'PORTICO_JWKS_UNKNOWN_KID_INTERVAL_MS', 30_000, 0, 3_600_000),
     jwksMaxStaleSeconds: integer(env, 'PORTICO_JWKS_MAX_STALE_SECONDS', 86_400, 1, 30 * 86_400),
     jwksTimeoutMs: integer(env, 'PORTICO_JWKS_TIMEOUT_MS', 5000, 50, 60_000),
-    analyticsRedact: (env.PORTICO_ANALYTICS_REDACT ?? '').split(',').map((name) => name.trim()).filter((name) => name.length > 0),
+    analyticsRedact: (env.PORTICO_ANALYTICS_REDACT ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name.length > 0),
     ...overrides,
   };
   return Object.freeze(settings);

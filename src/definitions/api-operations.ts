@@ -33,7 +33,14 @@ export function rawOperations(document: Record<string, unknown>): RawOperation[]
       const operation = pathItem[verb];
       if (!isRecord(operation)) continue;
       const id = typeof operation.operationId === 'string' ? operation.operationId : undefined;
-      operations.push({ id, verb, path, at: appendPath(appendPath(appendPath('$', 'paths'), path), verb), operation, pathItem });
+      operations.push({
+        id,
+        verb,
+        path,
+        at: appendPath(appendPath(appendPath('$', 'paths'), path), verb),
+        operation,
+        pathItem,
+      });
     }
   }
   return operations;

@@ -26,7 +26,8 @@ function follow(root: unknown, ref: string): unknown {
   }
   let current: unknown = root;
   for (const token of tokens) {
-    if (Array.isArray(current) && /^\d+$/.test(token) && Number(token) < current.length) current = current[Number(token)];
+    if (Array.isArray(current) && /^\d+$/.test(token) && Number(token) < current.length)
+      current = current[Number(token)];
     else if (isRecord(current) && Object.hasOwn(current, token)) current = current[token];
     else return missing;
   }
@@ -40,7 +41,8 @@ export function refResolves(scopes: readonly unknown[], ref: string): boolean {
 
 /** Why `ref` cannot be followed, for a problem's reason. */
 export function unresolvedReason(ref: string): string {
-  if (!ref.startsWith('#')) return `${ref} is not a local reference: an API is one document, so refer to #/definitions/… or #/components/… inside it`;
+  if (!ref.startsWith('#'))
+    return `${ref} is not a local reference: an API is one document, so refer to #/definitions/… or #/components/… inside it`;
   return `${ref} does not resolve to anything in the document`;
 }
 
@@ -60,7 +62,8 @@ function walk(node: unknown, path: string, scopes: readonly unknown[], problems:
   for (const [key, value] of Object.entries(node)) {
     const childPath = appendPath(path, key);
     if (key === '$ref' && typeof value === 'string') {
-      if (!refResolves(scopes, value)) problems.push({ path: childPath, rule: 'unresolved-ref', reason: unresolvedReason(value) });
+      if (!refResolves(scopes, value))
+        problems.push({ path: childPath, rule: 'unresolved-ref', reason: unresolvedReason(value) });
     } else if (path === '$.x-ibm-configuration.targets' && isRecord(value)) {
       walk(value, childPath, [value, ...scopes], problems);
     } else {

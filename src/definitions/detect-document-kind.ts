@@ -20,7 +20,11 @@ export function detectDocumentKind(text: string, file: string): DocumentKind {
   const trimmed = text.replace(/^\uFEFF/, '').trimStart();
   if (trimmed.startsWith('<')) {
     if (wsdlRoot.test(trimmed) && wsdlNamespace.test(trimmed)) return 'wsdl';
-    throw new PorticoError('DEF_PARSE', { file, format: 'WSDL', reason: 'XML document without a WSDL definitions (or description) element' });
+    throw new PorticoError('DEF_PARSE', {
+      file,
+      format: 'WSDL',
+      reason: 'XML document without a WSDL definitions (or description) element',
+    });
   }
   const { value } = parseText(text, file);
   if (isRecord(value)) {
@@ -28,6 +32,10 @@ export function detectDocumentKind(text: string, file: string): DocumentKind {
     if ('swagger' in value || 'openapi' in value) return 'api';
   }
   throw new DefinitionError(file, [
-    { path: '$', rule: 'document-kind', reason: 'not an API (swagger: or openapi:), a product (product:) or a WSDL document' },
+    {
+      path: '$',
+      rule: 'document-kind',
+      reason: 'not an API (swagger: or openapi:), a product (product:) or a WSDL document',
+    },
   ]);
 }

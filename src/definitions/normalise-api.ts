@@ -92,7 +92,8 @@ function toOperation(document: Document, raw: RawOperation, openapi: OpenApiVers
   const required =
     openapi === '2.0'
       ? parameters.some((parameter) => parameter.in === 'body' && parameter.required)
-      : isRecord(resolveLocal(document, raw.operation.requestBody)) && (resolveLocal(document, raw.operation.requestBody) as Document).required === true;
+      : isRecord(resolveLocal(document, raw.operation.requestBody)) &&
+        (resolveLocal(document, raw.operation.requestBody) as Document).required === true;
   if (required) operation.requestBodyRequired = true;
   return operation;
 }
@@ -114,8 +115,22 @@ function mergedParameters(document: Document, raw: RawOperation, openapi: OpenAp
 
 // Swagger 2.0 keeps a non-body parameter's type and constraints on the parameter itself.
 const swaggerSchemaKeys = [
-  'type', 'format', 'items', 'enum', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
-  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems', 'multipleOf',
+  'type',
+  'format',
+  'items',
+  'enum',
+  'default',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'multipleOf',
 ];
 
 function toParameter(parameter: Document, openapi: OpenApiVersion): ParameterDef {
@@ -162,20 +177,30 @@ function oasBodySchema(document: Document, requestBody: unknown): Record<string,
 function firstMediaSchema(content: unknown): Record<string, unknown> | undefined {
   if (!isRecord(content)) return undefined;
   const types = Object.keys(content);
-  const chosen = types.find((type) => type === 'application/json') ?? types.find((type) => /[/+]json\b/.test(type)) ?? types[0];
+  const chosen =
+    types.find((type) => type === 'application/json') ?? types.find((type) => /[/+]json\b/.test(type)) ?? types[0];
   const media = chosen === undefined ? undefined : content[chosen];
   return isRecord(media) && isRecord(media.schema) ? media.schema : undefined;
 }
 
 function securityRequirements(value: unknown): Array<Record<string, string[]>> {
   if (!Array.isArray(value)) return [];
-  return value.filter(isRecord).map((requirement) =>
-    Object.fromEntries(Object.entries(requirement).map(([name, scopes]) => [name, Array.isArray(scopes) ? scopes.map(String) : []])),
-  );
+  return value
+    .filter(isRecord)
+    .map((requirement) =>
+      Object.fromEntries(
+        Object.entries(requirement).map(([name, scopes]) => [name, Array.isArray(scopes) ? scopes.map(String) : []]),
+      ),
+    );
 }
 
 function securitySchemes(document: Document, openapi: OpenApiVersion): Record<string, SecurityScheme> {
-  const written = openapi === '2.0' ? document.securityDefinitions : isRecord(document.components) ? document.components.securitySchemes : undefined;
+  const written =
+    openapi === '2.0'
+      ? document.securityDefinitions
+      : isRecord(document.components)
+        ? document.components.securitySchemes
+        : undefined;
   if (!isRecord(written)) return {};
   const schemes: Record<string, SecurityScheme> = {};
   for (const [name, value] of Object.entries(written)) {
@@ -202,7 +227,9 @@ function apiProperties(value: unknown): Record<string, ApiProperty> {
   const properties: Record<string, ApiProperty> = {};
   for (const [name, written] of Object.entries(value)) {
     const entry = isRecord(written) ? written : {};
-    const property: ApiProperty = { value: entry.value === undefined || entry.value === null ? '' : String(entry.value) };
+    const property: ApiProperty = {
+      value: entry.value === undefined || entry.value === null ? '' : String(entry.value),
+    };
     if (typeof entry.description === 'string') property.description = entry.description;
     if (typeof entry.encoded === 'boolean') property.encoded = entry.encoded;
     properties[name] = property;

@@ -11,7 +11,10 @@ const extensions = { '^x-': {} };
 const anySchema: JSONSchema = { type: ['object', 'boolean'] };
 const stringArray: JSONSchema = { type: 'array', items: { type: 'string' } };
 const stringMap: JSONSchema = { type: 'object', additionalProperties: { type: 'string' } };
-const securityRequirements: JSONSchema = { type: 'array', items: { type: 'object', additionalProperties: stringArray } };
+const securityRequirements: JSONSchema = {
+  type: 'array',
+  items: { type: 'object', additionalProperties: stringArray },
+};
 const verbs = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'];
 
 const info: JSONSchema = {
@@ -25,14 +28,27 @@ const info: JSONSchema = {
     description: { type: 'string' },
     summary: { type: 'string' },
     termsOfService: { type: 'string' },
-    contact: { type: 'object', properties: { name: { type: 'string' }, url: { type: 'string' }, email: { type: 'string' } } },
-    license: { type: 'object', properties: { name: { type: 'string' }, url: { type: 'string' }, identifier: { type: 'string' } } },
+    contact: {
+      type: 'object',
+      properties: { name: { type: 'string' }, url: { type: 'string' }, email: { type: 'string' } },
+    },
+    license: {
+      type: 'object',
+      properties: { name: { type: 'string' }, url: { type: 'string' }, identifier: { type: 'string' } },
+    },
     'x-ibm-name': { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' },
   },
 };
 
-const tags: JSONSchema = { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } };
-const externalDocs: JSONSchema = { type: 'object', required: ['url'], properties: { url: { type: 'string' }, description: { type: 'string' } } };
+const tags: JSONSchema = {
+  type: 'array',
+  items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+};
+const externalDocs: JSONSchema = {
+  type: 'object',
+  required: ['url'],
+  properties: { url: { type: 'string' }, description: { type: 'string' } },
+};
 const refOnly: JSONSchema = { type: 'object', required: ['$ref'], properties: { $ref: { type: 'string' } } };
 const hasRef: JSONSchema = { required: ['$ref'] };
 
@@ -105,8 +121,15 @@ const swaggerParameter: JSONSchema = {
     },
     allOf: [
       // Swagger 2.0 §Parameter Object: a body parameter has a schema, the others a type; path parameters are required.
-      { if: { properties: { in: { const: 'body' } } }, then: { required: ['schema'] }, else: { required: ['type'] } },
-      { if: { properties: { in: { const: 'path' } } }, then: { required: ['required'], properties: { required: { const: true } } } },
+      {
+        if: { properties: { in: { const: 'body' } } },
+        then: { required: ['schema'] },
+        else: { required: ['type'] },
+      },
+      {
+        if: { properties: { in: { const: 'path' } } },
+        then: { required: ['required'], properties: { required: { const: true } } },
+      },
     ],
   },
 };
@@ -119,7 +142,12 @@ const swaggerResponse: JSONSchema = {
     required: ['description'],
     additionalProperties: false,
     patternProperties: extensions,
-    properties: { description: { type: 'string' }, schema: anySchema, headers: { type: 'object' }, examples: { type: 'object' } },
+    properties: {
+      description: { type: 'string' },
+      schema: anySchema,
+      headers: { type: 'object' },
+      examples: { type: 'object' },
+    },
   },
 };
 
@@ -194,7 +222,12 @@ const mediaTypes: JSONSchema = {
     type: 'object',
     additionalProperties: false,
     patternProperties: extensions,
-    properties: { schema: anySchema, example: {}, examples: { type: 'object' }, encoding: { type: 'object' } },
+    properties: {
+      schema: anySchema,
+      example: {},
+      examples: { type: 'object' },
+      encoding: { type: 'object' },
+    },
   },
 };
 
@@ -247,7 +280,12 @@ const oasResponse: JSONSchema = {
     required: ['description'],
     additionalProperties: false,
     patternProperties: extensions,
-    properties: { description: { type: 'string' }, headers: { type: 'object' }, content: mediaTypes, links: { type: 'object' } },
+    properties: {
+      description: { type: 'string' },
+      headers: { type: 'object' },
+      content: mediaTypes,
+      links: { type: 'object' },
+    },
   },
 };
 
@@ -318,12 +356,16 @@ const oasSecurityScheme: JSONSchema = {
 
 /** OpenAPI 3.0 (`minor` '0') or 3.1 (`minor` '1'). */
 function openApiSchema(minor: '0' | '1'): JSONSchema {
-  const item = pathItem(oasOperation(minor === '0'), { $ref: '#/definitions/parameter' }, {
-    summary: { type: 'string' },
-    description: { type: 'string' },
-    servers: { type: 'array', items: server },
-    trace: oasOperation(minor === '0'),
-  });
+  const item = pathItem(
+    oasOperation(minor === '0'),
+    { $ref: '#/definitions/parameter' },
+    {
+      summary: { type: 'string' },
+      description: { type: 'string' },
+      servers: { type: 'array', items: server },
+      trace: oasOperation(minor === '0'),
+    },
+  );
   return {
     type: 'object',
     required: minor === '0' ? ['openapi', 'info', 'paths'] : ['openapi', 'info'],
@@ -424,7 +466,11 @@ export const ibmConfigurationSchema: JSONSchema = {
     'activity-log': {
       type: 'object',
       additionalProperties: false,
-      properties: { enabled: { type: 'boolean' }, 'success-content': contentLevel, 'error-content': contentLevel },
+      properties: {
+        enabled: { type: 'boolean' },
+        'success-content': contentLevel,
+        'error-content': contentLevel,
+      },
     },
     properties: {
       type: 'object',
@@ -442,7 +488,11 @@ export const ibmConfigurationSchema: JSONSchema = {
         properties: { properties: { type: 'object', additionalProperties: propertyValue } },
       },
     },
-    'application-authentication': { type: 'object', additionalProperties: false, properties: { certificate: { type: 'boolean' } } },
+    'application-authentication': {
+      type: 'object',
+      additionalProperties: false,
+      properties: { certificate: { type: 'boolean' } },
+    },
     compatibility: { type: 'object', additionalProperties: { type: ['boolean', 'string', 'number'] } },
     'wsdl-definition': wsdlDefinition,
     targets: { type: 'object', additionalProperties: target },

@@ -29,7 +29,11 @@ export type AssemblyCheck = (
   operations: ReadonlyArray<{ id: string | undefined; verb: string; path: string }>,
 ) => DefinitionProblem[];
 
-const structureSchemas: Record<OpenApiVersion, JSONSchema> = { '2.0': swagger2Schema, '3.0': openApi30Schema, '3.1': openApi31Schema };
+const structureSchemas: Record<OpenApiVersion, JSONSchema> = {
+  '2.0': swagger2Schema,
+  '3.0': openApi30Schema,
+  '3.1': openApi31Schema,
+};
 
 /**
  * Parses and fully validates an API document.
@@ -39,7 +43,13 @@ const structureSchemas: Record<OpenApiVersion, JSONSchema> = { '2.0': swagger2Sc
 export function parseApiDocument(text: string, file: string, checkAssembly: AssemblyCheck): ApiDefinition {
   const { value } = parseText(text, file);
   if (!isRecord(value)) {
-    throw new DefinitionError(file, [{ path: '$', rule: 'type', reason: `an API document is an object (Swagger 2.0 or OpenAPI 3), got ${describe(value)}` }]);
+    throw new DefinitionError(file, [
+      {
+        path: '$',
+        rule: 'type',
+        reason: `an API document is an object (Swagger 2.0 or OpenAPI 3), got ${describe(value)}`,
+      },
+    ]);
   }
   const openapi = openApiVersion(value);
   if (typeof openapi !== 'string') throw new DefinitionError(file, [openapi]);
@@ -57,13 +67,25 @@ function openApiVersion(document: Record<string, unknown>): OpenApiVersion | Def
   if ('openapi' in document) {
     const match = typeof document.openapi === 'string' ? /^3\.([01])\.\d+$/.exec(document.openapi) : null;
     if (match) return match[1] === '0' ? '3.0' : '3.1';
-    return { path: '$.openapi', rule: 'enum', reason: `must be 3.0.x or 3.1.x, got ${describe(document.openapi)}` };
+    return {
+      path: '$.openapi',
+      rule: 'enum',
+      reason: `must be 3.0.x or 3.1.x, got ${describe(document.openapi)}`,
+    };
   }
-  return { path: '$.swagger', rule: 'required', reason: 'an API document declares swagger: "2.0" or openapi: 3.0.x / 3.1.x' };
+  return {
+    path: '$.swagger',
+    rule: 'required',
+    reason: 'an API document declares swagger: "2.0" or openapi: 3.0.x / 3.1.x',
+  };
 }
 
 /** Every problem of the document, in document order of the checks. */
-function apiProblems(document: Record<string, unknown>, openapi: OpenApiVersion, checkAssembly: AssemblyCheck): DefinitionProblem[] {
+function apiProblems(
+  document: Record<string, unknown>,
+  openapi: OpenApiVersion,
+  checkAssembly: AssemblyCheck,
+): DefinitionProblem[] {
   const operations = rawOperations(document);
   const problems = [
     ...schemaProblems(structureSchemas[openapi], document, '$'),
@@ -100,7 +122,10 @@ function duplicateOperationIds(operations: readonly RawOperation[]): DefinitionP
 }
 
 // OpenAPI: every {name} in a path template has a path parameter of that name.
-function missingPathParameters(document: Record<string, unknown>, operations: readonly RawOperation[]): DefinitionProblem[] {
+function missingPathParameters(
+  document: Record<string, unknown>,
+  operations: readonly RawOperation[],
+): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   for (const operation of operations) {
     const declared = new Set(
@@ -112,7 +137,11 @@ function missingPathParameters(document: Record<string, unknown>, operations: re
     );
     for (const match of operation.path.matchAll(/\{([^}]+)\}/g)) {
       if (declared.has(match[1])) continue;
-      problems.push({ path: appendPath(operation.at, 'parameters'), rule: 'missing-path-parameter', reason: `path parameter ${match[1]} of ${operation.path} is not declared` });
+      problems.push({
+        path: appendPath(operation.at, 'parameters'),
+        rule: 'missing-path-parameter',
+        reason: `path parameter ${match[1]} of ${operation.path} is not declared`,
+      });
     }
   }
   return problems;

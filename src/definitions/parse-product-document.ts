@@ -26,7 +26,13 @@ const apiReference = /^([^:\s]+):([^:\s]+)$/;
 export function parseProductDocument(text: string, file: string): ProductDefinition {
   const { value } = parseText(text, file);
   if (!isRecord(value)) {
-    throw new DefinitionError(file, [{ path: '$', rule: 'type', reason: `a product document is an object with product: 1.0.0, got ${describe(value)}` }]);
+    throw new DefinitionError(file, [
+      {
+        path: '$',
+        rule: 'type',
+        reason: `a product document is an object with product: 1.0.0, got ${describe(value)}`,
+      },
+    ]);
   }
   const problems = [...schemaProblems(productSchema, value, '$'), ...planProblems(value), ...apiProblems(value)];
   if (problems.length > 0) throw new DefinitionError(file, problems);
@@ -40,14 +46,21 @@ function planProblems(document: Document): DefinitionProblem[] {
   for (const [name, plan] of Object.entries(document.plans)) {
     const path = appendPath('$.plans', name);
     if (!planName.test(name)) {
-      problems.push({ path, rule: 'plan-name', reason: `plan name ${JSON.stringify(name)} must start with a letter or digit and hold only letters, digits, - and _` });
+      problems.push({
+        path,
+        rule: 'plan-name',
+        reason: `plan name ${JSON.stringify(name)} must start with a letter or digit and hold only letters, digits, - and _`,
+      });
     }
     if (!isRecord(plan)) continue;
     for (const field of ['rate-limits', 'burst-limits', 'assembly-rate-limits', 'assembly-burst-limits']) {
       if (!isRecord(plan[field])) continue;
       for (const [limitName, limit] of Object.entries(plan[field])) {
         const at = appendPath(appendPath(path, field), limitName);
-        if (Array.isArray(limit)) limit.forEach((item, index) => problems.push(...rateLimitProblems(item, appendPath(appendPath(at, index), 'value'))));
+        if (Array.isArray(limit))
+          limit.forEach((item, index) =>
+            problems.push(...rateLimitProblems(item, appendPath(appendPath(at, index), 'value'))),
+          );
         else problems.push(...rateLimitProblems(limit, appendPath(at, 'value')));
       }
     }
@@ -55,7 +68,11 @@ function planProblems(document: Document): DefinitionProblem[] {
     if (isRecord(plan.apis)) {
       for (const key of Object.keys(plan.apis)) {
         if (apiKeys.has(key)) continue;
-        problems.push({ path: appendPath(appendPath(path, 'apis'), key), rule: 'unknown-api', reason: `${key} is not one of the product's apis (${[...apiKeys].join(', ') || 'none'})` });
+        problems.push({
+          path: appendPath(appendPath(path, 'apis'), key),
+          rule: 'unknown-api',
+          reason: `${key} is not one of the product's apis (${[...apiKeys].join(', ') || 'none'})`,
+        });
       }
     }
   }
@@ -77,7 +94,11 @@ function apiProblems(document: Document): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   for (const [key, entry] of Object.entries(document.apis)) {
     if (!isRecord(entry) || typeof entry.name !== 'string' || apiReference.test(entry.name)) continue;
-    problems.push({ path: appendPath(appendPath('$.apis', key), 'name'), rule: 'api-reference', reason: `${JSON.stringify(entry.name)} must be name:version, e.g. financing:1.0.0` });
+    problems.push({
+      path: appendPath(appendPath('$.apis', key), 'name'),
+      rule: 'api-reference',
+      reason: `${JSON.stringify(entry.name)} must be name:version, e.g. financing:1.0.0`,
+    });
   }
   return problems;
 }
@@ -91,7 +112,9 @@ function normaliseProduct(document: Document): ProductDefinition {
     title: typeof info.title === 'string' ? info.title : name,
     visibility: visibility(document.visibility),
     plans: Object.entries(document.plans as Document).map(([key, plan]) => toPlan(key, isRecord(plan) ? plan : {})),
-    apis: Object.entries(isRecord(document.apis) ? document.apis : {}).map(([key, entry]) => toApiEntry(key, entry as Document)),
+    apis: Object.entries(isRecord(document.apis) ? document.apis : {}).map(([key, entry]) =>
+      toApiEntry(key, entry as Document),
+    ),
     document,
   };
   if (typeof info.description === 'string') product.description = info.description;
@@ -135,12 +158,17 @@ function toPlan(key: string, plan: Document): PlanDef {
 /** `assembly-rate-limits` and `assembly-burst-limits` by name; a name may hold one limit or a list. */
 function assemblyLimits(plan: Document): Record<string, RateLimitDef[]> {
   const out: Record<string, RateLimitDef[]> = {};
-  for (const [field, alwaysHard] of [['assembly-rate-limits', false], ['assembly-burst-limits', true]] as const) {
+  for (const [field, alwaysHard] of [
+    ['assembly-rate-limits', false],
+    ['assembly-burst-limits', true],
+  ] as const) {
     const written = plan[field];
     if (!isRecord(written)) continue;
     for (const [name, value] of Object.entries(written)) {
       const items = Array.isArray(value) ? value : [value];
-      const defs = limitDefs(Object.fromEntries(items.map((item, index) => [String(index), item])), alwaysHard).map((def) => ({ ...def, name }));
+      const defs = limitDefs(Object.fromEntries(items.map((item, index) => [String(index), item])), alwaysHard).map(
+        (def) => ({ ...def, name }),
+      );
       (out[name] ??= []).push(...defs);
     }
   }
@@ -150,9 +178,15 @@ function assemblyLimits(plan: Document): Record<string, RateLimitDef[]> {
 // A plan without rate limits is unlimited (IBM lab: "Delete the default rate-limit to make this
 // plan unlimited"); it gets one explicit unlimited limit so the portal can show "Unlimited".
 function planRateLimits(plan: Document): RateLimitDef[] {
-  const written = isRecord(plan['rate-limits']) ? plan['rate-limits'] : isRecord(plan['rate-limit']) ? { default: plan['rate-limit'] } : {};
+  const written = isRecord(plan['rate-limits'])
+    ? plan['rate-limits']
+    : isRecord(plan['rate-limit'])
+      ? { default: plan['rate-limit'] }
+      : {};
   const limits = limitDefs(written, false);
-  return limits.length > 0 ? limits : [{ name: 'default', unlimited: true, count: 0, windowMs: 0, value: 'unlimited', hardLimit: false }];
+  return limits.length > 0
+    ? limits
+    : [{ name: 'default', unlimited: true, count: 0, windowMs: 0, value: 'unlimited', hardLimit: false }];
 }
 
 // IBM "Understanding rate limits for APIs and Plans": burst limits are always hard.
@@ -161,7 +195,12 @@ function limitDefs(value: unknown, alwaysHard: boolean): RateLimitDef[] {
   return Object.entries(value).map(([name, written]) => {
     const limit = written as Document;
     const parsed = parseRateLimit(String(limit.value));
-    return { name, ...parsed, value: String(limit.value), hardLimit: alwaysHard || limit['hard-limit'] === true };
+    return {
+      name,
+      ...parsed,
+      value: String(limit.value),
+      hardLimit: alwaysHard || limit['hard-limit'] === true,
+    };
   });
 }
 

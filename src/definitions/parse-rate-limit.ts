@@ -38,6 +38,7 @@ export function parseRateLimit(value: string): ParsedRateLimit {
   const count = Number(match[1]);
   const multiple = match[2] === '' ? 1 : Number(match[2]);
   if (count < 1) throw new Error(`rate limit ${JSON.stringify(value)} allows no request: the count must be at least 1`);
-  if (multiple < 1) throw new Error(`rate limit ${JSON.stringify(value)} has an empty window: the interval must be at least 1`);
+  if (multiple < 1)
+    throw new Error(`rate limit ${JSON.stringify(value)} has an empty window: the interval must be at least 1`);
   return { unlimited: false, count, windowMs: multiple * unitMs[match[3].toLowerCase()] };
 }

@@ -37,9 +37,20 @@ function parseYaml(text: string, file: string): unknown {
   return document.toJS({ maxAliasCount: 100 });
 }
 
-function parseError(file: string, format: TextFormat, reason: string, where: { line: number; column: number } | undefined): PorticoError {
+function parseError(
+  file: string,
+  format: TextFormat,
+  reason: string,
+  where: { line: number; column: number } | undefined,
+): PorticoError {
   const located = where ? `line ${where.line}, column ${where.column}: ${reason}` : reason;
-  return new PorticoError('DEF_PARSE', { file, format, reason: located, line: where?.line, column: where?.column });
+  return new PorticoError('DEF_PARSE', {
+    file,
+    format,
+    reason: located,
+    line: where?.line,
+    column: where?.column,
+  });
 }
 
 // V8 names the offset for some JSON errors only; the YAML parser (JSON is YAML 1.2) locates the rest.

@@ -26,8 +26,15 @@ const rateLimit: JSONSchema = {
   required: ['value'],
   additionalProperties: false,
   properties: {
-    value: { type: 'string', description: '<count>/<n><unit> (second, minute, hour, day, week) or unlimited.' },
-    'hard-limit': { type: 'boolean', default: false, description: 'Reject calls over the limit (429) rather than only logging them.' },
+    value: {
+      type: 'string',
+      description: '<count>/<n><unit> (second, minute, hour, day, week) or unlimited.',
+    },
+    'hard-limit': {
+      type: 'boolean',
+      default: false,
+      description: 'Reject calls over the limit (429) rather than only logging them.',
+    },
   },
 };
 
@@ -39,9 +46,17 @@ const plan: JSONSchema = {
     title: { type: 'string', description: 'Name shown in the portal; default the plan key.' },
     description: { type: 'string' },
     approval: { type: 'boolean', default: false, description: 'Subscriptions wait for provider approval.' },
-    'rate-limits': { type: 'object', additionalProperties: rateLimit, description: 'Named limits shared by all operations of the plan.' },
+    'rate-limits': {
+      type: 'object',
+      additionalProperties: rateLimit,
+      description: 'Named limits shared by all operations of the plan.',
+    },
     'rate-limit': rateLimit,
-    'burst-limits': { type: 'object', additionalProperties: rateLimit, description: 'Named burst limits; always hard.' },
+    'burst-limits': {
+      type: 'object',
+      additionalProperties: rateLimit,
+      description: 'Named burst limits; always hard.',
+    },
     'assembly-rate-limits': {
       type: 'object',
       additionalProperties: { anyOf: [rateLimit, { type: 'array', items: rateLimit }] },
@@ -84,11 +99,22 @@ export const productSchema: JSONSchema = {
         summary: { type: 'string' },
         termsOfService: { type: 'string' },
         categories: stringArray,
-        contact: { type: 'object', additionalProperties: false, properties: { name: { type: 'string' }, email: { type: 'string' }, url: { type: 'string' } } },
-        license: { type: 'object', additionalProperties: false, properties: { name: { type: 'string' }, url: { type: 'string' } } },
+        contact: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { name: { type: 'string' }, email: { type: 'string' }, url: { type: 'string' } },
+        },
+        license: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { name: { type: 'string' }, url: { type: 'string' } },
+        },
       },
     },
-    gateways: { type: 'array', items: { enum: ['datapower-gateway', 'datapower-api-gateway', 'micro-gateway'] } },
+    gateways: {
+      type: 'array',
+      items: { enum: ['datapower-gateway', 'datapower-api-gateway', 'micro-gateway'] },
+    },
     visibility: {
       type: 'object',
       additionalProperties: false,

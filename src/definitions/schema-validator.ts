@@ -68,13 +68,29 @@ function toProblem(error: ErrorObject, data: unknown, basePath: string): Definit
     case 'additionalProperties':
       return unknownField(path, String(params.additionalProperty), error.parentSchema);
     case 'required':
-      return { path: appendPath(path, String(params.missingProperty)), rule: 'required', reason: `${String(params.missingProperty)} is required` };
+      return {
+        path: appendPath(path, String(params.missingProperty)),
+        rule: 'required',
+        reason: `${String(params.missingProperty)} is required`,
+      };
     case 'type':
-      return { path, rule: 'type', reason: `must be ${listWords(params.type, ' or ')}, got ${describe(error.data)}` };
+      return {
+        path,
+        rule: 'type',
+        reason: `must be ${listWords(params.type, ' or ')}, got ${describe(error.data)}`,
+      };
     case 'enum':
-      return { path, rule: 'enum', reason: `must be one of ${listWords(params.allowedValues, ', ')}; got ${describe(error.data)}` };
+      return {
+        path,
+        rule: 'enum',
+        reason: `must be one of ${listWords(params.allowedValues, ', ')}; got ${describe(error.data)}`,
+      };
     case 'const':
-      return { path, rule: 'enum', reason: `must be ${describe(params.allowedValue)}, got ${describe(error.data)}` };
+      return {
+        path,
+        rule: 'enum',
+        reason: `must be ${describe(params.allowedValue)}, got ${describe(error.data)}`,
+      };
     case 'anyOf':
     case 'oneOf':
       return { path, rule: 'required', reason: alternativesReason(error) };
@@ -85,7 +101,11 @@ function toProblem(error: ErrorObject, data: unknown, basePath: string): Definit
 
 function unknownField(path: string, field: string, parentSchema: unknown): DefinitionProblem {
   const known = isRecord(parentSchema) && isRecord(parentSchema.properties) ? Object.keys(parentSchema.properties) : [];
-  return { path: appendPath(path, field), rule: 'unknown-field', reason: `unknown field ${field}${knownFieldHint(field, known)}` };
+  return {
+    path: appendPath(path, field),
+    rule: 'unknown-field',
+    reason: `unknown field ${field}${knownFieldHint(field, known)}`,
+  };
 }
 
 // A likely typo gets "did you mean"; a short list of fields is shown whole.
@@ -93,7 +113,8 @@ function knownFieldHint(field: string, known: string[]): string {
   const closest = known
     .map((name) => ({ name, distance: editDistance(field.toLowerCase(), name.toLowerCase()) }))
     .sort((a, b) => a.distance - b.distance)[0];
-  if (closest !== undefined && closest.distance <= Math.max(1, Math.floor(field.length / 3))) return ` (did you mean ${closest.name}?)`;
+  if (closest !== undefined && closest.distance <= Math.max(1, Math.floor(field.length / 3)))
+    return ` (did you mean ${closest.name}?)`;
   if (known.length > 0 && known.length <= 12) return ` (known fields: ${known.join(', ')})`;
   return '';
 }
@@ -130,6 +151,7 @@ export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'object') return 'object';
-  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value)}`;
+  if (typeof value === 'string')
+    return `string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value)}`;
   return `${typeof value} ${String(value)}`;
 }

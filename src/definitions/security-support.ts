@@ -47,7 +47,10 @@ export interface SecurityRefusal {
 // `x-key-type`, says whether it carries the client id or the client secret.
 const clientIdNames = new Set(['x-ibm-client-id', 'client_id', 'client-id']);
 const clientSecretNames = new Set(['x-ibm-client-secret', 'client_secret', 'client-secret']);
-const keyTypes: Record<string, 'client-id' | 'client-secret'> = { client_id: 'client-id', client_secret: 'client-secret' };
+const keyTypes: Record<string, 'client-id' | 'client-secret'> = {
+  client_id: 'client-id',
+  client_secret: 'client-secret',
+};
 
 const notYet =
   'is not supported yet: the gateway enforces client ids and client secrets (apiKey), basic authentication ' +
@@ -67,7 +70,8 @@ export function declaredSchemes(document: Record<string, unknown>): Record<strin
 export function schemeSupport(name: string, scheme: unknown): SupportedScheme | string {
   if (!isRecord(scheme)) return `security scheme ${name} is not an object`;
   const type = scheme.type;
-  if (type === 'basic' || (type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')) return basicSupport(name, scheme);
+  if (type === 'basic' || (type === 'http' && String(scheme.scheme).toLowerCase() === 'basic'))
+    return basicSupport(name, scheme);
   if (type === 'oauth2' && scheme['x-tokenIntrospect'] !== undefined) return introspectedOAuth(name, scheme);
   if (type === 'oauth2' && scheme['x-ibm-oauth-provider'] !== undefined) return nativeOAuth(name, scheme);
   if (type === 'oauth2' || type === 'openIdConnect' || type === 'mutualTLS') {
@@ -92,8 +96,10 @@ export function schemeSupport(name: string, scheme: unknown): SupportedScheme | 
 function basicSupport(name: string, scheme: Record<string, unknown>): SupportedScheme | string {
   const registry = scheme['x-ibm-authentication-registry'];
   if (scheme['x-ibm-authentication-url'] !== undefined) {
-    return `security scheme ${name}: x-ibm-authentication-url ${notYet} inline; create an authurl user registry ` +
-      'and name it with x-ibm-authentication-registry';
+    return (
+      `security scheme ${name}: x-ibm-authentication-url ${notYet} inline; create an authurl user registry ` +
+      'and name it with x-ibm-authentication-registry'
+    );
   }
   if (typeof registry !== 'string' || registry === '') {
     return `security scheme ${name}: basic authentication needs x-ibm-authentication-registry naming a user registry`;
@@ -107,7 +113,8 @@ function introspectedOAuth(name: string, scheme: Record<string, unknown>): Suppo
   const introspect = scheme['x-tokenIntrospect'];
   if (!isRecord(introspect)) return `security scheme ${name}: x-tokenIntrospect must be an object with a url`;
   const unknown = Object.keys(introspect).filter((key) => key !== 'url' && key !== 'tls-profile');
-  if (unknown.length > 0) return `security scheme ${name}: x-tokenIntrospect has unknown fields (${unknown.join(', ')})`;
+  if (unknown.length > 0)
+    return `security scheme ${name}: x-tokenIntrospect has unknown fields (${unknown.join(', ')})`;
   const { url, 'tls-profile': tlsProfile } = introspect;
   if (typeof url !== 'string' || !/^https?:\/\/[^/]/i.test(url)) {
     return `security scheme ${name}: x-tokenIntrospect.url must be an http(s) URL`;
@@ -115,7 +122,12 @@ function introspectedOAuth(name: string, scheme: Record<string, unknown>): Suppo
   if (tlsProfile !== undefined && (typeof tlsProfile !== 'string' || tlsProfile === '')) {
     return `security scheme ${name}: x-tokenIntrospect.tls-profile must name a TLS profile`;
   }
-  const found: SupportedScheme = { scheme: name, role: 'oauth2-introspect', in: 'header', name: 'Authorization' };
+  const found: SupportedScheme = {
+    scheme: name,
+    role: 'oauth2-introspect',
+    in: 'header',
+    name: 'Authorization',
+  };
   found.introspect = tlsProfile === undefined ? { url } : { url, tlsProfile };
   return found;
 }
@@ -133,7 +145,11 @@ function nativeOAuth(name: string, scheme: Record<string, unknown>): SupportedSc
 function apiKeyRole(scheme: Record<string, unknown>): 'client-id' | 'client-secret' | { reason: string } {
   const keyType = scheme['x-key-type'];
   if (keyType !== undefined) {
-    return keyTypes[String(keyType)] ?? { reason: `x-key-type ${String(keyType)} is not client_id or client_secret` };
+    return (
+      keyTypes[String(keyType)] ?? {
+        reason: `x-key-type ${String(keyType)} is not client_id or client_secret`,
+      }
+    );
   }
   const name = String(scheme.name).toLowerCase();
   if (clientIdNames.has(name)) return 'client-id';
@@ -172,7 +188,11 @@ function requirementSchemes(
   refusals: SecurityRefusal[],
 ): SupportedScheme[] | undefined {
   if (!isRecord(requirement)) {
-    refusals.push({ at: [index], rule: 'type', reason: 'a security requirement is an object of scheme names' });
+    refusals.push({
+      at: [index],
+      rule: 'type',
+      reason: 'a security requirement is an object of scheme names',
+    });
     return undefined;
   }
   const found: SupportedScheme[] = [];
@@ -180,7 +200,11 @@ function requirementSchemes(
   for (const [name, scopes] of Object.entries(requirement)) {
     const at = [index, name];
     if (!(name in schemes)) {
-      refusals.push({ at, rule: 'unknown-security-scheme', reason: `security scheme ${name} is not declared` });
+      refusals.push({
+        at,
+        rule: 'unknown-security-scheme',
+        reason: `security scheme ${name} is not declared`,
+      });
       continue;
     }
     const support = schemeSupport(name, schemes[name]);
@@ -215,10 +239,14 @@ const roleOrder: Record<SupportedScheme['role'], number> = {
 function requiredScopes(scheme: SupportedScheme, scopes: unknown): SupportedScheme | string {
   const list = Array.isArray(scopes) ? scopes : undefined;
   if (scheme.role !== 'oauth2-introspect' && scheme.role !== 'oauth2-native') {
-    if (list === undefined || list.length > 0) return `security scheme ${scheme.scheme}: an apiKey or basic requirement has no scopes or roles ([])`;
+    if (list === undefined || list.length > 0)
+      return `security scheme ${scheme.scheme}: an apiKey or basic requirement has no scopes or roles ([])`;
     return scheme;
   }
-  if (list === undefined || !list.every((scope) => typeof scope === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope))) {
+  if (
+    list === undefined ||
+    !list.every((scope) => typeof scope === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope))
+  ) {
     // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
     return `security scheme ${scheme.scheme}: the required scopes must be a list of scope tokens (RFC 6749 §3.3)`;
   }
@@ -250,9 +278,12 @@ export function namedRegistries(document: Record<string, unknown>): string[] {
 function combinationProblem(schemes: SupportedScheme[]): string | undefined {
   const ids = schemes.filter((s) => s.role === 'client-id').map((s) => s.scheme);
   const secrets = schemes.filter((s) => s.role === 'client-secret').map((s) => s.scheme);
-  const tokens = schemes.filter((s) => s.role === 'oauth2-introspect' || s.role === 'oauth2-native').map((s) => s.scheme);
+  const tokens = schemes
+    .filter((s) => s.role === 'oauth2-introspect' || s.role === 'oauth2-native')
+    .map((s) => s.scheme);
   if (ids.length > 1) return `one requirement names two client ids (${ids.join(', ')}); make them alternatives`;
-  if (tokens.length > 1) return `one requirement names two OAuth schemes (${tokens.join(', ')}); one bearer token cannot be both`;
+  if (tokens.length > 1)
+    return `one requirement names two OAuth schemes (${tokens.join(', ')}); one bearer token cannot be both`;
   if (secrets.length > 1) return `one requirement names two client secrets (${secrets.join(', ')})`;
   if (secrets.length === 1 && ids.length === 0) return `client secret ${secrets[0]} needs a client id beside it`;
   const basics = schemes.filter((s) => s.role === 'basic').map((s) => s.scheme);

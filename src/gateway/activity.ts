@@ -92,7 +92,8 @@ function redactFields(value: unknown, fields: ReadonlySet<string>): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
   // A body's `"__proto__"` field stays a field of the copy (assigning it would set the copy's prototype).
-  for (const [key, item] of Object.entries(value)) setOwn(out, key, fields.has(key.toLowerCase()) ? '[redacted]' : redactFields(item, fields));
+  for (const [key, item] of Object.entries(value))
+    setOwn(out, key, fields.has(key.toLowerCase()) ? '[redacted]' : redactFields(item, fields));
   return out;
 }
 

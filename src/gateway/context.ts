@@ -29,7 +29,10 @@ export class VariableError extends AssemblyError {
 
   constructor(name: string, action: 'read' | 'written' | 'cleared', reason: string) {
     const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
-    super('RuntimeError', new PorticoError('GW_INVALID_VARIABLE', { name: JSON.stringify(shown), action, reason }).message);
+    super(
+      'RuntimeError',
+      new PorticoError('GW_INVALID_VARIABLE', { name: JSON.stringify(shown), action, reason }).message,
+    );
   }
 }
 
@@ -89,7 +92,8 @@ export function parseRawBody(raw: RawBody): unknown {
       return text;
     }
   }
-  if (type === '' || type.startsWith('text/') || type.includes('xml') || type.includes('x-www-form-urlencoded')) return text;
+  if (type === '' || type.startsWith('text/') || type.includes('xml') || type.includes('x-www-form-urlencoded'))
+    return text;
   return raw.bytes;
 }
 
@@ -140,7 +144,14 @@ function writableCopy(tree: Tree): Tree {
 const frozenTrees = new WeakSet<object>();
 
 function freezeShared(value: unknown): void {
-  if (typeof value !== 'object' || value === null || frozenTrees.has(value) || Buffer.isBuffer(value) || value instanceof RawBody) return;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    frozenTrees.has(value) ||
+    Buffer.isBuffer(value) ||
+    value instanceof RawBody
+  )
+    return;
   frozenTrees.add(value);
   for (const key of Object.keys(value)) freezeShared((value as Tree)[key]);
   Object.freeze(value);
@@ -255,7 +266,8 @@ export class GatewayContext implements FlowContext {
 
   private writableSegments(name: string, action: 'written' | 'cleared'): readonly string[] {
     const { segments, prototypeKey } = parseVariablePath(name, action);
-    if (prototypeKey !== undefined) throw new VariableError(name, action, `the segment "${prototypeKey}" would reach a prototype`);
+    if (prototypeKey !== undefined)
+      throw new VariableError(name, action, `the segment "${prototypeKey}" would reach a prototype`);
     return segments;
   }
 

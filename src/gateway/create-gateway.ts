@@ -31,7 +31,10 @@ export function namedLimits(written: Record<string, string>): Record<string, rea
     try {
       parsed = parseRateLimit(value);
     } catch (error) {
-      throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_NAMED_RATE_LIMITS', reason: `${name}: ${(error as Error).message}` });
+      throw new PorticoError('CONFIG_INVALID', {
+        setting: 'PORTICO_NAMED_RATE_LIMITS',
+        reason: `${name}: ${(error as Error).message}`,
+      });
     }
     out[name] = parsed.unlimited ? [] : [{ name, limit: parsed.count, windowMs: parsed.windowMs, hard: true }];
   }
@@ -48,10 +51,18 @@ export function loadTlsProfiles(profiles: Settings['tlsProfiles']): PolicySettin
       try {
         return readFileSync(file, 'utf8');
       } catch (error) {
-        throw new PorticoError('CONFIG_INVALID', { setting: 'PORTICO_TLS_PROFILES', reason: `profile ${name}: cannot read ${field} ${file}: ${(error as Error).message}` });
+        throw new PorticoError('CONFIG_INVALID', {
+          setting: 'PORTICO_TLS_PROFILES',
+          reason: `profile ${name}: cannot read ${field} ${file}: ${(error as Error).message}`,
+        });
       }
     };
-    out[name] = { ca: read('ca'), cert: read('cert'), key: read('key'), rejectUnauthorized: profile.rejectUnauthorized ?? true };
+    out[name] = {
+      ca: read('ca'),
+      cert: read('cert'),
+      key: read('key'),
+      rejectUnauthorized: profile.rejectUnauthorized ?? true,
+    };
   }
   return out;
 }
@@ -99,7 +110,11 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     policySettings: {
       maxBackendBodyBytes: settings.maxBackendBodyBytes,
       tlsProfiles: loadTlsProfiles(settings.tlsProfiles),
-      script: { timeoutMs: settings.scriptTimeoutMs, memoryBytes: settings.scriptMemoryBytes, pool: scriptPool },
+      script: {
+        timeoutMs: settings.scriptTimeoutMs,
+        memoryBytes: settings.scriptMemoryBytes,
+        pool: scriptPool,
+      },
       invokeDenyHosts: [],
       counters,
       namedLimits: namedLimits(settings.namedRateLimits),

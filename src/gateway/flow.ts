@@ -35,11 +35,19 @@ export function compileSteps(entries: unknown[], path: string, api: CompiledApiI
 
 function compileEntry(entry: unknown, path: string, api: CompiledApiInfo, registry: PolicyRegistry): Step {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-    throw new PolicyCompileError(path, 'policy-entry', 'each assembly entry must be an object with one policy name as its key');
+    throw new PolicyCompileError(
+      path,
+      'policy-entry',
+      'each assembly entry must be an object with one policy name as its key',
+    );
   }
   const keys = Object.keys(entry);
   if (keys.length !== 1) {
-    throw new PolicyCompileError(path, 'policy-entry', `each assembly entry must have exactly one policy key, found ${keys.length}`);
+    throw new PolicyCompileError(
+      path,
+      'policy-entry',
+      `each assembly entry must have exactly one policy key, found ${keys.length}`,
+    );
   }
   const name = keys[0];
   const type = registry[name];
@@ -60,7 +68,12 @@ interface CatchCase {
 }
 
 /** Compiles a whole assembly into one step that applies catch and finally. */
-export function compileAssembly(assembly: AssemblyDoc, input: ApiCompileInput, registry: PolicyRegistry, root = '$.x-ibm-configuration.assembly'): Step {
+export function compileAssembly(
+  assembly: AssemblyDoc,
+  input: ApiCompileInput,
+  registry: PolicyRegistry,
+  root = '$.x-ibm-configuration.assembly',
+): Step {
   const operations = rawOperations(input.document).map(({ id, verb, path }) => ({ id, verb, path }));
   const api: CompiledApiInfo = {
     ...input,
@@ -70,7 +83,10 @@ export function compileAssembly(assembly: AssemblyDoc, input: ApiCompileInput, r
   };
   const execute = compileSteps(assembly.execute ?? [], `${root}.execute`, api, registry);
   const catches = compileCatches(assembly.catch ?? [], `${root}.catch`, api, registry);
-  const final = assembly.finally && assembly.finally.length > 0 ? compileSteps(assembly.finally, `${root}.finally`, api, registry) : undefined;
+  const final =
+    assembly.finally && assembly.finally.length > 0
+      ? compileSteps(assembly.finally, `${root}.finally`, api, registry)
+      : undefined;
   if (catches.length === 0 && final === undefined) return execute;
   return async function assemblyWithCatch(ctx: FlowContext) {
     try {
@@ -90,11 +106,19 @@ function compileCatches(entries: unknown[], path: string, api: CompiledApiInfo, 
   return entries.map((entry, index) => {
     const at = `${path}[${index}]`;
     const block = entry as Record<string, unknown>;
-    if (Array.isArray(block.default)) return { errors: 'default', step: compileSteps(block.default, `${at}.default`, api, registry) };
+    if (Array.isArray(block.default))
+      return { errors: 'default', step: compileSteps(block.default, `${at}.default`, api, registry) };
     if (!Array.isArray(block.errors) || !Array.isArray(block.execute)) {
-      throw new PolicyCompileError(at, 'catch-case', 'a catch case needs `errors` and `execute` lists, or a `default` list');
+      throw new PolicyCompileError(
+        at,
+        'catch-case',
+        'a catch case needs `errors` and `execute` lists, or a `default` list',
+      );
     }
-    return { errors: new Set(block.errors.map(String)), step: compileSteps(block.execute, `${at}.execute`, api, registry) };
+    return {
+      errors: new Set(block.errors.map(String)),
+      step: compileSteps(block.execute, `${at}.execute`, api, registry),
+    };
   });
 }
 

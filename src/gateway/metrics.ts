@@ -52,11 +52,22 @@ interface ScrapedMetric {
   readonly help: string;
   readonly type: 'counter' | 'histogram';
   readonly aggregator: 'sum';
-  get(): Promise<{ name: string; help: string; type: 'counter' | 'histogram'; aggregator: 'sum'; values: SeriesValue[] }>;
+  get(): Promise<{
+    name: string;
+    help: string;
+    type: 'counter' | 'histogram';
+    aggregator: 'sum';
+    values: SeriesValue[];
+  }>;
   reset(): void;
 }
 
-function scraped(name: string, help: string, type: 'counter' | 'histogram', values: () => SeriesValue[]): ScrapedMetric {
+function scraped(
+  name: string,
+  help: string,
+  type: 'counter' | 'histogram',
+  values: () => SeriesValue[],
+): ScrapedMetric {
   return {
     name,
     help,
@@ -67,11 +78,17 @@ function scraped(name: string, help: string, type: 'counter' | 'histogram', valu
   };
 }
 
-const requestsTotal = scraped('portico_gateway_requests_total', 'Requests answered by the gateway, by API and status', 'counter', () => {
-  const values: SeriesValue[] = [];
-  for (const [api, tally] of tallies) for (const [status, count] of tally.byStatus) values.push({ labels: { api, status }, value: count });
-  return values;
-});
+const requestsTotal = scraped(
+  'portico_gateway_requests_total',
+  'Requests answered by the gateway, by API and status',
+  'counter',
+  () => {
+    const values: SeriesValue[] = [];
+    for (const [api, tally] of tallies)
+      for (const [status, count] of tally.byStatus) values.push({ labels: { api, status }, value: count });
+    return values;
+  },
+);
 
 const durationName = 'portico_gateway_request_duration_seconds';
 const requestSeconds = scraped(durationName, 'Time from request to response end, by API', 'histogram', () => {
@@ -80,7 +97,11 @@ const requestSeconds = scraped(durationName, 'Time from request to response end,
     let cumulative = 0;
     for (let i = 0; i < durationBuckets.length; i++) {
       cumulative += tally.buckets[i];
-      values.push({ labels: { le: durationBuckets[i], api }, value: cumulative, metricName: `${durationName}_bucket` });
+      values.push({
+        labels: { le: durationBuckets[i], api },
+        value: cumulative,
+        metricName: `${durationName}_bucket`,
+      });
     }
     values.push({ labels: { le: '+Inf', api }, value: tally.count, metricName: `${durationName}_bucket` });
     values.push({ labels: { api }, value: tally.sum, metricName: `${durationName}_sum` });

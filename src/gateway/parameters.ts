@@ -63,7 +63,14 @@ function converterFor(schema: Schema): (raw: string) => unknown {
       };
     case 'array': {
       const item = converterFor((schema.items as Schema | undefined) ?? {});
-      const separator = schema.collectionFormat === 'pipes' ? '|' : schema.collectionFormat === 'ssv' ? ' ' : schema.collectionFormat === 'tsv' ? '\t' : ',';
+      const separator =
+        schema.collectionFormat === 'pipes'
+          ? '|'
+          : schema.collectionFormat === 'ssv'
+            ? ' '
+            : schema.collectionFormat === 'tsv'
+              ? '\t'
+              : ',';
       return function toArray(raw: string): unknown[] {
         return raw === '' ? [] : raw.split(separator).map(item);
       };

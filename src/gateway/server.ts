@@ -90,10 +90,36 @@ const bodylessMethods = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 // `message.headers` starts as the request's headers; fields that only make sense on a request
 // (RFC 9110 §10.1, §11.6) and the consumer's credentials never go back out in the response.
 const requestOnly = new Set([
-  'host', 'user-agent', 'accept', 'accept-encoding', 'accept-language', 'accept-charset', 'expect', 'from', 'if-match',
-  'if-none-match', 'if-modified-since', 'if-unmodified-since', 'if-range', 'max-forwards', 'range', 'referer', 'origin',
-  'authorization', 'proxy-authorization', 'cookie', 'x-ibm-client-id', 'x-ibm-client-secret', 'access-control-request-method',
-  'access-control-request-headers', 'content-length', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded', 'via',
+  'host',
+  'user-agent',
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'accept-charset',
+  'expect',
+  'from',
+  'if-match',
+  'if-none-match',
+  'if-modified-since',
+  'if-unmodified-since',
+  'if-range',
+  'max-forwards',
+  'range',
+  'referer',
+  'origin',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-ibm-client-id',
+  'x-ibm-client-secret',
+  'access-control-request-method',
+  'access-control-request-headers',
+  'content-length',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'forwarded',
+  'via',
 ]);
 
 /**
@@ -176,7 +202,11 @@ function refuse(error: unknown, state: RequestState): never {
   throw new ConsumerError(error.status, error.message, headers, error.code);
 }
 
-function consumerError(code: ErrorCode, params: ErrorParams = {}, headers: Array<[string, string]> = []): ConsumerError {
+function consumerError(
+  code: ErrorCode,
+  params: ErrorParams = {},
+  headers: Array<[string, string]> = [],
+): ConsumerError {
   const error = new PorticoError(code, params);
   return new ConsumerError(error.status, error.message, headers, code);
 }
@@ -248,7 +278,10 @@ export class Gateway {
             previous: this.snapshot,
           });
           this.snapshot = next;
-          this.options.logger.debug({ change: next.change, apis: next.apiCount, compileMs: Math.round(next.compileMs) }, 'gateway snapshot swapped');
+          this.options.logger.debug(
+            { change: next.change, apis: next.apiCount, compileMs: Math.round(next.compileMs) },
+            'gateway snapshot swapped',
+          );
         } while (this.reloadAgain);
       } finally {
         this.reloading = undefined;
@@ -273,7 +306,9 @@ export class Gateway {
     const state: RequestState = { txId: nextTransactionId(), started: performance.now() };
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    this.answerStatusPath(q < 0 ? url : url.slice(0, q), req, res, state).catch((error: unknown) => this.fail(res, state, error));
+    this.answerStatusPath(q < 0 ? url : url.slice(0, q), req, res, state).catch((error: unknown) =>
+      this.fail(res, state, error),
+    );
   };
 
   private async serve(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
@@ -302,7 +337,10 @@ export class Gateway {
     const match = matchRoute(catalog, verb, path);
     if ('notFound' in match) throw consumerError('GW_NOT_FOUND');
     if ('methodNotAllowed' in match) {
-      const preflight = verb === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined;
+      const preflight =
+        verb === 'OPTIONS' &&
+        req.headers.origin !== undefined &&
+        req.headers['access-control-request-method'] !== undefined;
       if (preflight) return this.answerPreflight(req, res, match.methodNotAllowed, state);
       throw consumerError('GW_METHOD_NOT_ALLOWED', { method: verb }, [['Allow', match.methodNotAllowed.join(', ')]]);
     }
@@ -314,10 +352,13 @@ export class Gateway {
     const identified = this.identify(snapshot, api, operation, { headers: req.headers, query }, state);
     if (identified !== undefined) await identified;
     const parameters = readParameters(operation, req, query, match.pathParams);
-    if (state.subscription && state.subscription.rules.length > 0) await this.enforcePlanLimits(state.subscription, state);
+    if (state.subscription && state.subscription.rules.length > 0)
+      await this.enforcePlanLimits(state.subscription, state);
 
-    const body = bodylessMethods.has(verb) && !hasBody(req) ? undefined : await readBody(req, this.options.maxRequestBytes);
-    if (operation.bodyRequired && (body === undefined || body.length === 0)) throw consumerError('GW_MISSING_PARAMETER', { name: 'body', in: 'body' });
+    const body =
+      bodylessMethods.has(verb) && !hasBody(req) ? undefined : await readBody(req, this.options.maxRequestBytes);
+    if (operation.bodyRequired && (body === undefined || body.length === 0))
+      throw consumerError('GW_MISSING_PARAMETER', { name: 'body', in: 'body' });
     state.requestBody = body;
     const context = this.buildContext(req, api, operation, state, parameters, path, search, body);
     state.context = context;
@@ -344,7 +385,11 @@ export class Gateway {
     try {
       const caller = authenticate(operation.security, request, directory);
       // Only an operation whose security asks another server (a user registry, introspection) waits.
-      if (caller instanceof Promise) return caller.then((found) => admit(found, state), (error) => refuse(error, state));
+      if (caller instanceof Promise)
+        return caller.then(
+          (found) => admit(found, state),
+          (error) => refuse(error, state),
+        );
       admit(caller, state);
     } catch (error) {
       refuse(error, state);
@@ -356,7 +401,9 @@ export class Gateway {
     const counters = this.options.counters;
     // Plan limits are shared by every operation of the plan: one key per subscription.
     const key = `plan:${subscription.id}`;
-    const decision: LimitDecision = counters.hitSync ? counters.hitSync(key, subscription.rules) : await counters.hit(key, subscription.rules);
+    const decision: LimitDecision = counters.hitSync
+      ? counters.hitSync(key, subscription.rules)
+      : await counters.hit(key, subscription.rules);
     state.limitHeaders = rateLimitHeaders(decision);
     if (!decision.allowed) throw consumerError('GW_RATE_LIMIT', {}, []);
   }
@@ -385,7 +432,11 @@ export class Gateway {
       body: requestBody,
       'content-type': contentType,
     };
-    const message: MessageVar = { headers: headerBag(headers), body: requestBody, status: { code: 200, reason: 'OK' } };
+    const message: MessageVar = {
+      headers: headerBag(headers),
+      body: requestBody,
+      status: { code: 200, reason: 'OK' },
+    };
     state.requestCopy = message.headers;
     const context = new GatewayContext({
       request,
@@ -409,8 +460,17 @@ export class Gateway {
     // API Connect documents no context variable for a basic-authenticated user; Portico's name.
     if (state.user !== undefined) request['authenticated-credential'] = state.user;
     if (subscription) {
-      context.vars.plan = { id: subscription.planId, name: subscription.planName, version: subscription.planVersion, 'rate-limit': subscription.rateLimitText };
-      context.vars.product = { name: subscription.productName, version: subscription.productVersion, title: subscription.productTitle };
+      context.vars.plan = {
+        id: subscription.planId,
+        name: subscription.planName,
+        version: subscription.planVersion,
+        'rate-limit': subscription.rateLimitText,
+      };
+      context.vars.product = {
+        name: subscription.productName,
+        version: subscription.productVersion,
+        title: subscription.productTitle,
+      };
     }
     return context;
   }
@@ -443,15 +503,26 @@ export class Gateway {
   }
 
   /** Common tail of every answer: transaction id, limits, CORS, the body, the activity event. */
-  private finish(req: IncomingMessage, res: ServerResponse, state: RequestState, status: number, payload: Buffer | string | undefined, headers = new ResponseHeaders()): void {
+  private finish(
+    req: IncomingMessage,
+    res: ServerResponse,
+    state: RequestState,
+    status: number,
+    payload: Buffer | string | undefined,
+    headers = new ResponseHeaders(),
+  ): void {
     headers.set('X-Global-Transaction-ID', state.txId);
     if (state.limitHeaders) for (const [name, value] of state.limitHeaders) headers.set(name, value);
     if (state.api?.definition.cors.enabled && req.headers.origin) {
       headers.set('Access-Control-Allow-Origin', req.headers.origin);
-      headers.set('Access-Control-Expose-Headers', 'X-Global-Transaction-ID, X-RateLimit-Limit, X-RateLimit-Remaining, RateLimit, RateLimit-Policy, Retry-After');
+      headers.set(
+        'Access-Control-Expose-Headers',
+        'X-Global-Transaction-ID, X-RateLimit-Limit, X-RateLimit-Remaining, RateLimit, RateLimit-Policy, Retry-After',
+      );
       headers.set('Vary', 'Origin');
     }
-    const length = payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+    const length =
+      payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
     headers.set('content-length', length);
     // While draining, each answer ends its connection, so clients reconnect (elsewhere) with no reset.
     if (this.draining) headers.set('connection', 'close');
@@ -462,7 +533,13 @@ export class Gateway {
     this.record(req, state, status, payload, headers);
   }
 
-  private record(req: IncomingMessage, state: RequestState, status: number, payload: Buffer | string | undefined, headers: ResponseHeaders): void {
+  private record(
+    req: IncomingMessage,
+    state: RequestState,
+    status: number,
+    payload: Buffer | string | undefined,
+    headers: ResponseHeaders,
+  ): void {
     const apiName = state.api?.name ?? '';
     const seconds = (performance.now() - state.started) / 1000;
     recordRequest(apiName, status, seconds);
@@ -491,7 +568,12 @@ export class Gateway {
   }
 
   /** The status paths on the consumer port: 404 unless the settings keep them there. */
-  private async answerStatus(pathname: string, req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
+  private async answerStatus(
+    pathname: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    state: RequestState,
+  ): Promise<void> {
     if (!this.options.statusOnConsumerPort) throw consumerError('GW_NOT_FOUND');
     return this.answerStatusPath(pathname, req, res, state);
   }
@@ -502,7 +584,12 @@ export class Gateway {
    * listener, so a gateway-only node can be watched without a management port, and consumers
    * can read neither.
    */
-  private async answerStatusPath(pathname: string, req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<void> {
+  private async answerStatusPath(
+    pathname: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    state: RequestState,
+  ): Promise<void> {
     if (pathname === '/health') {
       return this.finish(req, res, state, 200, '{"status":"ok"}', jsonHeaders());
     }
@@ -534,7 +621,10 @@ export class Gateway {
   private answerPreflight(req: IncomingMessage, res: ServerResponse, methods: string[], state: RequestState): void {
     const headers = new ResponseHeaders();
     headers.set('Access-Control-Allow-Methods', methods.join(', '));
-    headers.set('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'Content-Type, X-IBM-Client-Id, X-IBM-Client-Secret');
+    headers.set(
+      'Access-Control-Allow-Headers',
+      req.headers['access-control-request-headers'] ?? 'Content-Type, X-IBM-Client-Id, X-IBM-Client-Secret',
+    );
     headers.set('Access-Control-Max-Age', '600');
     headers.set('Access-Control-Allow-Origin', req.headers.origin ?? '*');
     this.finish(req, res, state, 204, undefined, headers);
@@ -557,10 +647,14 @@ export class Gateway {
       state.errorName = error.errorName;
     } else if (error instanceof AssemblyError) {
       status = error.status;
-      info = error.policy && !error.message.includes(error.policy) ? `${error.message} (policy ${error.policy})` : error.message;
+      info =
+        error.policy && !error.message.includes(error.policy)
+          ? `${error.message} (policy ${error.policy})`
+          : error.message;
       headers = Object.entries(error.headers);
       state.errorName = error.errorName;
-      if (error.errorName === 'JavaScriptError' || status >= 500) this.options.logger.warn({ tx: state.txId, err: error }, 'assembly error');
+      if (error.errorName === 'JavaScriptError' || status >= 500)
+        this.options.logger.warn({ tx: state.txId, err: error }, 'assembly error');
     } else {
       status = 500;
       info = new PorticoError('GW_INTERNAL', { txId: state.txId }).message;
@@ -747,7 +841,11 @@ function readParameters(
     try {
       values[parameter.name] = parameter.convert(raw);
     } catch (error) {
-      throw consumerError('GW_INVALID_PARAMETER', { name: parameter.name, in: parameter.in, reason: (error as Error).message });
+      throw consumerError('GW_INVALID_PARAMETER', {
+        name: parameter.name,
+        in: parameter.in,
+        reason: (error as Error).message,
+      });
     }
   }
   return values;

@@ -235,9 +235,21 @@ function resolvedProperties(definition: ApiDefinition, catalogName: string): Rec
 /** The assembly API Connect gives an API without one: invoke `$(target-url)$(request.path)`. */
 function defaultAssembly(properties: Record<string, string>): { execute: unknown[] } {
   if (properties['target-url']) {
-    return { execute: [{ invoke: { title: 'invoke', 'target-url': '$(target-url)$(api.operation.path)$(request.search)', verb: 'keep' } }] };
+    return {
+      execute: [
+        {
+          invoke: {
+            title: 'invoke',
+            'target-url': '$(target-url)$(api.operation.path)$(request.search)',
+            verb: 'keep',
+          },
+        },
+      ],
+    };
   }
-  return { execute: [{ throw: { name: 'NoAssemblyError', message: 'This API has no assembly and no target-url property' } }] };
+  return {
+    execute: [{ throw: { name: 'NoAssemblyError', message: 'This API has no assembly and no target-url property' } }],
+  };
 }
 
 function compileApi(
@@ -251,15 +263,19 @@ function compileApi(
   const openapi = document.swagger === '2.0' ? '2.0' : String(document.openapi ?? '').startsWith('3.1') ? '3.1' : '3.0';
   const definition = normaliseApi(document, openapi);
   const properties = resolvedProperties(definition, catalog.name);
-  const flow = compileAssembly(definition.assembly ?? defaultAssembly(properties), {
-    name: definition.name,
-    version: definition.version,
-    document,
-    properties,
-    catalog: { name: catalog.name, orgName: catalog.orgName },
-    settings: options.settings,
-    userRegistries: registries,
-  }, options.registry);
+  const flow = compileAssembly(
+    definition.assembly ?? defaultAssembly(properties),
+    {
+      name: definition.name,
+      version: definition.version,
+      document,
+      properties,
+      catalog: { name: catalog.name, orgName: catalog.orgName },
+      settings: options.settings,
+      userRegistries: registries,
+    },
+    options.registry,
+  );
 
   const staticRoutes = new Map<string, Map<string, CompiledOperation>>();
   const templates = new Map<string, TemplateRoute>();
@@ -338,7 +354,11 @@ function refusedOperation(
   reason: string,
 ): void {
   const api = `${definition.name}:${definition.version}`;
-  const where = { api, catalog: catalog.name, operation: `${operation.verb.toUpperCase()} ${operation.path}` };
+  const where = {
+    api,
+    catalog: catalog.name,
+    operation: `${operation.verb.toUpperCase()} ${operation.path}`,
+  };
   options.logger.error({ ...where, reason }, 'operation refused: its security cannot be enforced');
 }
 
@@ -348,7 +368,10 @@ function assemblyLimitsOf(productDocument: string, planName: string): Record<str
   const plan = document.plans?.[planName];
   if (!plan) return {};
   const out: Record<string, LimitRule[]> = {};
-  for (const [field, hard] of [['assembly-rate-limits', false], ['assembly-burst-limits', true]] as const) {
+  for (const [field, hard] of [
+    ['assembly-rate-limits', false],
+    ['assembly-burst-limits', true],
+  ] as const) {
     const written = plan[field];
     if (typeof written !== 'object' || written === null) continue;
     for (const [name, value] of Object.entries(written as Record<string, unknown>)) {
@@ -356,7 +379,12 @@ function assemblyLimitsOf(productDocument: string, planName: string): Record<str
         const limit = item as { value?: string; 'hard-limit'?: boolean };
         const parsed = parseRateLimit(String(limit.value));
         if (parsed.unlimited) continue;
-        (out[name] ??= []).push({ name, limit: parsed.count, windowMs: parsed.windowMs, hard: hard || limit['hard-limit'] === true });
+        (out[name] ??= []).push({
+          name,
+          limit: parsed.count,
+          windowMs: parsed.windowMs,
+          hard: hard || limit['hard-limit'] === true,
+        });
       }
     }
   }
@@ -382,7 +410,10 @@ function catalogRegistries(
   const settings = { tlsProfiles: options.settings.tlsProfiles, cache: options.settings.userRegistryCache };
   const out = new Map<string, { compiled: CatalogRegistries; stamp: string }>();
   for (const [catalogId, rows] of rowsByCatalog) {
-    const stamp = rows.map((row) => `${row.id}@${row.updated_at}`).sort().join(',');
+    const stamp = rows
+      .map((row) => `${row.id}@${row.updated_at}`)
+      .sort()
+      .join(',');
     out.set(catalogId, { compiled: compileRegistries(rows, settings), stamp });
   }
   return out;
@@ -405,7 +436,8 @@ function catalogProviders(
   const oauth = data.oauth;
   if (oauth === undefined || oauth.providers.length === 0) return new Map();
   const catalogs = new Map(data.catalogs.map((c) => [c.id, c]));
-  const refused = (provider: string, reason: string) => options.logger.error({ provider, reason }, 'OAuth provider left out of the snapshot');
+  const refused = (provider: string, reason: string) =>
+    options.logger.error({ provider, reason }, 'OAuth provider left out of the snapshot');
   return compileProviders(oauth.providers, oauth.keys, catalogs, (id) => registries.get(id)?.compiled, refused);
 }
 
@@ -442,13 +474,23 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     const version = `${row.updated_at}|${enabled.stamp}|${catalogProviders?.stamp ?? ''}`;
     try {
       const same = cached && (cached as CompiledApi & { updatedAt?: string }).updatedAt === version;
-      const api = same ? { ...cached, productSubscriptions: [] } : compileApi(row, catalog, options, enabled.compiled, catalogProviders);
+      const api = same
+        ? { ...cached, productSubscriptions: [] }
+        : compileApi(row, catalog, options, enabled.compiled, catalogProviders);
       (api as CompiledApi & { updatedAt?: string }).updatedAt = version;
       byApi.set(row.id, api);
     } catch (error) {
       const reason = (error as Error).message;
-      failures.push({ api: `${row.name}:${row.version}`, org: catalog.orgName, catalog: catalog.name, reason });
-      options.logger.error({ api: `${row.name}:${row.version}`, catalog: catalog.name, err: error }, 'API left out of the snapshot: it does not compile');
+      failures.push({
+        api: `${row.name}:${row.version}`,
+        org: catalog.orgName,
+        catalog: catalog.name,
+        reason,
+      });
+      options.logger.error(
+        { api: `${row.name}:${row.version}`, catalog: catalog.name, err: error },
+        'API left out of the snapshot: it does not compile',
+      );
     }
   }
 
@@ -575,7 +617,8 @@ export function matchRoute(catalog: CatalogRoutes, verb: string, path: string): 
     for (const api of candidates) {
       const basePath = api.basePath;
       // path === basePath, or path continues it with `/` (no string built per API).
-      if (!path.startsWith(basePath) || (path.length > basePath.length && path.charCodeAt(basePath.length) !== 47)) continue;
+      if (!path.startsWith(basePath) || (path.length > basePath.length && path.charCodeAt(basePath.length) !== 47))
+        continue;
       const match = matchOperation(api, verb, path, allowed);
       if (match !== undefined) return match;
     }
@@ -588,7 +631,12 @@ export function matchRoute(catalog: CatalogRoutes, verb: string, path: string): 
 }
 
 /** The operation of `api` for the path below its base path; records the allowed verbs of a path that matched without its verb. */
-function matchOperation(api: CompiledApi, verb: string, path: string, allowed: { verbs?: string[] }): RouteMatch | undefined {
+function matchOperation(
+  api: CompiledApi,
+  verb: string,
+  path: string,
+  allowed: { verbs?: string[] },
+): RouteMatch | undefined {
   const rest = path.slice(api.basePath.length) || '/';
   const key = rest.length > 1 && rest.endsWith('/') ? rest.slice(0, -1) : rest;
   const byVerb = api.staticRoutes.get(key);

@@ -17,8 +17,14 @@ import { latestChange } from '../store/changes.ts';
 import type { Store } from '../store/store.ts';
 import type { Gateway } from './server.ts';
 
-const storeUp = new Gauge({ name: 'portico_gateway_store_reachable', help: '1 while the gateway can read the store, 0 while it serves its last snapshot without it' });
-const snapshotChange = new Gauge({ name: 'portico_gateway_snapshot_change', help: 'The store change number the current snapshot reflects' });
+const storeUp = new Gauge({
+  name: 'portico_gateway_store_reachable',
+  help: '1 while the gateway can read the store, 0 while it serves its last snapshot without it',
+});
+const snapshotChange = new Gauge({
+  name: 'portico_gateway_snapshot_change',
+  help: 'The store change number the current snapshot reflects',
+});
 
 export interface SnapshotSync {
   /** True while the last poll or reload reached the store. */
@@ -97,7 +103,9 @@ export function startSnapshotSync(options: SyncOptions): SnapshotSync {
 
   const onChange = () => void reload();
   options.bus?.on('change', onChange);
-  const feed: ChangeFeed | undefined = options.listenUrl ? listenForChanges(options.listenUrl, onChange, logger, retryMaxMs) : undefined;
+  const feed: ChangeFeed | undefined = options.listenUrl
+    ? listenForChanges(options.listenUrl, onChange, logger, retryMaxMs)
+    : undefined;
 
   return {
     get storeReachable() {

@@ -28,7 +28,9 @@ export function authUrlVerifier(
     connectTimeout: timeoutMs,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
-    connect: tls ? { rejectUnauthorized: tls.rejectUnauthorized ?? true, ca: tls.ca, cert: tls.cert, key: tls.key } : undefined,
+    connect: tls
+      ? { rejectUnauthorized: tls.rejectUnauthorized ?? true, ca: tls.ca, cert: tls.cert, key: tls.key }
+      : undefined,
   });
   const call = async (credentials: BasicCredentials): Promise<Verdict> => {
     try {
@@ -39,7 +41,9 @@ export function authUrlVerifier(
         signal: AbortSignal.timeout(timeoutMs),
       });
       await answer.body.dump();
-      return answer.statusCode === 200 ? { outcome: 'authenticated', user: credentials.username } : { outcome: 'refused' };
+      return answer.statusCode === 200
+        ? { outcome: 'authenticated', user: credentials.username }
+        : { outcome: 'refused' };
     } catch (error) {
       return { outcome: 'unavailable', reason: (error as Error).message };
     }

@@ -83,14 +83,26 @@ function url(config: Record<string, unknown>, protocols: string[]): string {
   if (!protocols.includes(parsed.protocol)) {
     throw invalid('configuration.url', `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
   }
-  if (parsed.username !== '' || parsed.password !== '') throw invalid('configuration.url', 'must not carry credentials');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw invalid('configuration.url', 'must not carry credentials');
   return written;
 }
 
 const authUrlFields = new Set(['url', 'timeout', 'tls_profile']);
 const ldapFields = new Set([
-  'url', 'starttls', 'timeout', 'tls_profile', 'authentication_method', 'admin_dn', 'admin_password',
-  'search_dn_base', 'search_dn_scope', 'search_dn_filter_prefix', 'search_dn_filter_suffix', 'bind_prefix', 'bind_suffix',
+  'url',
+  'starttls',
+  'timeout',
+  'tls_profile',
+  'authentication_method',
+  'admin_dn',
+  'admin_password',
+  'search_dn_base',
+  'search_dn_scope',
+  'search_dn_filter_prefix',
+  'search_dn_filter_suffix',
+  'bind_prefix',
+  'bind_suffix',
 ]);
 
 function unknownFields(config: Record<string, unknown>, known: Set<string>): void {
@@ -101,7 +113,10 @@ function unknownFields(config: Record<string, unknown>, known: Set<string>): voi
 
 function authUrlConfiguration(config: Record<string, unknown>): AuthUrlConfiguration {
   unknownFields(config, authUrlFields);
-  const checked: AuthUrlConfiguration = { url: url(config, ['http:', 'https:']), timeout: timeout(config, 5) };
+  const checked: AuthUrlConfiguration = {
+    url: url(config, ['http:', 'https:']),
+    timeout: timeout(config, 5),
+  };
   const profile = text(config, 'tls_profile', false);
   if (profile !== undefined) checked.tls_profile = profile;
   return checked;
@@ -111,10 +126,14 @@ function ldapConfiguration(config: Record<string, unknown>): LdapConfiguration {
   unknownFields(config, ldapFields);
   const method = config.authentication_method ?? 'search_dn';
   if (method !== 'search_dn' && method !== 'compose_dn') {
-    throw invalid('configuration.authentication_method', 'must be search_dn or compose_dn (compose_upn is not supported)');
+    throw invalid(
+      'configuration.authentication_method',
+      'must be search_dn or compose_dn (compose_upn is not supported)',
+    );
   }
   const scope = config.search_dn_scope ?? 'sub';
-  if (scope !== 'sub' && scope !== 'one' && scope !== 'base') throw invalid('configuration.search_dn_scope', 'must be sub, one or base');
+  if (scope !== 'sub' && scope !== 'one' && scope !== 'base')
+    throw invalid('configuration.search_dn_scope', 'must be sub, one or base');
   const starttls = config.starttls ?? false;
   if (typeof starttls !== 'boolean') throw invalid('configuration.starttls', 'must be true or false');
   const checked: LdapConfiguration = {
@@ -126,19 +145,33 @@ function ldapConfiguration(config: Record<string, unknown>): LdapConfiguration {
     search_dn_filter_prefix: text(config, 'search_dn_filter_prefix', false) ?? '(uid=',
     search_dn_filter_suffix: text(config, 'search_dn_filter_suffix', false) ?? ')',
   };
-  if (starttls && checked.url.startsWith('ldaps:')) throw invalid('configuration.starttls', 'is for ldap:// URLs (ldaps:// is TLS already)');
-  for (const field of ['tls_profile', 'admin_dn', 'admin_password', 'search_dn_base', 'bind_prefix', 'bind_suffix'] as const) {
+  if (starttls && checked.url.startsWith('ldaps:'))
+    throw invalid('configuration.starttls', 'is for ldap:// URLs (ldaps:// is TLS already)');
+  for (const field of [
+    'tls_profile',
+    'admin_dn',
+    'admin_password',
+    'search_dn_base',
+    'bind_prefix',
+    'bind_suffix',
+  ] as const) {
     const value = text(config, field, false);
     if (value !== undefined) checked[field] = value;
   }
   if ((checked.admin_dn === undefined) !== (checked.admin_password === undefined)) {
-    throw invalid('configuration.admin_password', 'admin_dn and admin_password go together (neither: anonymous search)');
+    throw invalid(
+      'configuration.admin_password',
+      'admin_dn and admin_password go together (neither: anonymous search)',
+    );
   }
   if (method === 'search_dn' && checked.search_dn_base === undefined) {
     throw invalid('configuration.search_dn_base', 'is required with authentication_method search_dn');
   }
   if (method === 'compose_dn' && checked.bind_suffix === undefined) {
-    throw invalid('configuration.bind_suffix', 'is required with authentication_method compose_dn (e.g. ,ou=people,dc=example,dc=com)');
+    throw invalid(
+      'configuration.bind_suffix',
+      'is required with authentication_method compose_dn (e.g. ,ou=people,dc=example,dc=com)',
+    );
   }
   return checked;
 }
@@ -164,10 +197,16 @@ export function checkRegistryInput(input: unknown): RegistryInput {
   if (typeof name !== 'string' || !namePattern.test(name)) {
     throw invalid('name', 'must be 1-63 lower-case letters, digits or dashes, starting with a letter or digit');
   }
-  if (title !== undefined && (typeof title !== 'string' || title.length > 200)) throw invalid('title', 'must be text of at most 200 characters');
+  if (title !== undefined && (typeof title !== 'string' || title.length > 200))
+    throw invalid('title', 'must be text of at most 200 characters');
   if (type !== 'authurl' && type !== 'ldap') throw invalid('registry_type', 'must be authurl or ldap');
   const configuration = checkConfiguration(type, withEndpoint(input));
-  return { name, title: typeof title === 'string' && title !== '' ? title : name, registry_type: type, configuration };
+  return {
+    name,
+    title: typeof title === 'string' && title !== '' ? title : name,
+    registry_type: type,
+    configuration,
+  };
 }
 
 /** The configuration as the API shows it: the bind password replaced by whether one is stored. */

@@ -13,9 +13,7 @@ export interface BasicCredentials {
  * `unavailable`: it could not answer — down, timing out, misconfigured (503: fail closed).
  */
 export type Verdict =
-  | { outcome: 'authenticated'; user: string }
-  | { outcome: 'refused' }
-  | { outcome: 'unavailable'; reason: string };
+  { outcome: 'authenticated'; user: string } | { outcome: 'refused' } | { outcome: 'unavailable'; reason: string };
 
 /** One registry as the gateway calls it, compiled into the snapshot. */
 export interface UserVerifier {

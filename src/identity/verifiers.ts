@@ -28,11 +28,16 @@ export interface VerifierSettings {
 }
 
 /** One registry compiled; its version (id and last update) keys its cached answers. */
-export function compileRegistry(record: RegistryRecord, settings: VerifierSettings): UserVerifier | { refused: string } {
+export function compileRegistry(
+  record: RegistryRecord,
+  settings: VerifierSettings,
+): UserVerifier | { refused: string } {
   const config = JSON.parse(record.configuration) as AuthUrlConfiguration | LdapConfiguration;
   const profile = config.tls_profile;
   if (profile !== undefined && !Object.hasOwn(settings.tlsProfiles, profile)) {
-    return { refused: `user registry ${record.name} names TLS profile ${profile}, which PORTICO_TLS_PROFILES does not define` };
+    return {
+      refused: `user registry ${record.name} names TLS profile ${profile}, which PORTICO_TLS_PROFILES does not define`,
+    };
   }
   const tls = profile === undefined ? undefined : settings.tlsProfiles[profile];
   const version = `${record.id}|${record.updated_at}`;

@@ -95,7 +95,12 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       handler: async (request) => {
         const body = request.body as NewConsumerOrg;
         const { org, user } = await services.createConsumerOrg(orgId(request), param(request, 'catalog'), body);
-        return { id: org.id, name: org.name, title: org.title, owner: { email: user.email, name: user.name } };
+        return {
+          id: org.id,
+          name: org.name,
+          title: org.title,
+          owner: { email: user.email, name: user.name },
+        };
       },
     },
     {

@@ -30,7 +30,9 @@ export function readDefinitionFolder(dir: string): FolderPlan {
   let names: string[];
   try {
     if (!statSync(dir).isDirectory()) throw new Error('not a folder');
-    names = readdirSync(dir).filter((name) => !name.startsWith('.')).sort();
+    names = readdirSync(dir)
+      .filter((name) => !name.startsWith('.'))
+      .sort();
   } catch (error) {
     throw new PorticoError('CLI_FILE', { file: dir, reason: (error as Error).message });
   }

@@ -20,8 +20,12 @@ export interface HousekeepingOptions {
 }
 
 /** One pass: what was deleted. */
-export async function housekeep(options: HousekeepingOptions, now = Date.now()): Promise<{ events: number; sessions: number; oauth: number }> {
-  const events = options.retentionDays > 0 ? await purgeEvents(options.store.db, now - options.retentionDays * 86_400_000) : 0;
+export async function housekeep(
+  options: HousekeepingOptions,
+  now = Date.now(),
+): Promise<{ events: number; sessions: number; oauth: number }> {
+  const events =
+    options.retentionDays > 0 ? await purgeEvents(options.store.db, now - options.retentionDays * 86_400_000) : 0;
   const sessions = await purgeExpiredSessions(options.store.db);
   await purgeExpiredAccountTokens(options.store.db);
   const oauth = await pruneExpired(options.store.db, Math.floor(now / 1000));

@@ -16,18 +16,26 @@ const providerBody = {
   properties: {
     name: { type: 'string', description: 'Name used by x-ibm-oauth-provider and the CLI' },
     title: { type: 'string', description: 'Display name' },
-    provider_type: { type: 'string', enum: ['native'], description: 'native (third-party providers: x-tokenIntrospect)' },
+    provider_type: {
+      type: 'string',
+      enum: ['native'],
+      description: 'native (third-party providers: x-tokenIntrospect)',
+    },
     grants: { type: 'array', items: { type: 'string', enum: ['application', 'access_code', 'password'] } },
     clients: { type: 'array', items: { type: 'string', enum: ['confidential', 'public'] } },
     scopes: { type: 'object', description: 'Scope name: description' },
-    native_provider: { type: 'object', description: 'Base path, paths, PKCE, token lifetimes, user registry (docs/oauth.md)' },
+    native_provider: {
+      type: 'object',
+      description: 'Base path, paths, PKCE, token lifetimes, user registry (docs/oauth.md)',
+    },
   },
 };
 
 async function ownOrg(providers: OAuthProviders, request: FastifyRequest): Promise<string> {
   const name = (request.params as Record<string, string>).org;
   const org = await findOrgByName(providers.db, name);
-  if (!org || org.id !== request.providerUser!.org_id) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'org', id: name });
+  if (!org || org.id !== request.providerUser!.org_id)
+    throw new PorticoError('MGMT_NOT_FOUND', { kind: 'org', id: name });
   return org.id;
 }
 
@@ -41,7 +49,13 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
     return null;
   };
   return [
-    { method: 'GET', url: base, summary: 'List the org\'s OAuth providers', tag, handler: async (r) => providers.list(await ownOrg(providers, r)) },
+    {
+      method: 'GET',
+      url: base,
+      summary: "List the org's OAuth providers",
+      tag,
+      handler: async (r) => providers.list(await ownOrg(providers, r)),
+    },
     {
       method: 'POST',
       url: base,
@@ -61,10 +75,11 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
     {
       method: 'PUT',
       url: `${base}/:name`,
-      summary: 'Replace an OAuth provider\'s file (the name stays)',
+      summary: "Replace an OAuth provider's file (the name stays)",
       tag,
       body: { type: 'object' },
-      handler: async (r) => providers.update(await ownOrg(providers, r), param(r, 'name'), r.body as Record<string, unknown>),
+      handler: async (r) =>
+        providers.update(await ownOrg(providers, r), param(r, 'name'), r.body as Record<string, unknown>),
     },
     {
       method: 'DELETE',
@@ -94,7 +109,9 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       summary: 'Enable an OAuth provider in the catalog (its endpoints appear on the gateway)',
       tag,
       status: 204,
-      handler: noContent(async (r) => providers.enable(await ownOrg(providers, r), param(r, 'catalog'), param(r, 'name'))),
+      handler: noContent(async (r) =>
+        providers.enable(await ownOrg(providers, r), param(r, 'catalog'), param(r, 'name')),
+      ),
     },
     {
       method: 'DELETE',
@@ -102,7 +119,9 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       summary: 'Stop enabling an OAuth provider in the catalog',
       tag,
       status: 204,
-      handler: noContent(async (r) => providers.disable(await ownOrg(providers, r), param(r, 'catalog'), param(r, 'name'))),
+      handler: noContent(async (r) =>
+        providers.disable(await ownOrg(providers, r), param(r, 'catalog'), param(r, 'name')),
+      ),
     },
   ];
 }

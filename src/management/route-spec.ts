@@ -19,7 +19,11 @@ export interface RouteSpec {
   handler: Handler;
 }
 
-export const stringField = (description: string, extra: Record<string, unknown> = {}) => ({ type: 'string', description, ...extra });
+export const stringField = (description: string, extra: Record<string, unknown> = {}) => ({
+  type: 'string',
+  description,
+  ...extra,
+});
 
 /** Body of an import: the document as text (YAML or JSON) and the file name it came from. */
 export const documentBody = {
@@ -29,12 +33,25 @@ export const documentBody = {
   properties: {
     document: stringField('The definition document, YAML or JSON text', { minLength: 1 }),
     file: stringField('The file name, used in error messages and to resolve references'),
-    attachments: { type: 'object', additionalProperties: { type: 'string' }, description: 'Files the document refers to (WSDL, XSD, API files for product $refs), by name' },
-    replace: { type: 'boolean', description: 'Replace an existing API with the same name and version', default: false },
-    state: { type: 'string', enum: ['staged', 'published', 'online', 'offline'], description: 'Initial state' },
+    attachments: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'Files the document refers to (WSDL, XSD, API files for product $refs), by name',
+    },
+    replace: {
+      type: 'boolean',
+      description: 'Replace an existing API with the same name and version',
+      default: false,
+    },
+    state: {
+      type: 'string',
+      enum: ['staged', 'published', 'online', 'offline'],
+      description: 'Initial state',
+    },
     activate: {
       type: 'boolean',
-      description: 'Publishing a product brings its offline APIs online; false refuses the publish instead, naming them',
+      description:
+        'Publishing a product brings its offline APIs online; false refuses the publish instead, naming them',
       default: true,
     },
   },
@@ -53,11 +70,36 @@ export function apiParams(request: FastifyRequest): [string, string] {
   return [param(request, 'name'), param(request, 'version')];
 }
 
-export function apiSummary(api: { name: string; version: string; title: string; state: string; base_path: string; created_at: string; updated_at: string }) {
-  return { name: api.name, version: api.version, title: api.title, state: api.state, basePath: api.base_path, createdAt: api.created_at, updatedAt: api.updated_at };
+export function apiSummary(api: {
+  name: string;
+  version: string;
+  title: string;
+  state: string;
+  base_path: string;
+  created_at: string;
+  updated_at: string;
+}) {
+  return {
+    name: api.name,
+    version: api.version,
+    title: api.title,
+    state: api.state,
+    basePath: api.base_path,
+    createdAt: api.created_at,
+    updatedAt: api.updated_at,
+  };
 }
 
-export function productSummary(product: { id: string; name: string; version: string; title: string; state: string; view_type: string; subscribe_type: string; updated_at: string }) {
+export function productSummary(product: {
+  id: string;
+  name: string;
+  version: string;
+  title: string;
+  state: string;
+  view_type: string;
+  subscribe_type: string;
+  updated_at: string;
+}) {
   return {
     id: product.id,
     name: product.name,
@@ -80,25 +122,41 @@ export function openApiDocument(table: RouteSpec[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of table) {
     const path = route.url.replace(/:(\w+)/g, '{$1}');
-    const parameters = [...route.url.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const parameters = [...route.url.matchAll(/:(\w+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       summary: route.summary,
       tags: [route.tag],
       ...(parameters.length > 0 ? { parameters } : {}),
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      ...(route.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
+        : {}),
       ...(route.public ? { security: [] } : {}),
       responses: {
         [String(route.status ?? 200)]: { description: 'Success' },
-        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        default: {
+          description: 'Error',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
       },
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Portico management API', version: '1.0.0', description: 'Provider API: APIs, products, catalogs, subscriptions, users.' },
+    info: {
+      title: 'Portico management API',
+      version: '1.0.0',
+      description: 'Provider API: APIs, products, catalogs, subscriptions, users.',
+    },
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Token from POST /api/login' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Token from POST /api/login' },
+      },
       schemas: {
         Error: {
           type: 'object',
@@ -106,7 +164,14 @@ export function openApiDocument(table: RouteSpec[]): Record<string, unknown> {
             error: {
               type: 'object',
               required: ['code', 'message'],
-              properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' }, file: { type: 'string' }, path: { type: 'string' }, rule: { type: 'string' } },
+              properties: {
+                code: { type: 'string' },
+                message: { type: 'string' },
+                field: { type: 'string' },
+                file: { type: 'string' },
+                path: { type: 'string' },
+                rule: { type: 'string' },
+              },
             },
           },
         },

@@ -6,7 +6,16 @@ import type { FastifyRequest } from 'fastify';
 import { PorticoError } from '../errors.ts';
 import type { ProviderServices } from '../services/provider-services.ts';
 import type { ProductState } from '../store/schema.ts';
-import { apiParams, apiSummary, bearer, documentBody, orgId, param, productSummary, stringField } from './route-spec.ts';
+import {
+  apiParams,
+  apiSummary,
+  bearer,
+  documentBody,
+  orgId,
+  param,
+  productSummary,
+  stringField,
+} from './route-spec.ts';
 import type { RouteSpec } from './route-spec.ts';
 import { UserRegistries } from '../services/user-registries.ts';
 import { userRegistryRoutes } from './user-registry-routes.ts';
@@ -53,8 +62,16 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       handler: async (request) => {
         const { username, password } = request.body as { username: string; password: string };
         const user = await services.authenticateProvider(username, password, request.ip);
-        const session = await services.sessions.create({ kind: 'token', userId: user.id, ttlMs: sessionTtlMs * 90 });
-        return { token: session.token, username: user.username, expiresAt: new Date(session.session.expires_at).toISOString() };
+        const session = await services.sessions.create({
+          kind: 'token',
+          userId: user.id,
+          ttlMs: sessionTtlMs * 90,
+        });
+        return {
+          token: session.token,
+          username: user.username,
+          expiresAt: new Date(session.session.expires_at).toISOString(),
+        };
       },
     },
     {
@@ -82,7 +99,13 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       },
     },
     // ── APIs ──
-    { method: 'GET', url: '/api/apis', summary: 'List APIs', tag: 'apis', handler: async (request) => (await services.listApis(orgId(request))).map(apiSummary) },
+    {
+      method: 'GET',
+      url: '/api/apis',
+      summary: 'List APIs',
+      tag: 'apis',
+      handler: async (request) => (await services.listApis(orgId(request))).map(apiSummary),
+    },
     {
       method: 'POST',
       url: '/api/apis',
@@ -91,7 +114,13 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       status: 201,
       body: documentBody,
       handler: async (request, reply) => {
-        const body = request.body as { document: string; file?: string; attachments?: Record<string, string>; replace?: boolean; state?: string };
+        const body = request.body as {
+          document: string;
+          file?: string;
+          attachments?: Record<string, string>;
+          replace?: boolean;
+          state?: string;
+        };
         const state = body.state === 'online' || body.state === 'offline' ? body.state : undefined;
         const result = await services.importApi(orgId(request), {
           text: body.document,
@@ -121,8 +150,16 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       tag: 'apis',
       body: documentBody,
       handler: async (request) => {
-        const body = request.body as { document: string; file?: string; attachments?: Record<string, string> };
-        const result = await services.addWsdlTarget(orgId(request), ...apiParams(request), { text: body.document, file: body.file ?? 'service.wsdl', attachments: body.attachments });
+        const body = request.body as {
+          document: string;
+          file?: string;
+          attachments?: Record<string, string>;
+        };
+        const result = await services.addWsdlTarget(orgId(request), ...apiParams(request), {
+          text: body.document,
+          file: body.file ?? 'service.wsdl',
+          attachments: body.attachments,
+        });
         return { ...apiSummary(result.api), target: result.service };
       },
     },
@@ -131,14 +168,16 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       url: '/api/apis/:name/:version/activate',
       summary: 'Bring an API online',
       tag: 'apis',
-      handler: async (request) => apiSummary(await services.setApiState(orgId(request), ...apiParams(request), 'online')),
+      handler: async (request) =>
+        apiSummary(await services.setApiState(orgId(request), ...apiParams(request), 'online')),
     },
     {
       method: 'POST',
       url: '/api/apis/:name/:version/deactivate',
       summary: 'Take an API offline',
       tag: 'apis',
-      handler: async (request) => apiSummary(await services.setApiState(orgId(request), ...apiParams(request), 'offline')),
+      handler: async (request) =>
+        apiSummary(await services.setApiState(orgId(request), ...apiParams(request), 'offline')),
     },
     {
       method: 'DELETE',
@@ -171,7 +210,10 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
         type: 'object',
         required: ['name'],
         additionalProperties: false,
-        properties: { name: stringField('Catalog name, used in gateway URLs'), title: stringField('Display title') },
+        properties: {
+          name: stringField('Catalog name, used in gateway URLs'),
+          title: stringField('Display title'),
+        },
       },
       handler: async (request) => {
         const body = request.body as { name: string; title?: string };
@@ -184,7 +226,8 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       url: '/api/catalogs/:catalog/products',
       summary: 'List the products of a catalog',
       tag: 'products',
-      handler: async (request) => (await services.listProducts(orgId(request), param(request, 'catalog'))).map(productSummary),
+      handler: async (request) =>
+        (await services.listProducts(orgId(request), param(request, 'catalog'))).map(productSummary),
     },
     {
       method: 'POST',
@@ -197,7 +240,13 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
         const body = request.body as ProductBody;
         const state = body.state === 'staged' || body.state === 'published' ? body.state : undefined;
         const { document: text, file = 'product', attachments, activate } = body;
-        const result = await services.putProduct(orgId(request), param(request, 'catalog'), { text, file, state, attachments, activate });
+        const result = await services.putProduct(orgId(request), param(request, 'catalog'), {
+          text,
+          file,
+          state,
+          attachments,
+          activate,
+        });
         if (!result.created) reply.status(200);
         const { created, changed, activated } = result;
         return { ...productSummary(result.product), created, changed, activated };
@@ -209,14 +258,33 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       summary: 'Get a product with its plans and APIs',
       tag: 'products',
       handler: async (request) => {
-        const product = await services.product(orgId(request), param(request, 'catalog'), param(request, 'name'), param(request, 'version'));
+        const product = await services.product(
+          orgId(request),
+          param(request, 'catalog'),
+          param(request, 'name'),
+          param(request, 'version'),
+        );
         const plans = await services.productPlans(product.id);
         const apis = await services.productApis(product.id);
         return {
           ...productSummary(product),
           document: JSON.parse(product.document),
-          plans: plans.map((p) => ({ name: p.name, title: p.title, description: p.description, approval: p.approval === 1, rateLimits: JSON.parse(p.rate_limits), burstLimits: JSON.parse(p.burst_limits) })),
-          apis: apis.map((a) => ({ key: a.api_key, name: a.name, version: a.version, title: a.title, state: a.state, basePath: a.base_path })),
+          plans: plans.map((p) => ({
+            name: p.name,
+            title: p.title,
+            description: p.description,
+            approval: p.approval === 1,
+            rateLimits: JSON.parse(p.rate_limits),
+            burstLimits: JSON.parse(p.burst_limits),
+          })),
+          apis: apis.map((a) => ({
+            key: a.api_key,
+            name: a.name,
+            version: a.version,
+            title: a.title,
+            state: a.state,
+            basePath: a.base_path,
+          })),
         };
       },
     },
@@ -227,10 +295,34 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       tag: 'products',
       handler: (r) => moveProduct(r, 'published'),
     },
-    { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/deprecate', summary: 'Deprecate a product (existing subscribers only)', tag: 'products', handler: (r) => moveProduct(r, 'deprecated') },
-    { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/retire', summary: 'Retire a product (ends its subscriptions)', tag: 'products', handler: (r) => moveProduct(r, 'retired') },
-    { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/archive', summary: 'Archive a retired product', tag: 'products', handler: (r) => moveProduct(r, 'archived') },
-    { method: 'POST', url: '/api/catalogs/:catalog/products/:name/:version/stage', summary: 'Stage a product (back from retired, or a staged product again)', tag: 'products', handler: (r) => moveProduct(r, 'staged') },
+    {
+      method: 'POST',
+      url: '/api/catalogs/:catalog/products/:name/:version/deprecate',
+      summary: 'Deprecate a product (existing subscribers only)',
+      tag: 'products',
+      handler: (r) => moveProduct(r, 'deprecated'),
+    },
+    {
+      method: 'POST',
+      url: '/api/catalogs/:catalog/products/:name/:version/retire',
+      summary: 'Retire a product (ends its subscriptions)',
+      tag: 'products',
+      handler: (r) => moveProduct(r, 'retired'),
+    },
+    {
+      method: 'POST',
+      url: '/api/catalogs/:catalog/products/:name/:version/archive',
+      summary: 'Archive a retired product',
+      tag: 'products',
+      handler: (r) => moveProduct(r, 'archived'),
+    },
+    {
+      method: 'POST',
+      url: '/api/catalogs/:catalog/products/:name/:version/stage',
+      summary: 'Stage a product (back from retired, or a staged product again)',
+      tag: 'products',
+      handler: (r) => moveProduct(r, 'staged'),
+    },
     // ── subscriptions and approvals ──
     {
       method: 'GET',
@@ -241,7 +333,10 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
         const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
         const state = (request.query as { state?: string }).state;
         if (state !== undefined && !['pending', 'active', 'rejected', 'cancelled'].includes(state)) {
-          throw new PorticoError('MGMT_VALIDATION', { field: 'state', reason: 'must be pending, active, rejected or cancelled' });
+          throw new PorticoError('MGMT_VALIDATION', {
+            field: 'state',
+            reason: 'must be pending, active, rejected or cancelled',
+          });
         }
         return services.listSubscriptions(catalog.id, state as never);
       },
@@ -251,14 +346,16 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       url: '/api/catalogs/:catalog/subscriptions/:id/approve',
       summary: 'Approve a pending subscription',
       tag: 'subscriptions',
-      handler: async (request) => services.decideSubscription(orgId(request), param(request, 'catalog'), param(request, 'id'), 'approve'),
+      handler: async (request) =>
+        services.decideSubscription(orgId(request), param(request, 'catalog'), param(request, 'id'), 'approve'),
     },
     {
       method: 'POST',
       url: '/api/catalogs/:catalog/subscriptions/:id/reject',
       summary: 'Reject a pending subscription',
       tag: 'subscriptions',
-      handler: async (request) => services.decideSubscription(orgId(request), param(request, 'catalog'), param(request, 'id'), 'reject'),
+      handler: async (request) =>
+        services.decideSubscription(orgId(request), param(request, 'catalog'), param(request, 'id'), 'reject'),
     },
     {
       method: 'POST',
@@ -278,7 +375,11 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
       summary: 'List provider users',
       tag: 'users',
       handler: async (request) => {
-        return (await services.listProviderUsers(orgId(request))).map((u) => ({ username: u.username, email: u.email, createdAt: u.created_at }));
+        return (await services.listProviderUsers(orgId(request))).map((u) => ({
+          username: u.username,
+          email: u.email,
+          createdAt: u.created_at,
+        }));
       },
     },
     {
@@ -291,11 +392,19 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
         type: 'object',
         required: ['username', 'password'],
         additionalProperties: false,
-        properties: { username: stringField('User name'), email: stringField('Email'), password: stringField('Password') },
+        properties: {
+          username: stringField('User name'),
+          email: stringField('Email'),
+          password: stringField('Password'),
+        },
       },
       handler: async (request) => {
         const body = request.body as { username: string; email?: string; password: string };
-        const user = await services.addProviderUser(orgId(request), { username: body.username, email: body.email ?? '', password: body.password });
+        const user = await services.addProviderUser(orgId(request), {
+          username: body.username,
+          email: body.email ?? '',
+          password: body.password,
+        });
         return { username: user.username, email: user.email };
       },
     },
@@ -315,4 +424,3 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
     },
   ];
 }
-

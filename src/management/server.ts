@@ -35,7 +35,6 @@ declare module 'fastify' {
   }
 }
 
-
 const storeProbeMs = 2000;
 
 /** Whether the store answers a trivial query within a short time. */
@@ -55,7 +54,10 @@ async function storeAnswers(services: ProviderServices): Promise<boolean> {
 
 /** The database's kind only: the caller may be anyone, the host and user are not theirs to know. */
 function storeUnreachable(services: ProviderServices): PorticoError {
-  return new PorticoError('STORE_UNREACHABLE', { url: services.store.dialect, reason: 'it does not answer; try again shortly' });
+  return new PorticoError('STORE_UNREACHABLE', {
+    url: services.store.dialect,
+    reason: 'it does not answer; try again shortly',
+  });
 }
 
 /**
@@ -63,7 +65,12 @@ function storeUnreachable(services: ProviderServices): PorticoError {
  * many (refused, reset, terminated, pool timeout); rather than match their messages, a failed
  * request asks the store itself: if it does not answer, the answer is 503, not a defect.
  */
-async function unexpectedError(services: ProviderServices, error: Error, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function unexpectedError(
+  services: ProviderServices,
+  error: Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   if (!(await storeAnswers(services))) {
     request.log.warn({ reason: error.message }, 'management request failed: the store does not answer');
     return reply.status(503).header('retry-after', '5').send(storeUnreachable(services).toJSON());
@@ -83,31 +90,67 @@ export async function createManagementServer(options: ManagementOptions): Promis
     ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: false } },
   });
   await app.register(fastifyCookie);
-  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'], { parseAs: 'string' }, (_request, body, done) => {
-    done(null, { document: body });
-  });
+  app.addContentTypeParser(
+    ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],
+    { parseAs: 'string' },
+    (_request, body, done) => {
+      done(null, { document: body });
+    },
+  );
 
-  app.setErrorHandler((error: Error & { code?: string; statusCode?: number; validation?: unknown[]; validationContext?: string }, request, reply) => {
-    if (error instanceof PorticoError) {
-      // RFC 6585 §4: a 429 says how long to wait.
-      if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') reply.header('retry-after', String(error.params.seconds));
-      return reply.status(error.status).send(error.toJSON());
-    }
-    if (error.validation) {
-      const first = error.validation[0] as { instancePath?: string; params?: { missingProperty?: string; additionalProperty?: string }; message?: string };
-      const field =
-        first.params?.missingProperty ?? first.params?.additionalProperty ?? (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.') ?? 'body';
-      const reason = first.params?.additionalProperty ? 'is not a known field' : (first.message ?? 'is invalid');
-      return reply.status(400).send(new PorticoError('MGMT_VALIDATION', { field: field || 'body', reason }).toJSON());
-    }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send(new PorticoError('MGMT_PAYLOAD_TOO_LARGE', { limit: 10 * 1024 * 1024 }).toJSON());
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return reply.status(error.statusCode).send(new PorticoError('MGMT_VALIDATION', { field: 'body', reason: error.message }, { status: error.statusCode }).toJSON());
-    }
-    return unexpectedError(services, error, request, reply);
-  });
+  app.setErrorHandler(
+    (
+      error: Error & {
+        code?: string;
+        statusCode?: number;
+        validation?: unknown[];
+        validationContext?: string;
+      },
+      request,
+      reply,
+    ) => {
+      if (error instanceof PorticoError) {
+        // RFC 6585 §4: a 429 says how long to wait.
+        if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') reply.header('retry-after', String(error.params.seconds));
+        return reply.status(error.status).send(error.toJSON());
+      }
+      if (error.validation) {
+        const first = error.validation[0] as {
+          instancePath?: string;
+          params?: { missingProperty?: string; additionalProperty?: string };
+          message?: string;
+        };
+        const field =
+          first.params?.missingProperty ??
+          first.params?.additionalProperty ??
+          (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.') ??
+          'body';
+        const reason = first.params?.additionalProperty ? 'is not a known field' : (first.message ?? 'is invalid');
+        return reply.status(400).send(new PorticoError('MGMT_VALIDATION', { field: field || 'body', reason }).toJSON());
+      }
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+        return reply.status(413).send(new PorticoError('MGMT_PAYLOAD_TOO_LARGE', { limit: 10 * 1024 * 1024 }).toJSON());
+      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+        return reply
+          .status(error.statusCode)
+          .send(
+            new PorticoError(
+              'MGMT_VALIDATION',
+              { field: 'body', reason: error.message },
+              { status: error.statusCode },
+            ).toJSON(),
+          );
+      }
+      return unexpectedError(services, error, request, reply);
+    },
+  );
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send(new PorticoError('MGMT_NOT_FOUND', { kind: 'route', id: `${request.method} ${request.url}` }).toJSON());
+    reply.status(404).send(
+      new PorticoError('MGMT_NOT_FOUND', {
+        kind: 'route',
+        id: `${request.method} ${request.url}`,
+      }).toJSON(),
+    );
   });
 
   const table = routes(services, options.sessionTtlMs);
@@ -115,10 +158,16 @@ export async function createManagementServer(options: ManagementOptions): Promis
 
   const authenticate = async (request: FastifyRequest) => {
     const token = bearer(request);
-    if (!token) throw new PorticoError('MGMT_UNAUTHENTICATED', { reason: 'send Authorization: Bearer <token> (from POST /api/login)' });
+    if (!token)
+      throw new PorticoError('MGMT_UNAUTHENTICATED', {
+        reason: 'send Authorization: Bearer <token> (from POST /api/login)',
+      });
     const session = await services.sessions.find(token, ['token']);
     const user = session ? await services.providerUser(session.user_id) : undefined;
-    if (!user) throw new PorticoError('MGMT_UNAUTHENTICATED', { reason: 'the token is unknown or expired; sign in again' });
+    if (!user)
+      throw new PorticoError('MGMT_UNAUTHENTICATED', {
+        reason: 'the token is unknown or expired; sign in again',
+      });
     request.providerUser = user;
   };
 

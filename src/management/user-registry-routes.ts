@@ -16,8 +16,8 @@ const registryBody = {
     name: { type: 'string', description: 'Name used by x-ibm-authentication-registry and the CLI' },
     title: { type: 'string', description: 'Display name' },
     registry_type: { type: 'string', enum: ['authurl', 'ldap'], description: 'authurl or ldap' },
-    configuration: { type: 'object', description: 'The type\'s settings (docs/management.md)' },
-    endpoint: { type: 'object', description: 'API Connect\'s {endpoint: URL}, taken as configuration.url' },
+    configuration: { type: 'object', description: "The type's settings (docs/management.md)" },
+    endpoint: { type: 'object', description: "API Connect's {endpoint: URL}, taken as configuration.url" },
   },
 };
 
@@ -34,7 +34,8 @@ const updateBody = {
 async function ownOrg(registries: UserRegistries, request: FastifyRequest): Promise<string> {
   const name = (request.params as Record<string, string>).org;
   const org = await findOrgByName(registries.db, name);
-  if (!org || org.id !== request.providerUser!.org_id) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'org', id: name });
+  if (!org || org.id !== request.providerUser!.org_id)
+    throw new PorticoError('MGMT_NOT_FOUND', { kind: 'org', id: name });
   return org.id;
 }
 
@@ -44,7 +45,13 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
   const inCatalog = '/api/orgs/:org/catalogs/:catalog/user-registries';
   const tag = 'user-registries';
   return [
-    { method: 'GET', url: base, summary: 'List the org\'s user registries', tag, handler: async (r) => registries.list(await ownOrg(registries, r)) },
+    {
+      method: 'GET',
+      url: base,
+      summary: "List the org's user registries",
+      tag,
+      handler: async (r) => registries.list(await ownOrg(registries, r)),
+    },
     {
       method: 'POST',
       url: base,
@@ -64,10 +71,11 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
     {
       method: 'PUT',
       url: `${base}/:name`,
-      summary: 'Replace a user registry\'s title and configuration',
+      summary: "Replace a user registry's title and configuration",
       tag,
       body: updateBody,
-      handler: async (r) => registries.update(await ownOrg(registries, r), param(r, 'name'), r.body as Record<string, unknown>),
+      handler: async (r) =>
+        registries.update(await ownOrg(registries, r), param(r, 'name'), r.body as Record<string, unknown>),
     },
     {
       method: 'DELETE',
@@ -90,7 +98,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
     {
       method: 'PUT',
       url: `${inCatalog}/:name`,
-      summary: 'Enable a user registry for the catalog\'s APIs',
+      summary: "Enable a user registry for the catalog's APIs",
       tag,
       status: 204,
       handler: async (r) => {

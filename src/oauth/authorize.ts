@@ -15,7 +15,15 @@ import type { EndpointContext } from './http.ts';
 import { signInOwner } from './owner-sign-in.ts';
 import { grantedScope } from './token.ts';
 
-const requestFields = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
+const requestFields = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+];
 const csrfCookie = 'portico_oauth_csrf';
 // RFC 7636 §4.2: code_challenge = 43*128unreserved
 const challengePattern = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -66,8 +74,10 @@ function checkRequest(params: URLSearchParams, context: EndpointContext): Author
   }
   const config = context.provider.config;
   const base = { clientId, appTitle: credential.app.title, redirectUri, state: params.get('state'), fields };
-  if (params.get('response_type') !== 'code') throw new RedirectError('unsupported_response_type', 'response_type must be code');
-  if (!config.grants.includes('access_code')) throw new RedirectError('unauthorized_client', 'this provider does not issue codes');
+  if (params.get('response_type') !== 'code')
+    throw new RedirectError('unsupported_response_type', 'response_type must be code');
+  if (!config.grants.includes('access_code'))
+    throw new RedirectError('unauthorized_client', 'this provider does not issue codes');
   let scope: string;
   try {
     scope = grantedScope(params.get('scope'), Object.keys(config.scopes));
@@ -88,7 +98,12 @@ function checkRequest(params: URLSearchParams, context: EndpointContext): Author
   return { ...base, scope, challenge, method };
 }
 
-function redirectTo(res: ServerResponse, request: Pick<AuthorizationRequest, 'redirectUri' | 'state'>, params: Record<string, string>, context: EndpointContext) {
+function redirectTo(
+  res: ServerResponse,
+  request: Pick<AuthorizationRequest, 'redirectUri' | 'state'>,
+  params: Record<string, string>,
+  context: EndpointContext,
+) {
   const target = new URL(request.redirectUri);
   for (const [name, value] of Object.entries(params)) target.searchParams.append(name, value);
   if (request.state !== null) target.searchParams.append('state', request.state);
@@ -138,7 +153,9 @@ function showConsent(
   refusal: Refusal = { status: 401 },
 ) {
   const csrf = randomBytes(32).toString('base64url');
-  const scopes = request.scope.split(' ').map((name) => ({ name, description: context.provider.config.scopes[name] ?? '' }));
+  const scopes = request.scope
+    .split(' ')
+    .map((name) => ({ name, description: context.provider.config.scopes[name] ?? '' }));
   const body = consentPage({
     providerTitle: context.provider.config.title,
     appTitle: request.appTitle,
@@ -150,7 +167,11 @@ function showConsent(
   });
   const cookie = `${csrfCookie}=${csrf}; Path=${path}; HttpOnly; SameSite=Strict${context.origin.startsWith('https') ? '; Secure' : ''}`;
   const { status, ...extra } = refusal;
-  sendPage(res, error === undefined ? 200 : status, body, { ...pageHeaders(request.redirectUri), ...extra, 'set-cookie': cookie });
+  sendPage(res, error === undefined ? 200 : status, body, {
+    ...pageHeaders(request.redirectUri),
+    ...extra,
+    'set-cookie': cookie,
+  });
 }
 
 function csrfHolds(req: IncomingMessage, form: URLSearchParams): boolean {
@@ -162,17 +183,27 @@ function csrfHolds(req: IncomingMessage, form: URLSearchParams): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-async function decide(req: IncomingMessage, res: ServerResponse, context: EndpointContext, path: string): Promise<void> {
+async function decide(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context: EndpointContext,
+  path: string,
+): Promise<void> {
   const form = await readForm(req);
   const request = checkRequest(form, context);
-  if (!csrfHolds(req, form)) throw new PageError('The form expired or did not come from this page; start again from the application.');
+  if (!csrfHolds(req, form))
+    throw new PageError('The form expired or did not come from this page; start again from the application.');
   if (form.get('decision') !== 'allow') return redirectTo(res, request, { error: 'access_denied' }, context);
   const verdict = await signInOwner(context, form.get('username') ?? '', form.get('password') ?? '');
-  if (verdict.outcome === 'unavailable') throw new RedirectError('temporarily_unavailable', 'the user registry cannot be used');
+  if (verdict.outcome === 'unavailable')
+    throw new RedirectError('temporarily_unavailable', 'the user registry cannot be used');
   if (verdict.outcome === 'refused') return showConsent(res, request, context, path, 'Invalid user name or password.');
   if (verdict.outcome === 'limited') {
     const message = `Too many sign-in attempts; try again in ${verdict.seconds} seconds.`;
-    return showConsent(res, request, context, path, message, { status: 429, 'retry-after': String(verdict.seconds) });
+    return showConsent(res, request, context, path, message, {
+      status: 429,
+      'retry-after': String(verdict.seconds),
+    });
   }
   const code = newToken();
   await oauth.insertCode(context.store.db, {
@@ -225,7 +256,10 @@ function redirectTarget(query: URLSearchParams | undefined, context: EndpointCon
     const credential = context.credentials.get(query.get('client_id') ?? '');
     const registered = credential?.app.redirectUris ?? [];
     const redirectUri = query.get('redirect_uri') ?? (registered.length === 1 ? registered[0] : undefined);
-    const known = credential?.app.catalogId === context.provider.catalogId && redirectUri !== undefined && credential.app.redirectUris.includes(redirectUri);
+    const known =
+      credential?.app.catalogId === context.provider.catalogId &&
+      redirectUri !== undefined &&
+      credential.app.redirectUris.includes(redirectUri);
     return known ? { redirectUri: redirectUri!, state: query.get('state') } : undefined;
   }
 }

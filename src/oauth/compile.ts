@@ -57,7 +57,10 @@ export function compileProviders(
     if (list) list.push(row);
     else keysOf.set(row.provider_id, [row]);
   }
-  const out = new Map<string, { byName: Map<string, CompiledProvider>; byBasePath: Map<string, CompiledProvider>; stamp: string[] }>();
+  const out = new Map<
+    string,
+    { byName: Map<string, CompiledProvider>; byBasePath: Map<string, CompiledProvider>; stamp: string[] }
+  >();
   for (const row of rows) {
     const catalog = catalogs.get(row.catalog_id);
     if (catalog === undefined) continue;
@@ -79,7 +82,8 @@ export function compileProviders(
       audiencePath: `/${catalog.orgName}/${catalog.name}`,
       keys: keys.all,
       current: keys.current,
-      registry: config.userRegistry === undefined ? undefined : registryFor(config.userRegistry, registries(catalog.id)),
+      registry:
+        config.userRegistry === undefined ? undefined : registryFor(config.userRegistry, registries(catalog.id)),
     };
     let entry = out.get(catalog.id);
     if (entry === undefined) out.set(catalog.id, (entry = { byName: new Map(), byBasePath: new Map(), stamp: [] }));
@@ -88,11 +92,19 @@ export function compileProviders(
     entry.stamp.push(`${row.id}@${row.updated_at}:${[...keys.all.keys()].join('+')}`);
   }
   const result = new Map<string, CatalogProviders>();
-  for (const [id, entry] of out) result.set(id, { byName: entry.byName, byBasePath: entry.byBasePath, stamp: entry.stamp.sort().join(',') });
+  for (const [id, entry] of out)
+    result.set(id, {
+      byName: entry.byName,
+      byBasePath: entry.byBasePath,
+      stamp: entry.stamp.sort().join(','),
+    });
   return result;
 }
 
-function liveKeys(rows: readonly OAuthKeyRow[], ttlSeconds: number): { all: Map<string, SigningKey>; current: SigningKey | undefined } {
+function liveKeys(
+  rows: readonly OAuthKeyRow[],
+  ttlSeconds: number,
+): { all: Map<string, SigningKey>; current: SigningKey | undefined } {
   const all = new Map<string, SigningKey>();
   let current: SigningKey | undefined;
   const oldest = Date.now() - ttlSeconds * 1000;

@@ -89,7 +89,13 @@ export class OAuthEndpoints {
   }
 
   /** Answers a request `route` matched; RFC 6749 §5.2 errors, never the gateway's envelope. */
-  async serve(route: OAuthRoute, req: IncomingMessage, res: ServerResponse, snapshot: Snapshot, search: string): Promise<void> {
+  async serve(
+    route: OAuthRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    snapshot: Snapshot,
+    search: string,
+  ): Promise<void> {
     try {
       const origin = requestOrigin(req);
       if (origin === undefined) throw new OAuthError('invalid_request', 'the Host header is missing or malformed');
@@ -106,12 +112,21 @@ export class OAuthEndpoints {
       await this.dispatch(route, req, res, context, search);
     } catch (error) {
       if (error instanceof OAuthError) return sendError(res, error);
-      this.options.logger.error({ err: error, provider: route.provider.config.name, endpoint: route.endpoint }, 'OAuth endpoint failed');
+      this.options.logger.error(
+        { err: error, provider: route.provider.config.name, endpoint: route.endpoint },
+        'OAuth endpoint failed',
+      );
       sendError(res, new OAuthError('server_error', 'the request could not be completed', 500));
     }
   }
 
-  private dispatch(route: OAuthRoute, req: IncomingMessage, res: ServerResponse, context: EndpointContext, search: string) {
+  private dispatch(
+    route: OAuthRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    context: EndpointContext,
+    search: string,
+  ) {
     const readOnly = req.method === 'GET' || req.method === 'HEAD';
     switch (route.endpoint) {
       case 'token':

@@ -65,7 +65,12 @@ export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 }
 
 /** A JSON answer that no cache may keep (tokens, introspection). */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const payload = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json;charset=UTF-8',
@@ -131,7 +136,12 @@ function basicCredentials(header: string): { id: string; secret: string } | unde
  * clients whose grant PKCE protects.
  * @throws OAuthError invalid_client (401 with `WWW-Authenticate`) or invalid_request (two methods).
  */
-export function authenticateClient(req: IncomingMessage, form: URLSearchParams, context: EndpointContext, allowPublic: boolean): Client {
+export function authenticateClient(
+  req: IncomingMessage,
+  form: URLSearchParams,
+  context: EndpointContext,
+  allowPublic: boolean,
+): Client {
   const header = req.headers.authorization;
   const posted = form.get('client_secret');
   const challenge = { 'www-authenticate': `Basic realm="${context.provider.issuerPath}", charset="UTF-8"` };

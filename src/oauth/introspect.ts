@@ -24,19 +24,42 @@ async function readTokenRequest(req: IncomingMessage, context: EndpointContext) 
 }
 
 /** RFC 7662 §2.2: `active` and, for an active token, what it grants. */
-export async function introspectEndpoint(req: IncomingMessage, res: ServerResponse, context: EndpointContext): Promise<void> {
+export async function introspectEndpoint(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context: EndpointContext,
+): Promise<void> {
   const { client, token } = await readTokenRequest(req, context);
   const claims = checkAccessToken(context.provider, token, context.revoked);
   if (claims !== undefined && claims.client_id === client.clientId) {
     const { scope, client_id, sub, aud, iss, exp, iat, jti, username } = claims;
-    const answer = { active: true, scope, client_id, token_type: 'Bearer', sub, aud, iss, exp, iat, jti, username };
+    const answer = {
+      active: true,
+      scope,
+      client_id,
+      token_type: 'Bearer',
+      sub,
+      aud,
+      iss,
+      exp,
+      iat,
+      jti,
+      username,
+    };
     return sendJson(res, 200, answer);
   }
   const refresh = claims === undefined ? await oauth.findRefreshToken(context.store.db, hashToken(token)) : undefined;
   const live = refresh !== undefined && refresh.used === 0 && refresh.expires_at > nowSeconds();
   if (live && refresh.client_id === client.clientId && refresh.provider_id === context.provider.id) {
     const { scope, client_id, expires_at: exp } = refresh;
-    const answer = { active: true, scope, client_id, token_type: 'refresh_token', exp, ...(refresh.username === '' ? {} : { username: refresh.username }) };
+    const answer = {
+      active: true,
+      scope,
+      client_id,
+      token_type: 'refresh_token',
+      exp,
+      ...(refresh.username === '' ? {} : { username: refresh.username }),
+    };
     return sendJson(res, 200, answer);
   }
   sendJson(res, 200, { active: false });
@@ -58,7 +81,11 @@ function notIssuedTo(): OAuthError {
  * as well (§2.2): the client's goal, the token being unusable, is met. A token of another client
  * is refused (§2.1) and stays valid.
  */
-export async function revokeEndpoint(req: IncomingMessage, res: ServerResponse, context: EndpointContext): Promise<void> {
+export async function revokeEndpoint(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context: EndpointContext,
+): Promise<void> {
   const { client, token } = await readTokenRequest(req, context);
   const claims = verifySignature(token, context.provider.keys);
   if (claims !== undefined) {

@@ -62,7 +62,9 @@ const maxTokenLength = 4096;
 function parseJson(part: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -86,6 +88,7 @@ export function verifySignature(token: string, keys: ReadonlyMap<string, Signing
   if (!verify('sha256', signed, { key: key.publicKey, dsaEncoding: 'ieee-p1363' }, signature)) return undefined;
   const claims = parseJson(parts[2]);
   if (claims === undefined || typeof claims.exp !== 'number' || typeof claims.jti !== 'string') return undefined;
-  if (typeof claims.client_id !== 'string' || typeof claims.scope !== 'string' || typeof claims.grant_id !== 'string') return undefined;
+  if (typeof claims.client_id !== 'string' || typeof claims.scope !== 'string' || typeof claims.grant_id !== 'string')
+    return undefined;
   return claims as unknown as AccessClaims;
 }

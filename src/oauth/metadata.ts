@@ -18,8 +18,11 @@ export const endpointPaths = {
 export function metadataDocument(context: EndpointContext): Record<string, unknown> {
   const config = context.provider.config;
   const base = issuer(context);
-  const grantTypes = config.grants.map((grant) => ({ application: 'client_credentials', access_code: 'authorization_code', password: 'password' })[grant]);
-  if (config.refreshToken.enabled && grantTypes.some((grant) => grant !== 'client_credentials')) grantTypes.push('refresh_token');
+  const grantTypes = config.grants.map(
+    (grant) => ({ application: 'client_credentials', access_code: 'authorization_code', password: 'password' })[grant],
+  );
+  if (config.refreshToken.enabled && grantTypes.some((grant) => grant !== 'client_credentials'))
+    grantTypes.push('refresh_token');
   const clientAuth = ['client_secret_basic', 'client_secret_post'];
   const metadata: Record<string, unknown> = {
     issuer: base,
@@ -37,7 +40,8 @@ export function metadataDocument(context: EndpointContext): Record<string, unkno
   };
   if (config.grants.includes('access_code')) {
     metadata.authorization_endpoint = `${base}${config.authorizePath}`;
-    if (config.pkce.enabled) metadata.code_challenge_methods_supported = config.pkce.allowPlain ? ['S256', 'plain'] : ['S256'];
+    if (config.pkce.enabled)
+      metadata.code_challenge_methods_supported = config.pkce.allowPlain ? ['S256', 'plain'] : ['S256'];
   }
   return metadata;
 }

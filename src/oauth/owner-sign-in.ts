@@ -20,10 +20,17 @@ export async function signInOwner(context: EndpointContext, username: string, pa
   const registry = context.provider.registry;
   if (registry === undefined || 'refused' in registry) return { outcome: 'unavailable' };
   // Namespaced per provider; case-folded so Alice and alice share one budget.
-  const attempt = { account: `oauth|${context.provider.id}|${username.toLowerCase()}`, address: context.address };
+  const attempt = {
+    account: `oauth|${context.provider.id}|${username.toLowerCase()}`,
+    address: context.address,
+  };
   try {
     const user = await context.signInLimiter.guard(attempt, async () => {
-      const verdict = await registry.verify({ username, password, header: basicHeaderFor(username, password) });
+      const verdict = await registry.verify({
+        username,
+        password,
+        header: basicHeaderFor(username, password),
+      });
       if (verdict.outcome === 'refused') throw new PorticoError('MGMT_BAD_CREDENTIALS');
       // Not the owner's fault: the reservation is given back.
       if (verdict.outcome === 'unavailable') throw new RegistryUnavailable(verdict.reason);
@@ -34,7 +41,8 @@ export async function signInOwner(context: EndpointContext, username: string, pa
     if (error instanceof RegistryUnavailable) return { outcome: 'unavailable' };
     if (!(error instanceof PorticoError)) throw error;
     if (error.code === 'MGMT_BAD_CREDENTIALS') return { outcome: 'refused' };
-    if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') return { outcome: 'limited', seconds: Number(error.params.seconds ?? 1) };
+    if (error.code === 'MGMT_TOO_MANY_ATTEMPTS')
+      return { outcome: 'limited', seconds: Number(error.params.seconds ?? 1) };
     throw error;
   }
 }

@@ -40,8 +40,29 @@ const clientTypes: readonly ClientType[] = ['confidential', 'public'];
 const scopeToken = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 const pathPattern = /^(\/[A-Za-z0-9._~-]+)+$/;
 const namePattern = /^[a-z0-9][a-z0-9-]{0,62}$/;
-const topFields = new Set(['name', 'title', 'provider_type', 'grants', 'clients', 'scopes', 'native_provider', 'gateway_version', 'summary', 'description']);
-const nativeFields = new Set(['api', 'authorize_path', 'token_path', 'pkce', 'access_token_ttl', 'refresh_token', 'code_ttl', 'user_registry', 'native_provider_5000']);
+const topFields = new Set([
+  'name',
+  'title',
+  'provider_type',
+  'grants',
+  'clients',
+  'scopes',
+  'native_provider',
+  'gateway_version',
+  'summary',
+  'description',
+]);
+const nativeFields = new Set([
+  'api',
+  'authorize_path',
+  'token_path',
+  'pkce',
+  'access_token_ttl',
+  'refresh_token',
+  'code_ttl',
+  'user_registry',
+  'native_provider_5000',
+]);
 
 function invalid(field: string, reason: string): PorticoError {
   return new PorticoError('MGMT_VALIDATION', { field, reason });
@@ -57,7 +78,8 @@ function listOf<T extends string>(value: unknown, field: string, allowed: readon
 
 function seconds(value: unknown, field: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > max) throw invalid(field, `whole seconds, 1 to ${max}`);
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > max)
+    throw invalid(field, `whole seconds, 1 to ${max}`);
   return value as number;
 }
 
@@ -74,7 +96,8 @@ function flag(value: unknown, field: string, fallback: boolean): boolean {
 }
 
 function scopesOf(value: unknown): Record<string, string> {
-  if (!isRecord(value) || Object.keys(value).length === 0) throw invalid('scopes', 'an object of scope name: description');
+  if (!isRecord(value) || Object.keys(value).length === 0)
+    throw invalid('scopes', 'an object of scope name: description');
   for (const [name, description] of Object.entries(value)) {
     if (!scopeToken.test(name)) throw invalid('scopes', `${name} is not a scope token (RFC 6749 §3.3)`);
     if (typeof description !== 'string') throw invalid(`scopes.${name}`, 'a description');
@@ -134,11 +157,15 @@ export function providerConfig(file: Record<string, unknown>): ProviderConfig {
   };
   const needsUser = config.grants.includes('access_code') || config.grants.includes('password');
   if (needsUser && config.userRegistry === undefined) {
-    throw invalid('native_provider.user_registry', 'access_code and password grants authenticate resource owners against a user registry');
+    throw invalid(
+      'native_provider.user_registry',
+      'access_code and password grants authenticate resource owners against a user registry',
+    );
   }
   if (config.clients.includes('public') && !config.pkce.enabled) {
     throw invalid('native_provider.pkce.enabled', 'public clients need PKCE (RFC 7636)');
   }
-  if (config.authorizePath === config.tokenPath) throw invalid('native_provider.token_path', 'differs from authorize_path');
+  if (config.authorizePath === config.tokenPath)
+    throw invalid('native_provider.token_path', 'differs from authorize_path');
   return config;
 }

@@ -144,12 +144,19 @@ async function authorizationCode(context: EndpointContext, client: Client, form:
   // RFC 6749 §4.1.2: a code used twice is refused, and what it issued SHOULD be revoked.
   const row = await redeemed(context, client, taken, invalid);
   // RFC 6749 §4.1.3: the same redirect_uri as the authorization request, exactly.
-  if (form.get('redirect_uri') !== row.redirect_uri) throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
+  if (form.get('redirect_uri') !== row.redirect_uri)
+    throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
   if (!pkceHolds(row.challenge, row.challenge_method, form.get('code_verifier'))) {
     throw new OAuthError('invalid_grant', 'the PKCE code_verifier does not match the code_challenge');
   }
   if (!client.confidential && row.challenge === null) throw invalid;
-  return issue(context, { client, scope: row.scope, grantId: row.grant_id, username: row.username, refresh: true });
+  return issue(context, {
+    client,
+    scope: row.scope,
+    grantId: row.grant_id,
+    username: row.username,
+    refresh: true,
+  });
 }
 
 async function refreshToken(context: EndpointContext, client: Client, form: URLSearchParams) {
@@ -170,7 +177,8 @@ async function passwordGrant(context: EndpointContext, client: Client, form: URL
   const password = form.get('password');
   if (!username || password === null) throw new OAuthError('invalid_request', 'username and password are required');
   const verdict = await signInOwner(context, username, password);
-  if (verdict.outcome === 'unavailable') throw new OAuthError('temporarily_unavailable', 'the user registry cannot be used', 503);
+  if (verdict.outcome === 'unavailable')
+    throw new OAuthError('temporarily_unavailable', 'the user registry cannot be used', 503);
   if (verdict.outcome === 'refused') throw new OAuthError('invalid_grant', 'invalid resource owner credentials');
   if (verdict.outcome === 'limited') {
     // RFC 6749 §4.3.2 asks for brute-force protection; §5.2 keeps the answer a 400 invalid_grant.
@@ -182,12 +190,21 @@ async function passwordGrant(context: EndpointContext, client: Client, form: URL
 }
 
 /** Answers a token request. */
-export async function tokenEndpoint(req: IncomingMessage, res: ServerResponse, context: EndpointContext): Promise<void> {
+export async function tokenEndpoint(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context: EndpointContext,
+): Promise<void> {
   const form = await readForm(req);
   const grantType = form.get('grant_type');
   if (grantType === null) throw new OAuthError('invalid_request', 'grant_type is required');
   // Public clients (no secret) only where PKCE binds the grant: authorization code and its refresh.
-  const client = authenticateClient(req, form, context, grantType === 'authorization_code' || grantType === 'refresh_token');
+  const client = authenticateClient(
+    req,
+    form,
+    context,
+    grantType === 'authorization_code' || grantType === 'refresh_token',
+  );
   let answer: Record<string, unknown>;
   if (grantType === 'client_credentials') {
     if (!client.confidential) throw new OAuthError('unauthorized_client', 'client credentials need a client secret');

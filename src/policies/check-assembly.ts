@@ -48,19 +48,35 @@ function checkEntry(walk: Walk, entry: unknown, path: string, enclosing: readonl
   const keys = Object.keys(entry);
   if (keys.length !== 1) {
     const found = keys.length === 0 ? 'none' : keys.join(', ');
-    return [{ path, rule: 'policy-shape', reason: `an assembly entry names exactly one policy (e.g. "- invoke: {...}"); found keys: ${found}` }];
+    return [
+      {
+        path,
+        rule: 'policy-shape',
+        reason: `an assembly entry names exactly one policy (e.g. "- invoke: {...}"); found keys: ${found}`,
+      },
+    ];
   }
   const name = keys[0];
   const policyPath = appendPath(path, name);
   const type = walk.registry[name];
   if (type === undefined) {
-    return [{ path: policyPath, rule: 'unknown-policy', reason: `unknown policy ${name}; known policies: ${Object.keys(walk.registry).join(', ')}` }];
+    return [
+      {
+        path: policyPath,
+        rule: 'unknown-policy',
+        reason: `unknown policy ${name}; known policies: ${Object.keys(walk.registry).join(', ')}`,
+      },
+    ];
   }
   const inner = [...enclosing, name];
-  return type.check(entry[name], {
-    document: walk.document,
-    operations: walk.operations,
-    enclosing,
-    checkFlow: (entries, at) => checkList(walk, entries, at, inner),
-  }, policyPath);
+  return type.check(
+    entry[name],
+    {
+      document: walk.document,
+      operations: walk.operations,
+      enclosing,
+      checkFlow: (entries, at) => checkList(walk, entries, at, inner),
+    },
+    policyPath,
+  );
 }

@@ -27,28 +27,56 @@ function flowOf(focus: JsonataFocus): FlowContext {
 
 /** API Connect's JSONata extensions (IBM "switch" policy, API Gateway). */
 const extensions: Array<[string, (this: JsonataFocus, ...args: never[]) => unknown, string]> = [
-  ['header', function header(this: JsonataFocus, name: string) {
-    return flowOf(this).get(`request.headers.${name}`);
-  }, '<s:s>'],
-  ['httpVerb', function httpVerb(this: JsonataFocus) {
-    return flowOf(this).request.verb;
-  }, '<:s>'],
-  ['operationID', function operationID(this: JsonataFocus) {
-    return flowOf(this).operation.id;
-  }, '<:s>'],
-  ['operationPath', function operationPath(this: JsonataFocus) {
-    return flowOf(this).operation.path;
-  }, '<:s>'],
-  ['queryParameter', function queryParameter(this: JsonataFocus, name: string) {
-    const values = new URLSearchParams(flowOf(this).request.search).getAll(name);
-    return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
-  }, '<s:x>'],
-  ['statusCode', function statusCode(this: JsonataFocus) {
-    return flowOf(this).get('message.status.code');
-  }, '<:n>'],
-  ['storageType', function storageType(this: JsonataFocus, name: string) {
-    return storageTypeOf(flowOf(this), name ?? 'message.body');
-  }, '<s?:s>'],
+  [
+    'header',
+    function header(this: JsonataFocus, name: string) {
+      return flowOf(this).get(`request.headers.${name}`);
+    },
+    '<s:s>',
+  ],
+  [
+    'httpVerb',
+    function httpVerb(this: JsonataFocus) {
+      return flowOf(this).request.verb;
+    },
+    '<:s>',
+  ],
+  [
+    'operationID',
+    function operationID(this: JsonataFocus) {
+      return flowOf(this).operation.id;
+    },
+    '<:s>',
+  ],
+  [
+    'operationPath',
+    function operationPath(this: JsonataFocus) {
+      return flowOf(this).operation.path;
+    },
+    '<:s>',
+  ],
+  [
+    'queryParameter',
+    function queryParameter(this: JsonataFocus, name: string) {
+      const values = new URLSearchParams(flowOf(this).request.search).getAll(name);
+      return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+    },
+    '<s:x>',
+  ],
+  [
+    'statusCode',
+    function statusCode(this: JsonataFocus) {
+      return flowOf(this).get('message.status.code');
+    },
+    '<:n>',
+  ],
+  [
+    'storageType',
+    function storageType(this: JsonataFocus, name: string) {
+      return storageTypeOf(flowOf(this), name ?? 'message.body');
+    },
+    '<s?:s>',
+  ],
 ];
 
 /** DataPower's storage type of a variable: `json`, `xml`, `binary` or `empty`. */
@@ -70,9 +98,14 @@ export function compileCondition(source: unknown, path: string): Condition {
   try {
     expression = jsonata(text);
   } catch (error) {
-    throw new PolicyCompileError(path, 'condition-syntax', `condition is not valid JSONata: ${(error as Error).message}`);
+    throw new PolicyCompileError(
+      path,
+      'condition-syntax',
+      `condition is not valid JSONata: ${(error as Error).message}`,
+    );
   }
-  for (const [name, implementation, signature] of extensions) expression.registerFunction(name, implementation as never, signature);
+  for (const [name, implementation, signature] of extensions)
+    expression.registerFunction(name, implementation as never, signature);
   return async function condition(ctx: FlowContext): Promise<boolean> {
     const bindings = { [contextBinding]: ctx };
     return truthy(await expression.evaluate(contextView(ctx), bindings));
@@ -80,14 +113,22 @@ export function compileCondition(source: unknown, path: string): Condition {
 }
 
 /** Compiles a JSONata expression (no v5 translation) with the extensions; used for map `value`. */
-export function compileExpression(source: string, path: string): (input: unknown, ctx: FlowContext) => Promise<unknown> {
+export function compileExpression(
+  source: string,
+  path: string,
+): (input: unknown, ctx: FlowContext) => Promise<unknown> {
   let expression: jsonata.Expression;
   try {
     expression = jsonata(source);
   } catch (error) {
-    throw new PolicyCompileError(path, 'expression-syntax', `not a valid JSONata expression: ${(error as Error).message}`);
+    throw new PolicyCompileError(
+      path,
+      'expression-syntax',
+      `not a valid JSONata expression: ${(error as Error).message}`,
+    );
   }
-  for (const [name, implementation, signature] of extensions) expression.registerFunction(name, implementation as never, signature);
+  for (const [name, implementation, signature] of extensions)
+    expression.registerFunction(name, implementation as never, signature);
   return function evaluateExpression(input, ctx) {
     return expression.evaluate(input, { [contextBinding]: ctx }) as Promise<unknown>;
   };
@@ -117,7 +158,11 @@ export function translateJavaScriptCondition(source: string, path: string): stri
     if (match !== null && match.index === 0) {
       const op = match[0];
       if (op === '!') {
-        throw new PolicyCompileError(path, 'unsupported-condition', 'the JavaScript negation `!` has no JSONata equivalent here; write the condition in JSONata (e.g. `$not(...)` or `!=`)');
+        throw new PolicyCompileError(
+          path,
+          'unsupported-condition',
+          'the JavaScript negation `!` has no JSONata equivalent here; write the condition in JSONata (e.g. `$not(...)` or `!=`)',
+        );
       }
       out += op === '===' || op === '==' ? '=' : op === '!==' ? '!=' : op === '&&' ? ' and ' : ' or ';
       translated = true;
@@ -169,7 +214,9 @@ export function contextView(ctx: FlowContext): unknown {
     getOwnPropertyDescriptor(_target, key) {
       if (typeof key !== 'string') return undefined;
       const value = ctx.get(key);
-      return value === undefined ? undefined : { value: wrap(ctx, key, value), writable: false, enumerable: true, configurable: true };
+      return value === undefined
+        ? undefined
+        : { value: wrap(ctx, key, value), writable: false, enumerable: true, configurable: true };
     },
   });
 }

@@ -20,7 +20,11 @@ export const ifPolicy: PolicyType = definePolicy<IfConfig>({
   name: 'if',
   versions: ['1.0.0', '2.0.0'],
   description: 'Runs execute when condition holds.',
-  schema: policy(['1.0.0', '2.0.0'], { condition: str('Condition (JSONata on API Gateway, JavaScript on v5).'), execute: executeList }, ['condition', 'execute']),
+  schema: policy(
+    ['1.0.0', '2.0.0'],
+    { condition: str('Condition (JSONata on API Gateway, JavaScript on v5).'), execute: executeList },
+    ['condition', 'execute'],
+  ),
   check(config: IfConfig, scope: CheckScope, path: string) {
     return [
       ...problemsOf(() => compileCondition(config.condition, `${path}.condition`)),

@@ -33,7 +33,11 @@ function parseJsonText(text: string, title: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new AssemblyError('TransformError', `json-to-xml ${title}: the body is not JSON: ${(error as Error).message}`, { status: 500, policy: title, cause: error });
+    throw new AssemblyError(
+      'TransformError',
+      `json-to-xml ${title}: the body is not JSON: ${(error as Error).message}`,
+      { status: 500, policy: title, cause: error },
+    );
   }
 }
 
@@ -50,11 +54,19 @@ export const jsonToXmlPolicy: PolicyType = definePolicy<JsonToXmlConfig>({
   schema: policy(['1.0.0', '2.0.0'], {
     input: str('Message converted.', 'message'),
     output: str('Message receiving the result; default the input.'),
-    'conversion-type': oneOfStrings(['badgerFish', 'relaxedBadgerFish', 'apicv5'], 'Convention: badgerFish, relaxedBadgerFish or apicv5 (read as badgerFish).', 'badgerFish'),
+    'conversion-type': oneOfStrings(
+      ['badgerFish', 'relaxedBadgerFish', 'apicv5'],
+      'Convention: badgerFish, relaxedBadgerFish or apicv5 (read as badgerFish).',
+      'badgerFish',
+    ),
     'root-element-name': str('Root element wrapped around the result when needed.', 'json'),
     'always-output-root-element': bool('Always wrap the result in root-element-name.', false),
     'unnamed-element-name': str('Element name for array items without a name.', 'element'),
-    'compile-settings': { type: 'object', default: {}, description: 'Conversion compile settings (DataPower).' },
+    'compile-settings': {
+      type: 'object',
+      default: {},
+      description: 'Conversion compile settings (DataPower).',
+    },
   }),
   compile(config: JsonToXmlConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jsonToXmlPolicy, path);
@@ -62,7 +74,12 @@ export const jsonToXmlPolicy: PolicyType = definePolicy<JsonToXmlConfig>({
     const input = optionalString(block, 'input', path) || 'message';
     const output = optionalString(block, 'output', path) || input;
     const type = config['conversion-type'];
-    if (!conventions.includes(type)) throw new PolicyCompileError(`${path}.conversion-type`, 'enum', `conversion-type "${type}" is not one of ${conventions.join(', ')}`);
+    if (!conventions.includes(type))
+      throw new PolicyCompileError(
+        `${path}.conversion-type`,
+        'enum',
+        `conversion-type "${type}" is not one of ${conventions.join(', ')}`,
+      );
     const options = {
       rootElementName: optionalString(block, 'root-element-name', path) || 'json',
       alwaysOutputRootElement: block['always-output-root-element'] === true,

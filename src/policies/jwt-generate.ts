@@ -31,29 +31,52 @@ export const jwtGeneratePolicy: PolicyType = definePolicy<PolicyBlock>({
   name: 'jwt-generate',
   versions: ['1.0.0', '2.0.0'],
   description: 'Signs a JWT with claims taken from variables and stores it in jwt.',
-  schema: policy(['1.0.0', '2.0.0'], {
-    jwt: str('Variable the signed JWT is written to.', 'generated.jwt'),
-    'jti-claim': bool('Add a random jti claim.', false),
-    'iss-claim': str('Variable holding the iss claim.', 'iss.claim'),
-    'sub-claim': str('Variable holding the sub claim.'),
-    'aud-claim': str('Variable holding the aud claim (a string or a list).'),
-    'exp-claim': { type: ['integer', 'string'], default: 3600, description: 'Lifetime in seconds (exp = iat + this).' },
-    'private-claims': str('Variable holding a JSON object of further claims (registered claims are not overridden).'),
-    'jws-jwk': str('Variable holding the private signing JWK (api.properties.* is read once at publish).'),
-    'jws-alg': oneOfStrings(
-      ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'HS256', 'HS384', 'HS512', 'EdDSA'],
-      'Signing algorithm; default: the first the key type allows (RS256, ES256 by curve, HS256, EdDSA).',
-    ),
-    'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk).'),
-    'jwe-crypto': refused('DataPower crypto object for JWE: not supported by Portico.'),
-    'jwe-jwk': refused('JWK to encrypt the JWT: JWE is not supported by Portico.'),
-    'jwe-enc-alg': refused('JWE content encryption: not supported by Portico.'),
-    'jwe-alg': refused('JWE key management: not supported by Portico.'),
-  }, ['jws-jwk']),
+  schema: policy(
+    ['1.0.0', '2.0.0'],
+    {
+      jwt: str('Variable the signed JWT is written to.', 'generated.jwt'),
+      'jti-claim': bool('Add a random jti claim.', false),
+      'iss-claim': str('Variable holding the iss claim.', 'iss.claim'),
+      'sub-claim': str('Variable holding the sub claim.'),
+      'aud-claim': str('Variable holding the aud claim (a string or a list).'),
+      'exp-claim': {
+        type: ['integer', 'string'],
+        default: 3600,
+        description: 'Lifetime in seconds (exp = iat + this).',
+      },
+      'private-claims': str('Variable holding a JSON object of further claims (registered claims are not overridden).'),
+      'jws-jwk': str('Variable holding the private signing JWK (api.properties.* is read once at publish).'),
+      'jws-alg': oneOfStrings(
+        [
+          'RS256',
+          'RS384',
+          'RS512',
+          'PS256',
+          'PS384',
+          'PS512',
+          'ES256',
+          'ES384',
+          'ES512',
+          'HS256',
+          'HS384',
+          'HS512',
+          'EdDSA',
+        ],
+        'Signing algorithm; default: the first the key type allows (RS256, ES256 by curve, HS256, EdDSA).',
+      ),
+      'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk).'),
+      'jwe-crypto': refused('DataPower crypto object for JWE: not supported by Portico.'),
+      'jwe-jwk': refused('JWK to encrypt the JWT: JWE is not supported by Portico.'),
+      'jwe-enc-alg': refused('JWE content encryption: not supported by Portico.'),
+      'jwe-alg': refused('JWE key management: not supported by Portico.'),
+    },
+    ['jws-jwk'],
+  ),
   compile(config: PolicyBlock, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jwtGeneratePolicy, path);
     for (const field of ['jws-crypto', 'jwe-crypto', 'jwe-jwk', 'jwe-enc-alg', 'jwe-alg']) {
-      if (block[field] !== undefined) throw new PolicyCompileError(`${path}.${field}`, 'unsupported', `${field} is not supported: sign with jws-jwk`);
+      if (block[field] !== undefined)
+        throw new PolicyCompileError(`${path}.${field}`, 'unsupported', `${field} is not supported: sign with jws-jwk`);
     }
     const output = optionalString(block, 'jwt', path) ?? 'generated.jwt';
     const lifetime = lifetimeOf(block['exp-claim'], `${path}.exp-claim`);
@@ -66,8 +89,11 @@ export const jwtGeneratePolicy: PolicyType = definePolicy<PolicyBlock>({
     const withJti = block['jti-claim'] === true;
     const requestedAlg = optionalString(block, 'jws-alg', path);
     const jwkVariable = optionalString(block, 'jws-jwk', path);
-    if (jwkVariable === undefined) throw new PolicyCompileError(path, 'required', 'jwt-generate needs a signing key: jws-jwk');
-    const fixedKey = jwkVariable.startsWith('api.properties.') ? signingKey(api.properties[jwkVariable.slice(15)], requestedAlg) : undefined;
+    if (jwkVariable === undefined)
+      throw new PolicyCompileError(path, 'required', 'jwt-generate needs a signing key: jws-jwk');
+    const fixedKey = jwkVariable.startsWith('api.properties.')
+      ? signingKey(api.properties[jwkVariable.slice(15)], requestedAlg)
+      : undefined;
     fixedKey?.catch(() => undefined);
     const title = titleOf(block, 'jwt-generate');
     return async function jwtGenerate(ctx: FlowContext) {
@@ -76,7 +102,11 @@ export const jwtGeneratePolicy: PolicyType = definePolicy<PolicyBlock>({
         const claims = buildClaims(ctx, claimVariables, privateClaims, withJti);
         const now = Math.floor(Date.now() / 1000);
         const jwt = await new SignJWT(claims)
-          .setProtectedHeader({ alg: key.alg, typ: 'JWT', ...(key.kid === undefined ? {} : { kid: key.kid }) })
+          .setProtectedHeader({
+            alg: key.alg,
+            typ: 'JWT',
+            ...(key.kid === undefined ? {} : { kid: key.kid }),
+          })
           .setIssuedAt(now)
           .setExpirationTime(now + lifetime)
           .sign(key.material);
@@ -104,8 +134,10 @@ async function signingKey(value: unknown, requestedAlg: string | undefined): Pro
   if (typeof jwk !== 'object' || jwk === null) throw new Error('jws-jwk holds no JWK');
   const allowed = keyAlgorithms(jwk);
   const alg = requestedAlg ?? allowed[0];
-  if (alg === undefined || !allowed.includes(alg)) throw new Error(`the key (kty ${String(jwk.kty)}) cannot sign ${String(alg)}`);
-  if (jwk.kty !== 'oct' && jwk.d === undefined) throw new Error('jws-jwk holds a public key: signing needs the private key');
+  if (alg === undefined || !allowed.includes(alg))
+    throw new Error(`the key (kty ${String(jwk.kty)}) cannot sign ${String(alg)}`);
+  if (jwk.kty !== 'oct' && jwk.d === undefined)
+    throw new Error('jws-jwk holds a public key: signing needs the private key');
   const material = await importJWK(jwk, alg);
   return { alg, kid: typeof jwk.kid === 'string' ? jwk.kid : undefined, material };
 }

@@ -19,8 +19,28 @@ import type { PolicyBlock } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, JwksSettings, PolicyType, Step } from './types.ts';
 
-const defaultJwks: JwksSettings = { refreshMs: 600_000, unknownKidIntervalMs: 30_000, maxStaleMs: 86_400_000, timeoutMs: 5000 };
-const supportedAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'HS256', 'HS384', 'HS512', 'EdDSA', 'Ed25519'];
+const defaultJwks: JwksSettings = {
+  refreshMs: 600_000,
+  unknownKidIntervalMs: 30_000,
+  maxStaleMs: 86_400_000,
+  timeoutMs: 5000,
+};
+const supportedAlgorithms = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'HS256',
+  'HS384',
+  'HS512',
+  'EdDSA',
+  'Ed25519',
+];
 // Key sets read from a request-time variable, by their JSON: imported once, a few kept.
 const maxVariableKeySets = 16;
 // RFC 7519 §4.1.4 / §4.1.5: a little leeway for clocks that disagree.
@@ -40,7 +60,10 @@ export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
   schema: policy(
     ['1.0.0', '2.0.0'],
     {
-      jwt: str('Variable holding the JWT (`Bearer <jwt>` in request.headers.authorization).', 'request.headers.authorization'),
+      jwt: str(
+        'Variable holding the JWT (`Bearer <jwt>` in request.headers.authorization).',
+        'request.headers.authorization',
+      ),
       'output-claims': str('Variable the verified claims are written to.', 'decoded.claims'),
       'iss-claim': str('Regular expression the iss claim must match; empty = not checked.'),
       'aud-claim': str('Regular expression the aud claim (or one of its values) must match; empty = not checked.'),
@@ -83,7 +106,11 @@ export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
 function refuseUnsupported(block: PolicyBlock, path: string): void {
   for (const field of ['jws-crypto', 'jwe-crypto', 'jwe-jwk']) {
     if (block[field] !== undefined) {
-      throw new PolicyCompileError(`${path}.${field}`, 'unsupported', `${field} is not supported: give the key with jws-jwk or jwks-url`);
+      throw new PolicyCompileError(
+        `${path}.${field}`,
+        'unsupported',
+        `${field} is not supported: give the key with jws-jwk or jwks-url`,
+      );
     }
   }
   if (block['jws-jwk'] === undefined && block['jwks-url'] === undefined) {
@@ -97,7 +124,11 @@ function pattern(block: PolicyBlock, key: string, path: string): RegExp | undefi
   try {
     return new RegExp(source, 'u');
   } catch (error) {
-    throw new PolicyCompileError(`${path}.${key}`, 'pattern', `${key} is not a valid regular expression: ${(error as Error).message}`);
+    throw new PolicyCompileError(
+      `${path}.${key}`,
+      'pattern',
+      `${key} is not a valid regular expression: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -105,7 +136,11 @@ function allowedAlgorithms(block: PolicyBlock, path: string): ReadonlySet<string
   const listed = optionalArray(block, 'jws-algorithms', path).map(String);
   for (const alg of listed) {
     if (!supportedAlgorithms.includes(alg)) {
-      throw new PolicyCompileError(`${path}.jws-algorithms`, 'enum', `${alg} is not an algorithm jwt-validate verifies (none never is)`);
+      throw new PolicyCompileError(
+        `${path}.jws-algorithms`,
+        'enum',
+        `${alg} is not an algorithm jwt-validate verifies (none never is)`,
+      );
     }
   }
   return new Set(listed.length > 0 ? listed : supportedAlgorithms);
@@ -115,18 +150,28 @@ function keySource(block: PolicyBlock, api: CompiledApiInfo, path: string): KeyS
   const url = optionalString(block, 'jwks-url', path);
   if (url !== undefined) {
     const resolved = url.replace(/\$\(([^)]+)\)/g, (_whole, name: string) => api.properties[name] ?? '');
-    if (!/^https?:\/\/[^/]/i.test(resolved)) throw new PolicyCompileError(`${path}.jwks-url`, 'url', `jwks-url must be an http(s) URL, got ${resolved}`);
+    if (!/^https?:\/\/[^/]/i.test(resolved))
+      throw new PolicyCompileError(`${path}.jwks-url`, 'url', `jwks-url must be an http(s) URL, got ${resolved}`);
     const profile = optionalString(block, 'tls-profile', path);
     if (profile !== undefined && api.settings.tlsProfiles[profile] === undefined) {
-      throw new PolicyCompileError(`${path}.tls-profile`, 'unknown-tls-profile', `TLS profile ${profile} is not configured`);
+      throw new PolicyCompileError(
+        `${path}.tls-profile`,
+        'unknown-tls-profile',
+        `TLS profile ${profile} is not configured`,
+      );
     }
-    const set = new RemoteKeySet(new URL(resolved), dispatcherFor(profile, api.settings), api.settings.jwks ?? defaultJwks);
+    const set = new RemoteKeySet(
+      new URL(resolved),
+      dispatcherFor(profile, api.settings),
+      api.settings.jwks ?? defaultJwks,
+    );
     return { kind: 'remote', set };
   }
   const name = optionalString(block, 'jws-jwk', path)!;
   if (!name.startsWith('api.properties.')) return { kind: 'variable', name, cache: new Map() };
   const value = api.properties[name.slice('api.properties.'.length)];
-  if (value === undefined) throw new PolicyCompileError(`${path}.jws-jwk`, 'unknown-property', `${name} is not an API property`);
+  if (value === undefined)
+    throw new PolicyCompileError(`${path}.jws-jwk`, 'unknown-property', `${name} is not an API property`);
   const keys = importKeySet(value);
   // Checked now, so a bad key in an API property fails the publish rather than every call.
   keys.catch(() => undefined);
@@ -164,7 +209,10 @@ async function verify(
   let lastError: unknown;
   for (const key of keys) {
     try {
-      const { payload } = await jwtVerify(token, key.material, { algorithms: [alg], clockTolerance: clockToleranceSeconds });
+      const { payload } = await jwtVerify(token, key.material, {
+        algorithms: [alg],
+        clockTolerance: clockToleranceSeconds,
+      });
       return payload;
     } catch (error) {
       lastError = error;
@@ -173,7 +221,13 @@ async function verify(
   throw invalid(title, reasonOf(lastError));
 }
 
-async function keysFor(source: KeySource, kid: string | undefined, alg: string, ctx: FlowContext, title: string): Promise<VerificationKey[]> {
+async function keysFor(
+  source: KeySource,
+  kid: string | undefined,
+  alg: string,
+  ctx: FlowContext,
+  title: string,
+): Promise<VerificationKey[]> {
   try {
     if (source.kind === 'remote') return await source.set.keysFor(kid, alg);
     const all = source.kind === 'fixed' ? await source.keys : await variableKeys(source, ctx);
@@ -185,7 +239,10 @@ async function keysFor(source: KeySource, kid: string | undefined, alg: string, 
       const message = new PorticoError('GW_JWKS_UNAVAILABLE', { reason: error.message }).message;
       throw new AssemblyError('ConnectionError', message, { status: 503, policy: title });
     }
-    throw invalid(title, error instanceof KeyLookupError ? error.message : `the key is not usable: ${(error as Error).message}`);
+    throw invalid(
+      title,
+      error instanceof KeyLookupError ? error.message : `the key is not usable: ${(error as Error).message}`,
+    );
   }
 }
 

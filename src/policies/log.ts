@@ -20,8 +20,16 @@ export const logPolicy: PolicyType = definePolicy<LogConfig>({
   versions: ['1.0.0', '2.0.0', '2.1.0'],
   description: 'Sets the analytics log level for this call or sends the gathered log.',
   schema: policy(['1.0.0', '2.0.0', '2.1.0'], {
-    'log-level': oneOfStrings(['default', ...contentLevels], 'What is logged; default = the API activity-log setting.', 'default'),
-    mode: oneOfStrings(['gather-only', 'send-only', 'gather-and-send'], 'Gather the log data, send it, or both.', 'gather-and-send'),
+    'log-level': oneOfStrings(
+      ['default', ...contentLevels],
+      'What is logged; default = the API activity-log setting.',
+      'default',
+    ),
+    mode: oneOfStrings(
+      ['gather-only', 'send-only', 'gather-and-send'],
+      'Gather the log data, send it, or both.',
+      'gather-and-send',
+    ),
   }),
   // Both fields are defaulted and their values checked by the schema.
   compile(config: LogConfig): Step {

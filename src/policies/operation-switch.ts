@@ -53,7 +53,11 @@ export const operationSwitchPolicy: PolicyType = definePolicy<OperationSwitchCon
           additionalProperties: false,
           required: ['operations', 'execute'],
           properties: {
-            operations: { type: 'array', description: 'Operations this case handles.', items: operationReference },
+            operations: {
+              type: 'array',
+              description: 'Operations this case handles.',
+              items: operationReference,
+            },
             execute: executeList,
           },
         },
@@ -66,7 +70,11 @@ export const operationSwitchPolicy: PolicyType = definePolicy<OperationSwitchCon
     const problems: PolicyProblem[] = [];
     const outer = scope.enclosing.filter((name) => branchingPolicies.has(name));
     if (outer.length > 0) {
-      problems.push({ path, rule: 'invalid-nesting', reason: `operation-switch cannot be nested inside ${outer.join(', ')}` });
+      problems.push({
+        path,
+        rule: 'invalid-nesting',
+        reason: `operation-switch cannot be nested inside ${outer.join(', ')}`,
+      });
     }
     (config.case ?? []).forEach((item, index) => {
       const at = `${path}.case[${index}]`;
@@ -82,7 +90,12 @@ export const operationSwitchPolicy: PolicyType = definePolicy<OperationSwitchCon
     const branches: Step[] = optionalArray(block, 'case', path).map((entry, index) => {
       const at = `${path}.case[${index}]`;
       const caseBlock = entry as Record<string, unknown>;
-      if (typeof entry !== 'object' || entry === null || !Array.isArray(caseBlock.operations) || !Array.isArray(caseBlock.execute)) {
+      if (
+        typeof entry !== 'object' ||
+        entry === null ||
+        !Array.isArray(caseBlock.operations) ||
+        !Array.isArray(caseBlock.execute)
+      ) {
         throw new PolicyCompileError(at, 'operation-case', 'a case needs an `operations` list and an `execute` list');
       }
       caseBlock.operations.forEach((operation, opIndex) => {
@@ -138,5 +151,8 @@ function operationLabel(reference: unknown): string {
 
 function knownOperations(operations: readonly OperationKey[]): string {
   if (operations.length === 0) return 'it has none';
-  return 'known: ' + operations.map((operation) => operation.id ?? `${operation.verb.toUpperCase()} ${operation.path}`).join(', ');
+  return (
+    'known: ' +
+    operations.map((operation) => operation.id ?? `${operation.verb.toUpperCase()} ${operation.path}`).join(', ')
+  );
 }

@@ -52,7 +52,11 @@ export const parsePolicy: PolicyType = definePolicy<ParseConfig>({
         default: str('Name of a parse settings object of the gateway.', 'apic-default-parsesettings'),
         url: str('URL of parse settings.'),
         literal: str('Parse settings as XML or JSON text.'),
-        'parse-settings': { type: 'object', default: {}, description: 'Inline DataPower parse settings (document_type, limits).' },
+        'parse-settings': {
+          type: 'object',
+          default: {},
+          description: 'Inline DataPower parse settings (document_type, limits).',
+        },
       },
     },
     input: str('Message to parse.', 'message'),
@@ -95,7 +99,11 @@ function parseJson(text: string, title: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new AssemblyError('ParseError', `The body is not valid JSON: ${(error as Error).message}`, { status: 400, reason: 'Bad Request', policy: title });
+    throw new AssemblyError('ParseError', `The body is not valid JSON: ${(error as Error).message}`, {
+      status: 400,
+      reason: 'Bad Request',
+      policy: title,
+    });
   }
 }
 
@@ -105,7 +113,11 @@ function checkXml(text: string, title: string): string {
     parseXml(text, { maxBytes: Number.MAX_SAFE_INTEGER });
   } catch (error) {
     if (!(error instanceof XmlError)) throw error;
-    throw new AssemblyError('ParseError', `The body is not well-formed XML: ${error.message}`, { status: 400, reason: 'Bad Request', policy: title });
+    throw new AssemblyError('ParseError', `The body is not well-formed XML: ${error.message}`, {
+      status: 400,
+      reason: 'Bad Request',
+      policy: title,
+    });
   }
   return text;
 }

@@ -11,13 +11,21 @@ import { setOwn } from './variable-names.ts';
 export type PolicyBlock = Record<string, unknown>;
 
 /** Checks the block is an object and its `version` is one the policy supports. */
-export function readBlock(config: unknown, policy: { name: string; versions: readonly string[] }, path: string): PolicyBlock {
+export function readBlock(
+  config: unknown,
+  policy: { name: string; versions: readonly string[] },
+  path: string,
+): PolicyBlock {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw new PolicyCompileError(path, 'type', `the ${policy.name} policy must be an object`);
   }
   const block = config as PolicyBlock;
   if (block.version !== undefined && !policy.versions.includes(String(block.version))) {
-    throw new PolicyCompileError(`${path}.version`, 'unsupported-version', `${policy.name} version ${String(block.version)} is not supported (supported: ${policy.versions.join(', ')})`);
+    throw new PolicyCompileError(
+      `${path}.version`,
+      'unsupported-version',
+      `${policy.name} version ${String(block.version)} is not supported (supported: ${policy.versions.join(', ')})`,
+    );
   }
   return block;
 }
@@ -31,7 +39,11 @@ export function titleOf(block: PolicyBlock, name: string): string {
 export function requireString(block: PolicyBlock, key: string, path: string): string {
   const value = block[key];
   if (typeof value !== 'string' || value === '') {
-    throw new PolicyCompileError(`${path}.${key}`, value === undefined ? 'required' : 'type', `\`${key}\` must be a non-empty string`);
+    throw new PolicyCompileError(
+      `${path}.${key}`,
+      value === undefined ? 'required' : 'type',
+      `\`${key}\` must be a non-empty string`,
+    );
   }
   return value;
 }
@@ -57,7 +69,8 @@ export function optionalArray(block: PolicyBlock, key: string, path: string): un
 export function optionalObject(block: PolicyBlock, key: string, path: string): PolicyBlock {
   const value = block[key];
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new PolicyCompileError(`${path}.${key}`, 'type', `\`${key}\` must be an object`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new PolicyCompileError(`${path}.${key}`, 'type', `\`${key}\` must be an object`);
   return value as PolicyBlock;
 }
 
@@ -73,7 +86,8 @@ export function resolveRef(ref: string, api: CompiledApiInfo, path: string): JSO
     if (seen.has(current)) throw new PolicyCompileError(path, 'unresolved-ref', `$ref cycle at ${current}`);
     seen.add(current);
     const target = readPointer(api.document, current);
-    if (target === undefined) throw new PolicyCompileError(path, 'unresolved-ref', `$ref ${current} does not resolve in the API document`);
+    if (target === undefined)
+      throw new PolicyCompileError(path, 'unresolved-ref', `$ref ${current} does not resolve in the API document`);
     const next = (target as JSONSchema).$ref;
     if (typeof next !== 'string') return target;
     current = next;
@@ -87,7 +101,11 @@ export function refFor(name: string): string {
 
 function readPointer(document: Record<string, unknown>, ref: string): JSONSchema | undefined {
   if (!ref.startsWith('#')) return undefined;
-  const tokens = ref.slice(1).split('/').slice(1).map((token) => decodeURIComponent(token).replace(/~1/g, '/').replace(/~0/g, '~'));
+  const tokens = ref
+    .slice(1)
+    .split('/')
+    .slice(1)
+    .map((token) => decodeURIComponent(token).replace(/~1/g, '/').replace(/~0/g, '~'));
   let node: unknown = document;
   for (const token of tokens) {
     if (typeof node !== 'object' || node === null || !Object.hasOwn(node, token)) return undefined;
@@ -101,7 +119,12 @@ function readPointer(document: Record<string, unknown>, ref: string): JSONSchema
  * the copy; a ref that does not resolve is an `unresolved-ref` compile error.
  */
 export function inlineRefs(schema: JSONSchema, api: CompiledApiInfo, path: string, depth = 0): JSONSchema {
-  if (depth > 32) throw new PolicyCompileError(path, 'unresolved-ref', 'schema $refs nest deeper than 32 levels (recursive definition?)');
+  if (depth > 32)
+    throw new PolicyCompileError(
+      path,
+      'unresolved-ref',
+      'schema $refs nest deeper than 32 levels (recursive definition?)',
+    );
   const visit = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(visit);
     if (typeof node !== 'object' || node === null) return node;

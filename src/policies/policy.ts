@@ -37,7 +37,13 @@ export function definePolicy<C>(spec: PolicySpec<C>): PolicyType {
 
 function blockProblems(spec: PolicySpec<unknown>, block: unknown, path: string): PolicyProblem[] {
   if (!isRecord(block)) {
-    return [{ path, rule: 'type', reason: `must be object (the ${spec.name} policy's fields), got ${describe(block)}` }];
+    return [
+      {
+        path,
+        rule: 'type',
+        reason: `must be object (the ${spec.name} policy's fields), got ${describe(block)}`,
+      },
+    ];
   }
   const problems: PolicyProblem[] = schemaProblems(spec.schema, block, path);
   if (typeof block.version === 'string' && !spec.versions.includes(block.version)) {
@@ -52,7 +58,12 @@ function blockProblems(spec: PolicySpec<unknown>, block: unknown, path: string):
 
 // Nested lists are checked when compileFlow reads their entries.
 function compileScope(api: CompiledApiInfo): CheckScope {
-  return { document: api.document, operations: api.operations, enclosing: api.enclosing, checkFlow: () => [] };
+  return {
+    document: api.document,
+    operations: api.operations,
+    enclosing: api.enclosing,
+    checkFlow: () => [],
+  };
 }
 
 /** Runs a compile-time reader (conditions, syntax) for its verdict only: its PolicyCompileError as a problem. */

@@ -54,13 +54,18 @@ function names(config: RateLimitConfig): string[] {
 }
 
 function exceeded(title: string, headers: Array<[string, string]>): AssemblyError {
-  return new AssemblyError('AssemblyRateLimitError', 'Assembly Rate Limit exceeded', { status: 429, policy: title, headers: Object.fromEntries(headers) });
+  return new AssemblyError('AssemblyRateLimitError', 'Assembly Rate Limit exceeded', {
+    status: 429,
+    policy: title,
+    headers: Object.fromEntries(headers),
+  });
 }
 
 /** Compiles a ratelimit policy. */
 export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, path: string): Step {
   const counters = api.settings.counters;
-  if (counters === undefined) throw new PolicyCompileError(path, 'unavailable', 'the gateway has no rate-limit counters');
+  if (counters === undefined)
+    throw new PolicyCompileError(path, 'unavailable', 'the gateway has no rate-limit counters');
   const title = config.title ?? 'ratelimit';
   const { source } = config;
   const wanted = names(config);
@@ -69,7 +74,12 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
     const rules: LimitRule[] = [];
     for (const name of wanted) {
       const named = api.settings.namedLimits?.[name];
-      if (!named) throw new PolicyCompileError(path, 'unknown-limit', `no ${source.replace('-named', '')} rate limit named ${name} (PORTICO_NAMED_RATE_LIMITS)`);
+      if (!named)
+        throw new PolicyCompileError(
+          path,
+          'unknown-limit',
+          `no ${source.replace('-named', '')} rate limit named ${name} (PORTICO_NAMED_RATE_LIMITS)`,
+        );
       rules.push(...named);
     }
     const key = `assembly:${source}:${wanted.join(',')}`;
@@ -127,7 +137,11 @@ export const ratelimitPolicy: PolicyType = definePolicy<RateLimitConfig>({
   versions: ['1.0.0', '2.0.0', '2.1.0'],
   description: 'Applies named rate, burst or count limits inside the assembly (AssemblyRateLimitError, 429).',
   schema: policy(['1.0.0', '2.0.0', '2.1.0'], {
-    source: oneOfStrings(['plan-default', 'plan-named', 'catalog-named', 'gateway-named'], 'Where the named limits are defined.', 'plan-default'),
+    source: oneOfStrings(
+      ['plan-default', 'plan-named', 'catalog-named', 'gateway-named'],
+      'Where the named limits are defined.',
+      'plan-default',
+    ),
     'rate-limit': rateLimitReference,
     'burst-limit': rateLimitReference,
     'count-limit': countLimitReference,

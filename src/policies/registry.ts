@@ -51,5 +51,8 @@ const policies: readonly PolicyType[] = [
 
 /** Every policy, by name (frozen; null prototype, so a block named `constructor` is unknown). */
 export const policyRegistry: PolicyRegistry = Object.freeze(
-  Object.assign(Object.create(null) as Record<string, PolicyType>, Object.fromEntries(policies.map((p) => [p.name, p]))),
+  Object.assign(
+    Object.create(null) as Record<string, PolicyType>,
+    Object.fromEntries(policies.map((p) => [p.name, p])),
+  ),
 );

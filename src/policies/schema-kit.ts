@@ -12,7 +12,12 @@
 import type { JSONSchema } from '../definitions/json-schema.ts';
 
 export function str(description: string, defaultValue?: string, extra: JSONSchema = {}): JSONSchema {
-  return { type: 'string', description, ...(defaultValue === undefined ? {} : { default: defaultValue }), ...extra };
+  return {
+    type: 'string',
+    description,
+    ...(defaultValue === undefined ? {} : { default: defaultValue }),
+    ...extra,
+  };
 }
 
 export function bool(description: string, defaultValue: boolean): JSONSchema {
@@ -20,7 +25,12 @@ export function bool(description: string, defaultValue: boolean): JSONSchema {
 }
 
 export function int(description: string, defaultValue?: number, extra: JSONSchema = {}): JSONSchema {
-  return { type: 'integer', description, ...(defaultValue === undefined ? {} : { default: defaultValue }), ...extra };
+  return {
+    type: 'integer',
+    description,
+    ...(defaultValue === undefined ? {} : { default: defaultValue }),
+    ...extra,
+  };
 }
 
 export function oneOfStrings(values: string[], description: string, defaultValue?: string): JSONSchema {
@@ -78,7 +88,12 @@ export function accessControl(description: string, defaultType: 'blocklist' | 'a
         'blocklist removes the listed names; allowlist keeps only them.',
         defaultType,
       ),
-      values: { type: 'array', default: [], description: 'Names or regular expressions to match.', items: { type: 'string' } },
+      values: {
+        type: 'array',
+        default: [],
+        description: 'Names or regular expressions to match.',
+        items: { type: 'string' },
+      },
     },
   };
 }

@@ -82,7 +82,8 @@ export function convertValue(value: unknown, type: VariableType): unknown {
     case 'string':
       return stringOf(value);
     case 'number': {
-      const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+      const number =
+        typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
       if (Number.isNaN(number)) throw new Error(`${JSON.stringify(value)} is not a number`);
       return number;
     }
@@ -125,8 +126,15 @@ export const setVariablePolicy: PolicyType = definePolicy<SetVariableConfig>({
             set: str('Variable to set, e.g. message.headers.x-trace.'),
             add: str('Header variable to which a value is added.'),
             clear: str('Variable to clear.'),
-            value: { type: ['string', 'number', 'boolean', 'object', 'array', 'null'], description: 'Value; $(var) is substituted in strings.' },
-            type: oneOfStrings(['string', 'number', 'boolean', 'object', 'any'], 'How value is typed before it is stored.', 'any'),
+            value: {
+              type: ['string', 'number', 'boolean', 'object', 'array', 'null'],
+              description: 'Value; $(var) is substituted in strings.',
+            },
+            type: oneOfStrings(
+              ['string', 'number', 'boolean', 'object', 'any'],
+              'How value is typed before it is stored.',
+              'any',
+            ),
           },
         },
       },
@@ -136,7 +144,9 @@ export const setVariablePolicy: PolicyType = definePolicy<SetVariableConfig>({
   compile(config: SetVariableConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, setVariablePolicy, path);
     const title = titleOf(block, 'set-variable');
-    const actions = optionalArray(block, 'actions', path).map((entry, index) => compileAction(entry, `${path}.actions[${index}]`, api, title));
+    const actions = optionalArray(block, 'actions', path).map((entry, index) =>
+      compileAction(entry, `${path}.actions[${index}]`, api, title),
+    );
     return function setVariableStep(ctx: FlowContext) {
       for (const action of actions) action(ctx);
     };
@@ -144,20 +154,28 @@ export const setVariablePolicy: PolicyType = definePolicy<SetVariableConfig>({
 });
 
 function compileAction(entry: unknown, path: string, api: CompiledApiInfo, title: string): Action {
-  if (typeof entry !== 'object' || entry === null) throw new PolicyCompileError(path, 'type', 'an action must be an object');
+  if (typeof entry !== 'object' || entry === null)
+    throw new PolicyCompileError(path, 'type', 'an action must be an object');
   const action = entry as Record<string, unknown>;
   const verbs = (['set', 'add', 'clear'] as const).filter((verb) => action[verb] !== undefined);
-  if (verbs.length !== 1) throw new PolicyCompileError(path, 'set-variable-action', 'an action needs exactly one of `set`, `add` or `clear`');
+  if (verbs.length !== 1)
+    throw new PolicyCompileError(path, 'set-variable-action', 'an action needs exactly one of `set`, `add` or `clear`');
   const verb = verbs[0];
   const name = action[verb];
-  if (typeof name !== 'string' || name === '') throw new PolicyCompileError(`${path}.${verb}`, 'type', 'the variable name must be a non-empty string');
+  if (typeof name !== 'string' || name === '')
+    throw new PolicyCompileError(`${path}.${verb}`, 'type', 'the variable name must be a non-empty string');
   const reached = prototypeSegment(splitPath(name));
   if (reached !== undefined) {
-    throw new PolicyCompileError(`${path}.${verb}`, 'variable-name', `the segment "${reached}" of ${name} would reach a prototype`);
+    throw new PolicyCompileError(
+      `${path}.${verb}`,
+      'variable-name',
+      `the segment "${reached}" of ${name} would reach a prototype`,
+    );
   }
   if (verb === 'clear') return (ctx) => ctx.clear(name);
   const type = (action.type ?? 'any') as VariableType;
-  if (!types.includes(type)) throw new PolicyCompileError(`${path}.type`, 'enum', `type must be one of ${types.join(', ')}`);
+  if (!types.includes(type))
+    throw new PolicyCompileError(`${path}.type`, 'enum', `type must be one of ${types.join(', ')}`);
   const source = valueSource(action.value ?? '', api.properties);
   if (typeof action.value !== 'string' || !action.value.includes('$(')) {
     // A literal converts now, so a bad literal fails the publish, not a request.
@@ -172,7 +190,10 @@ function compileAction(entry: unknown, path: string, api: CompiledApiInfo, title
     try {
       return convertValue(source(ctx), type);
     } catch (error) {
-      throw new AssemblyError('RuntimeError', `set-variable ${name}: ${(error as Error).message}`, { policy: title, cause: error });
+      throw new AssemblyError('RuntimeError', `set-variable ${name}: ${(error as Error).message}`, {
+        policy: title,
+        cause: error,
+      });
     }
   }
   if (verb === 'set') return (ctx) => ctx.set(name, resolved(ctx));

@@ -41,14 +41,26 @@ export const switchPolicy: PolicyType = definePolicy<SwitchConfig>({
   name: 'switch',
   versions: ['1.0.0', '2.0.0'],
   description: 'Runs the first case whose condition holds, else the otherwise entry.',
-  schema: policy(['1.0.0', '2.0.0'], { case: { type: 'array', default: [], description: 'Condition cases and one optional {otherwise} entry.', items: conditionCase } }, ['case']),
+  schema: policy(
+    ['1.0.0', '2.0.0'],
+    {
+      case: {
+        type: 'array',
+        default: [],
+        description: 'Condition cases and one optional {otherwise} entry.',
+        items: conditionCase,
+      },
+    },
+    ['case'],
+  ),
   check(config: SwitchConfig, scope: CheckScope, path: string) {
     const problems: PolicyProblem[] = [];
     let otherwiseCases = 0;
     (config.case ?? []).forEach((entry, index) => {
       const at = `${path}.case[${index}]`;
       if ('otherwise' in entry && Array.isArray(entry.otherwise)) {
-        if (++otherwiseCases > 1) problems.push({ path: at, rule: 'switch-case', reason: 'only one otherwise case is allowed' });
+        if (++otherwiseCases > 1)
+          problems.push({ path: at, rule: 'switch-case', reason: 'only one otherwise case is allowed' });
         problems.push(...scope.checkFlow(entry.otherwise, `${at}.otherwise`));
         return;
       }
@@ -64,18 +76,25 @@ export const switchPolicy: PolicyType = definePolicy<SwitchConfig>({
     let otherwise: Step | undefined;
     optionalArray(block, 'case', path).forEach((entry, index) => {
       const at = `${path}.case[${index}]`;
-      if (typeof entry !== 'object' || entry === null) throw new PolicyCompileError(at, 'switch-case', 'a case must be an object');
+      if (typeof entry !== 'object' || entry === null)
+        throw new PolicyCompileError(at, 'switch-case', 'a case must be an object');
       const caseBlock = entry as Record<string, unknown>;
       if (Array.isArray(caseBlock.otherwise)) {
-        if (otherwise !== undefined) throw new PolicyCompileError(at, 'switch-case', 'only one otherwise case is allowed');
+        if (otherwise !== undefined)
+          throw new PolicyCompileError(at, 'switch-case', 'only one otherwise case is allowed');
         otherwise = api.compileFlow(caseBlock.otherwise, `${at}.otherwise`);
         return;
       }
-      if (!Array.isArray(caseBlock.execute)) throw new PolicyCompileError(`${at}.execute`, 'required', 'a case needs a `condition` and an `execute` list');
-      branches.push({ condition: compileCondition(caseBlock.condition, `${at}.condition`), step: api.compileFlow(caseBlock.execute, `${at}.execute`) });
+      if (!Array.isArray(caseBlock.execute))
+        throw new PolicyCompileError(`${at}.execute`, 'required', 'a case needs a `condition` and an `execute` list');
+      branches.push({
+        condition: compileCondition(caseBlock.condition, `${at}.condition`),
+        step: api.compileFlow(caseBlock.execute, `${at}.execute`),
+      });
     });
     if (Array.isArray(block.otherwise)) {
-      if (otherwise !== undefined) throw new PolicyCompileError(`${path}.otherwise`, 'switch-case', 'only one otherwise case is allowed');
+      if (otherwise !== undefined)
+        throw new PolicyCompileError(`${path}.otherwise`, 'switch-case', 'only one otherwise case is allowed');
       otherwise = api.compileFlow(block.otherwise, `${path}.otherwise`);
     }
     const fallback = otherwise;

@@ -28,7 +28,11 @@ export const throwPolicy: PolicyType = definePolicy<ThrowConfig>({
     {
       name: str('Error name matched by catch blocks.'),
       message: str('Error message returned as moreInformation.', ''),
-      'error-status-code': { type: ['string', 'integer'], default: '500', description: 'HTTP status returned for the error (2.1.0).' },
+      'error-status-code': {
+        type: ['string', 'integer'],
+        default: '500',
+        description: 'HTTP status returned for the error (2.1.0).',
+      },
       'error-status-reason': str('HTTP reason phrase returned for the error (2.1.0).'),
     },
     ['name'],

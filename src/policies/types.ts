@@ -238,7 +238,13 @@ export class AssemblyError extends Error {
   constructor(
     errorName: string,
     message: string,
-    options: { status?: number; reason?: string; policy?: string; headers?: Record<string, string>; cause?: unknown } = {},
+    options: {
+      status?: number;
+      reason?: string;
+      policy?: string;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AssemblyError';

@@ -227,10 +227,15 @@ function refuseRequestChosenHost(expanded: string, parts: UrlPart[]): void {
     if (part.kind === 'literal' || (part.kind === 'variable' && !/^request\./.test(part.name))) continue;
     const before = i > 0 ? parts[i - 1] : undefined;
     const after = parts[i + 1];
-    const wholeHost = part.position === 'authority' && before?.kind === 'literal' && /:\/\/$/.test(before.text) &&
+    const wholeHost =
+      part.position === 'authority' &&
+      before?.kind === 'literal' &&
+      /:\/\/$/.test(before.text) &&
       (after === undefined || (after.kind === 'literal' && /^[:/?#]/.test(after.text)));
     if (part.position === 'url' || wholeHost) {
-      throw new Error(`target-url "${expanded}": ${part.label} comes from the request and would choose the backend's host`);
+      throw new Error(
+        `target-url "${expanded}": ${part.label} comes from the request and would choose the backend's host`,
+      );
     }
   }
 }
@@ -267,7 +272,10 @@ export function compileUrlTemplate(template: string, properties: Record<string, 
   const constantBase = parts.slice(0, baseEnd).every((p) => p.kind === 'literal');
   let fixedBase: URL | undefined;
   if (constantBase) {
-    const prefix = parts.slice(0, baseEnd).map((p) => (p as Literal).text).join('');
+    const prefix = parts
+      .slice(0, baseEnd)
+      .map((p) => (p as Literal).text)
+      .join('');
     try {
       fixedBase = new URL(prefix);
     } catch {

@@ -35,9 +35,14 @@ export const validatePolicy: PolicyType = definePolicy<ValidateConfig>({
   versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0'],
   description: 'Validates a message body against a JSON schema; a failure raises ValidateError (422).',
   schema: policy(['1.0.0', '2.0.0', '2.1.0', '2.2.0'], {
-    definition: str('Schema in this document: a JSON pointer (#/definitions/x), a definition name, or v5 request/response.'),
+    definition: str(
+      'Schema in this document: a JSON pointer (#/definitions/x), a definition name, or v5 request/response.',
+    ),
     schema: { type: 'object', default: {}, description: 'Inline JSON schema.' },
-    'validate-against': oneOfStrings(['body-param', 'response-param', 'url', 'definition', 'wsdl', 'graphql'], 'What the body is checked against; default: definition when a definition is named, else body-param.'),
+    'validate-against': oneOfStrings(
+      ['body-param', 'response-param', 'url', 'definition', 'wsdl', 'graphql'],
+      'What the body is checked against; default: definition when a definition is named, else body-param.',
+    ),
     url: str('URL of a schema (validate-against: url).'),
     input: str('Message validated.', 'message'),
     output: str('Message receiving the validated result.'),
@@ -48,12 +53,17 @@ export const validatePolicy: PolicyType = definePolicy<ValidateConfig>({
     const problems: PolicyProblem[] = [];
     const against = config['validate-against'];
     if (against !== undefined && !targets.includes(against)) {
-      problems.push({ path: `${path}.validate-against`, rule: 'enum', reason: `validate-against must be one of ${targets.join(', ')}` });
+      problems.push({
+        path: `${path}.validate-against`,
+        rule: 'enum',
+        reason: `validate-against must be one of ${targets.join(', ')}`,
+      });
     }
     // v5 writes `definition: request | response` for the operation's own schemas.
     if (definition === undefined || definition === 'request' || definition === 'response') return problems;
     const ref = refFor(definition);
-    if (!refResolves([scope.document], ref)) problems.push({ path: `${path}.definition`, rule: 'unresolved-ref', reason: unresolvedReason(ref) });
+    if (!refResolves([scope.document], ref))
+      problems.push({ path: `${path}.definition`, rule: 'unresolved-ref', reason: unresolvedReason(ref) });
     return problems;
   },
   compile(config: ValidateConfig, api: CompiledApiInfo, path: string): Step {
@@ -61,16 +71,33 @@ export const validatePolicy: PolicyType = definePolicy<ValidateConfig>({
     const title = titleOf(block, 'validate');
     const input = optionalString(block, 'input', path) || 'message';
     const definition = optionalString(block, 'definition', path);
-    let against = optionalString(block, 'validate-against', path) ?? (definition === 'request' ? 'body-param' : definition === 'response' ? 'response-param' : 'definition');
+    let against =
+      optionalString(block, 'validate-against', path) ??
+      (definition === 'request' ? 'body-param' : definition === 'response' ? 'response-param' : 'definition');
     if (definition === 'request' && against === 'definition') against = 'body-param';
     if (definition === 'response' && against === 'definition') against = 'response-param';
-    if (!targets.includes(against)) throw new PolicyCompileError(`${path}.validate-against`, 'enum', `validate-against must be one of ${targets.join(', ')}`);
+    if (!targets.includes(against))
+      throw new PolicyCompileError(
+        `${path}.validate-against`,
+        'enum',
+        `validate-against must be one of ${targets.join(', ')}`,
+      );
     const ajv = newAjv();
     const bodyVariable = `${input}.body`;
     if (against === 'url') return function validateUrlStep() {};
     if (against === 'definition') {
-      if (definition === undefined) throw new PolicyCompileError(`${path}.definition`, 'required', 'validate-against: definition needs a `definition` $ref');
-      const check = compileSchema(ajv, resolveRef(refFor(definition), api, `${path}.definition`), api, `${path}.definition`);
+      if (definition === undefined)
+        throw new PolicyCompileError(
+          `${path}.definition`,
+          'required',
+          'validate-against: definition needs a `definition` $ref',
+        );
+      const check = compileSchema(
+        ajv,
+        resolveRef(refFor(definition), api, `${path}.definition`),
+        api,
+        `${path}.definition`,
+      );
       return function validateStep(ctx: FlowContext) {
         runCheck(check, ctx.get(bodyVariable), title);
       };
@@ -78,9 +105,13 @@ export const validatePolicy: PolicyType = definePolicy<ValidateConfig>({
     const checks = operationSchemas(api, against === 'body-param' ? 'request' : 'response', ajv, path);
     return function validateStep(ctx: FlowContext) {
       const { id, verb, path: operationPath } = ctx.operation;
-      const byOperation = checks.get(`${verb.toUpperCase()} ${operationPath}`) ?? (id === undefined ? undefined : checks.get(`id ${id}`));
+      const byOperation =
+        checks.get(`${verb.toUpperCase()} ${operationPath}`) ?? (id === undefined ? undefined : checks.get(`id ${id}`));
       if (byOperation === undefined) return;
-      const check = against === 'body-param' ? byOperation.get('request') : pickResponse(byOperation, ctx.get('message.status.code'));
+      const check =
+        against === 'body-param'
+          ? byOperation.get('request')
+          : pickResponse(byOperation, ctx.get('message.status.code'));
       if (check !== undefined) runCheck(check, ctx.get(bodyVariable), title);
     };
   },
@@ -104,8 +135,15 @@ function runCheck(check: ValidateFunction, body: unknown, title: string): void {
   if (check(body)) return;
   const error = check.errors?.[0];
   const where = error === undefined || error.instancePath === '' ? 'body' : `body${error.instancePath}`;
-  const detail = error === undefined ? 'invalid' : `${where} ${error.message ?? 'is invalid'} (${error.keyword}: ${error.schemaPath})`;
-  throw new AssemblyError('ValidateError', detail, { status: 422, reason: 'Unprocessable Entity', policy: title });
+  const detail =
+    error === undefined
+      ? 'invalid'
+      : `${where} ${error.message ?? 'is invalid'} (${error.keyword}: ${error.schemaPath})`;
+  throw new AssemblyError('ValidateError', detail, {
+    status: 422,
+    reason: 'Unprocessable Entity',
+    policy: title,
+  });
 }
 
 function pickResponse(checks: Map<string, ValidateFunction>, status: unknown): ValidateFunction | undefined {
@@ -113,7 +151,12 @@ function pickResponse(checks: Map<string, ValidateFunction>, status: unknown): V
 }
 
 /** Every operation's request and response schemas (OpenAPI 2 and 3), compiled once. */
-function operationSchemas(api: CompiledApiInfo, kind: 'request' | 'response', ajv: Ajv, path: string): Map<string, Map<string, ValidateFunction>> {
+function operationSchemas(
+  api: CompiledApiInfo,
+  kind: 'request' | 'response',
+  ajv: Ajv,
+  path: string,
+): Map<string, Map<string, ValidateFunction>> {
   const out = new Map<string, Map<string, ValidateFunction>>();
   const paths = (api.document.paths ?? {}) as Record<string, Record<string, unknown>>;
   for (const [operationPath, item] of Object.entries(paths)) {
@@ -122,7 +165,8 @@ function operationSchemas(api: CompiledApiInfo, kind: 'request' | 'response', aj
       if (operation === undefined) continue;
       const checks = new Map<string, ValidateFunction>();
       const where = `${path} (${verb.toUpperCase()} ${operationPath})`;
-      for (const [key, schema] of schemasOf(operation, kind, api, where)) checks.set(key, compileSchema(ajv, schema, api, where));
+      for (const [key, schema] of schemasOf(operation, kind, api, where))
+        checks.set(key, compileSchema(ajv, schema, api, where));
       if (checks.size === 0) continue;
       out.set(`${verb.toUpperCase()} ${operationPath}`, checks);
       if (typeof operation.operationId === 'string') out.set(`id ${operation.operationId}`, checks);
@@ -131,15 +175,24 @@ function operationSchemas(api: CompiledApiInfo, kind: 'request' | 'response', aj
   return out;
 }
 
-function schemasOf(operation: Record<string, unknown>, kind: 'request' | 'response', api: CompiledApiInfo, path: string): Array<[string, JSONSchema]> {
+function schemasOf(
+  operation: Record<string, unknown>,
+  kind: 'request' | 'response',
+  api: CompiledApiInfo,
+  path: string,
+): Array<[string, JSONSchema]> {
   if (kind === 'request') {
     const parameters = (operation.parameters ?? []) as Array<Record<string, unknown>>;
     for (const raw of parameters) {
       const parameter = typeof raw.$ref === 'string' ? resolveRef(raw.$ref, api, path) : raw;
-      if (parameter.in === 'body' && typeof parameter.schema === 'object') return [['request', parameter.schema as JSONSchema]];
+      if (parameter.in === 'body' && typeof parameter.schema === 'object')
+        return [['request', parameter.schema as JSONSchema]];
     }
     const body = operation.requestBody as Record<string, unknown> | undefined;
-    const schema = body === undefined ? undefined : jsonSchemaOf(typeof body.$ref === 'string' ? resolveRef(body.$ref, api, path) : body);
+    const schema =
+      body === undefined
+        ? undefined
+        : jsonSchemaOf(typeof body.$ref === 'string' ? resolveRef(body.$ref, api, path) : body);
     return schema === undefined ? [] : [['request', schema]];
   }
   const responses = (operation.responses ?? {}) as Record<string, Record<string, unknown>>;

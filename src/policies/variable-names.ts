@@ -35,6 +35,7 @@ export function prototypeSegment(segments: readonly string[]): string | undefine
  * `target['__proto__'] = value` would replace the object's prototype instead.
  */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }

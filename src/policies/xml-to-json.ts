@@ -29,16 +29,26 @@ export interface XmlToJsonConfig {
 /** Requests are bounded by the gateway before the flow runs; 4 MiB is its default limit. */
 const requestLimit = 4 * 1024 * 1024;
 
-const conventions: Record<string, Convention> = { badgerFish: 'badgerFish', apicv5: 'badgerFish', relaxedBadgerFish: 'relaxedBadgerFish' };
+const conventions: Record<string, Convention> = {
+  badgerFish: 'badgerFish',
+  apicv5: 'badgerFish',
+  relaxedBadgerFish: 'relaxedBadgerFish',
+};
 
 /** The body as text, and whether it is still the consumer's request body. */
-export function bodyText(ctx: FlowContext, input: string): { text: string | undefined; fromRequest: boolean; value: unknown } {
+export function bodyText(
+  ctx: FlowContext,
+  input: string,
+): { text: string | undefined; fromRequest: boolean; value: unknown } {
   const holder = ctx.get(input) as { body?: unknown } | undefined;
   const raw = holder?.body;
   const requestBody = ctx.request.body;
   const requestText = requestBody instanceof RawBody ? undefined : requestBody;
-  const fromRequest = input === 'request' || (raw !== undefined && (raw === requestBody || (typeof raw === 'string' && raw === requestText)));
-  if (raw instanceof RawBody) return { text: raw.bytes.toString('utf8'), fromRequest: fromRequest || raw === requestBody, value: raw };
+  const fromRequest =
+    input === 'request' ||
+    (raw !== undefined && (raw === requestBody || (typeof raw === 'string' && raw === requestText)));
+  if (raw instanceof RawBody)
+    return { text: raw.bytes.toString('utf8'), fromRequest: fromRequest || raw === requestBody, value: raw };
   if (Buffer.isBuffer(raw)) return { text: raw.toString('utf8'), fromRequest, value: raw };
   return { text: typeof raw === 'string' ? raw : undefined, fromRequest, value: raw };
 }
@@ -46,8 +56,16 @@ export function bodyText(ctx: FlowContext, input: string): { text: string | unde
 /** An XML problem as the consumer sees it: the request's fault (400) or the backend's (502). */
 export function xmlFailure(error: XmlError, title: string, fromRequest: boolean): AssemblyError {
   return fromRequest
-    ? new AssemblyError('BadRequestError', new PorticoError('GW_BAD_REQUEST_BODY', { reason: `${error.message} (policy ${title})` }).message, { status: 400, policy: title, cause: error })
-    : new AssemblyError('TransformError', new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: title, reason: error.message }).message, { status: 502, policy: title, cause: error });
+    ? new AssemblyError(
+        'BadRequestError',
+        new PorticoError('GW_BAD_REQUEST_BODY', { reason: `${error.message} (policy ${title})` }).message,
+        { status: 400, policy: title, cause: error },
+      )
+    : new AssemblyError(
+        'TransformError',
+        new PorticoError('GW_BAD_BACKEND_RESPONSE', { policy: title, reason: error.message }).message,
+        { status: 502, policy: title, cause: error },
+      );
 }
 
 /** The xml-to-json policy. */
@@ -58,8 +76,16 @@ export const xmlToJsonPolicy: PolicyType = definePolicy<XmlToJsonConfig>({
   schema: policy(['1.0.0', '2.0.0'], {
     input: str('Message converted.', 'message'),
     output: str('Message receiving the result; default the input.'),
-    'conversion-type': oneOfStrings(['badgerFish', 'relaxedBadgerFish', 'apicv5'], 'Convention: badgerFish, relaxedBadgerFish or apicv5 (read as badgerFish).', 'badgerFish'),
-    'compile-settings': { type: 'object', default: {}, description: 'Conversion compile settings (DataPower).' },
+    'conversion-type': oneOfStrings(
+      ['badgerFish', 'relaxedBadgerFish', 'apicv5'],
+      'Convention: badgerFish, relaxedBadgerFish or apicv5 (read as badgerFish).',
+      'badgerFish',
+    ),
+    'compile-settings': {
+      type: 'object',
+      default: {},
+      description: 'Conversion compile settings (DataPower).',
+    },
   }),
   compile(config: XmlToJsonConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, xmlToJsonPolicy, path);
@@ -68,7 +94,12 @@ export const xmlToJsonPolicy: PolicyType = definePolicy<XmlToJsonConfig>({
     const output = optionalString(block, 'output', path) || input;
     const type = config['conversion-type'];
     const convention = conventions[type];
-    if (convention === undefined) throw new PolicyCompileError(`${path}.conversion-type`, 'enum', `conversion-type "${type}" is not one of ${Object.keys(conventions).join(', ')}`);
+    if (convention === undefined)
+      throw new PolicyCompileError(
+        `${path}.conversion-type`,
+        'enum',
+        `conversion-type "${type}" is not one of ${Object.keys(conventions).join(', ')}`,
+      );
     const backendLimit = api.settings.maxBackendBodyBytes;
     return function xmlToJson(ctx: FlowContext) {
       const { text, fromRequest, value } = bodyText(ctx, input);

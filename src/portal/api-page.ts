@@ -45,16 +45,24 @@ export function schemaTree(schema: unknown, depth = 0): SafeHtml {
   const required = new Set(Array.isArray(target.required) ? target.required.map(String) : []);
   const entries = Object.entries(properties);
   if (entries.length === 0) return html``;
-  return html`<ul>${entries.map(
-    ([name, property]) => html`<li><code>${name}</code> <span class="type">${typeOf(property)}</span>${required.has(name) ? html` <span class="req">required</span>` : ''}${
-      isObject(property) && typeof property.description === 'string' ? html` — ${property.description}` : ''
-    }${schemaTree(property, depth + 1)}</li>`,
-  )}</ul>`;
+  return html`<ul>
+    ${entries.map(
+      ([name, property]) =>
+        html`<li>
+          <code>${name}</code>
+          <span class="type">${typeOf(property)}</span
+          >${required.has(name) ? html` <span class="req">required</span>` : ''}${
+            isObject(property) && typeof property.description === 'string' ? html` — ${property.description}` : ''
+          }${schemaTree(property, depth + 1)}
+        </li>`,
+    )}
+  </ul>`;
 }
 
 function exampleBlock(label: string, example: unknown): SafeHtml {
   if (example === undefined) return html``;
-  return html`<p class="hint">${label}</p><pre tabindex="0"><code>${typeof example === 'string' ? example : JSON.stringify(example, null, 2)}</code></pre>`;
+  return html`<p class="hint">${label}</p>
+    <pre tabindex="0"><code>${typeof example === 'string' ? example : JSON.stringify(example, null, 2)}</code></pre>`;
 }
 
 function schemaBlock(schema: unknown, example: unknown, exampleLabel: string): SafeHtml {
@@ -76,32 +84,61 @@ function parameterInput(operation: OperationView, parameter: ParameterView, valu
   const key = `param.${parameter.in}.${parameter.name}`;
   const id = `${operation.anchor}-${parameter.in}-${parameter.name}`.replace(/[^A-Za-z0-9_-]/g, '-');
   const value = values[key] ?? (parameter.example !== undefined ? String(parameter.example) : '');
-  return html`<div class="field"><label for="${id}">${parameter.name} <span class="hint">(${parameter.in}${parameter.required ? ', required' : ''})</span></label>
-<input type="text" id="${id}" name="${key}" value="${value}"${parameter.required ? html` required` : ''}${parameter.description ? html` aria-describedby="${id}-hint"` : ''}>
-${parameter.description ? html`<p class="hint" id="${id}-hint">${parameter.description}</p>` : ''}</div>`;
+  return html`<div class="field">
+    <label for="${id}"
+      >${parameter.name} <span class="hint">(${parameter.in}${parameter.required ? ', required' : ''})</span></label
+    >
+    <input
+      type="text"
+      id="${id}"
+      name="${key}"
+      value="${value}"
+      ${parameter.required ? html` required` : ''}${parameter.description ? html` aria-describedby="${id}-hint"` : ''}
+    />
+    ${parameter.description ? html`<p class="hint" id="${id}-hint">${parameter.description}</p>` : ''}
+  </div>`;
 }
 
 /** A Try it answer rendered on the server (the script renders the same shape in place). */
 export function tryResultHtml(outcome: TryResult): SafeHtml {
   const ok = outcome.status >= 200 && outcome.status < 400;
-  const line = outcome.error ? `Code: ${outcome.status} ${outcome.error}` : `Code: ${outcome.status} ${outcome.statusText} — ${outcome.timeMs} ms`;
+  const line = outcome.error
+    ? `Code: ${outcome.status} ${outcome.error}`
+    : `Code: ${outcome.status} ${outcome.statusText} — ${outcome.timeMs} ms`;
   const token = outcome.token;
   return html`${token ? html`<p class="tryit-token">Access token (client credentials): scope <code>${token.scope || '(none)'}</code>, expires in ${token.expiresIn} s (${token.expiresAt})</p>` : ''}
-<p class="status-line ${ok ? 'ok' : 'bad'}">${line}</p>
-${outcome.headers.length > 0 ? html`<h4>Response headers</h4><pre tabindex="0">${outcome.headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>` : ''}
-${outcome.body ? html`<h4>Response body</h4><pre class="tryit-body" tabindex="0">${outcome.body}</pre>` : ''}`;
+    <p class="status-line ${ok ? 'ok' : 'bad'}">${line}</p>
+    ${
+      outcome.headers.length > 0
+        ? html`<h4>Response headers</h4>
+            <pre tabindex="0">${outcome.headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>`
+        : ''
+    }
+    ${
+      outcome.body
+        ? html`<h4>Response body</h4>
+            <pre class="tryit-body" tabindex="0">${outcome.body}</pre>`
+        : ''
+    }`;
 }
 
 function tryItSection(input: ApiPageInput, operation: OperationView): SafeHtml {
   const { context } = input;
   const headingId = `try-${operation.anchor}`;
   if (!context.user) {
-    return html`<section class="tryit" aria-labelledby="${headingId}"><h3 id="${headingId}">Try it</h3>
-<p><a href="/sign-in?next=${encodeURIComponent(input.apiUrl)}">Sign in</a> and subscribe an app to try this operation.</p></section>`;
+    return html`<section class="tryit" aria-labelledby="${headingId}">
+      <h3 id="${headingId}">Try it</h3>
+      <p>
+        <a href="/sign-in?next=${encodeURIComponent(input.apiUrl)}">Sign in</a> and subscribe an app to try this
+        operation.
+      </p>
+    </section>`;
   }
   if (input.apps.length === 0) {
-    return html`<section class="tryit" aria-labelledby="${headingId}"><h3 id="${headingId}">Try it</h3>
-<p>You need an app subscribed to a plan of this product. <a href="/apps/new">Create an app</a>.</p></section>`;
+    return html`<section class="tryit" aria-labelledby="${headingId}">
+      <h3 id="${headingId}">Try it</h3>
+      <p>You need an app subscribed to a plan of this product. <a href="/apps/new">Create an app</a>.</p>
+    </section>`;
   }
   const shown = input.result?.anchor === operation.anchor ? input.result : undefined;
   const values = shown?.values ?? {};
@@ -113,26 +150,73 @@ function tryItSection(input: ApiPageInput, operation: OperationView): SafeHtml {
   const editable = operation.parameters.filter((p) => ['query', 'path', 'header'].includes(p.in));
   const prefix = operation.anchor;
   const selected = input.apps.find((a) => a.app.id === selectedApp) ?? input.apps[0];
-  return html`<section class="tryit" aria-labelledby="${headingId}"><h3 id="${headingId}">Try it</h3>
-<form class="tryit-form" method="post" action="${input.apiUrl}/try#${operation.anchor}">${csrfField(context.csrfToken)}
-<input type="hidden" name="operation" value="${operation.anchor}">
-<div class="two-col"><div class="field"><label for="${prefix}-app">Application</label>
-<select id="${prefix}-app" name="app" data-client-id-target="${prefix}-client-id">${input.apps.map(
-    (a) => html`<option value="${a.app.id}" data-client-id="${a.credential?.client_id ?? ''}"${a.app.id === selectedApp ? html` selected` : ''}>${a.app.title}</option>`,
-  )}</select></div>
-<div class="field"><label for="${prefix}-client-id">Client ID</label><input type="text" id="${prefix}-client-id" value="${selected.credential?.client_id ?? ''}" readonly class="mono"></div></div>
-${needsSecret ? html`<div class="field"><label for="${prefix}-secret">Client secret</label><input type="password" id="${prefix}-secret" name="clientSecret" autocomplete="off" required aria-describedby="${prefix}-secret-hint"><p class="hint" id="${prefix}-secret-hint">${secretHint}</p></div>` : ''}
-${editable.map((p) => parameterInput(operation, p, values))}
-${operation.body ? html`<div class="field"><label for="${prefix}-body">Request body (${operation.body.contentType})</label><textarea id="${prefix}-body" name="body">${values.body ?? (operation.body.example !== undefined ? JSON.stringify(operation.body.example, null, 2) : '')}</textarea></div>` : ''}
-<div class="actions"><button type="submit" class="button">Send</button></div></form>
-<div class="tryit-result" aria-live="polite">${shown ? tryResultHtml(shown.outcome) : ''}</div></section>`;
+  return html`<section class="tryit" aria-labelledby="${headingId}">
+    <h3 id="${headingId}">Try it</h3>
+    <form class="tryit-form" method="post" action="${input.apiUrl}/try#${operation.anchor}">
+      ${csrfField(context.csrfToken)}
+      <input type="hidden" name="operation" value="${operation.anchor}" />
+      <div class="two-col">
+        <div class="field">
+          <label for="${prefix}-app">Application</label>
+          <select id="${prefix}-app" name="app" data-client-id-target="${prefix}-client-id">
+            ${input.apps.map(
+              (a) =>
+                html`<option
+                  value="${a.app.id}"
+                  data-client-id="${a.credential?.client_id ?? ''}"
+                  ${a.app.id === selectedApp ? html` selected` : ''}
+                >
+                  ${a.app.title}
+                </option>`,
+            )}
+          </select>
+        </div>
+        <div class="field">
+          <label for="${prefix}-client-id">Client ID</label
+          ><input
+            type="text"
+            id="${prefix}-client-id"
+            value="${selected.credential?.client_id ?? ''}"
+            readonly
+            class="mono"
+          />
+        </div>
+      </div>
+      ${
+        needsSecret
+          ? html`<div class="field">
+              <label for="${prefix}-secret">Client secret</label
+              ><input
+                type="password"
+                id="${prefix}-secret"
+                name="clientSecret"
+                autocomplete="off"
+                required
+                aria-describedby="${prefix}-secret-hint"
+              />
+              <p class="hint" id="${prefix}-secret-hint">${secretHint}</p>
+            </div>`
+          : ''
+      }
+      ${editable.map((p) => parameterInput(operation, p, values))}
+      ${operation.body ? html`<div class="field"><label for="${prefix}-body">Request body (${operation.body.contentType})</label><textarea id="${prefix}-body" name="body">${values.body ?? (operation.body.example !== undefined ? JSON.stringify(operation.body.example, null, 2) : '')}</textarea></div>` : ''}
+      <div class="actions"><button type="submit" class="button">Send</button></div>
+    </form>
+    <div class="tryit-result" aria-live="polite">${shown ? tryResultHtml(shown.outcome) : ''}</div>
+  </section>`;
 }
 
 function codeSampleBlock(operation: OperationView, sample: CodeSample): SafeHtml {
   const id = `${operation.anchor}-sample-${sample.language}`;
-  return html`<div class="sample"><div class="sample-head"><h4 id="${id}-title">${sample.label}</h4>
-<button type="button" class="button secondary small" data-copy-target="${id}">Copy<span class="visually-hidden"> the ${sample.label} sample</span></button><span class="copy-status hint" aria-live="polite"></span></div>
-<pre tabindex="0" aria-labelledby="${id}-title"><code id="${id}">${sample.code}</code></pre></div>`;
+  return html`<div class="sample">
+    <div class="sample-head">
+      <h4 id="${id}-title">${sample.label}</h4>
+      <button type="button" class="button secondary small" data-copy-target="${id}">
+        Copy<span class="visually-hidden"> the ${sample.label} sample</span></button
+      ><span class="copy-status hint" aria-live="polite"></span>
+    </div>
+    <pre tabindex="0" aria-labelledby="${id}-title"><code id="${id}">${sample.code}</code></pre>
+  </div>`;
 }
 
 function codeSamplesSection(input: ApiPageInput, operation: OperationView): SafeHtml {
@@ -141,8 +225,12 @@ function codeSamplesSection(input: ApiPageInput, operation: OperationView): Safe
   const whose = clientId
     ? html`with the client id of your app ${input.apps[0].app.title}`
     : html`with <code>${clientIdPlaceholder}</code> where your app's client id goes`;
-  return html`<h3>Code samples</h3><p class="hint">Ready to run ${whose}; a client secret, where one is needed, is never shown again: paste it in place of <code>${clientSecretPlaceholder}</code>.</p>
-<div class="samples">${samples.map((sample) => codeSampleBlock(operation, sample))}</div>`;
+  return html`<h3>Code samples</h3>
+    <p class="hint">
+      Ready to run ${whose}; a client secret, where one is needed, is never shown again: paste it in place of
+      <code>${clientSecretPlaceholder}</code>.
+    </p>
+    <div class="samples">${samples.map((sample) => codeSampleBlock(operation, sample))}</div>`;
 }
 
 function oauthSection(input: ApiPageInput, requirement: NonNullable<OperationView['oauth']>): SafeHtml {
@@ -161,10 +249,18 @@ function operationSection(input: ApiPageInput, operation: OperationView): SafeHt
 <p class="hint">${operation.operationId ? html`Operation <code>${operation.operationId}</code> · ` : ''}<code class="url">${operation.method} ${input.gatewayBase}${operation.path}</code></p>
 <h3>Parameters</h3>
 ${operation.parameters.length === 0 ? html`<p>None.</p>` : table(`Parameters of ${operation.method} ${operation.path}`, ['Name', 'In', 'Type', 'Required', 'Description'], parameterRows(operation.parameters), { hideCaption: true })}
-${operation.body ? html`<h3>Request body</h3><p class="hint">${operation.body.contentType}${operation.body.required ? ', required' : ''}</p>${schemaBlock(operation.body.schema, operation.body.example, 'Example request')}` : ''}
+${
+  operation.body
+    ? html`<h3>Request body</h3>
+        <p class="hint">${operation.body.contentType}${operation.body.required ? ', required' : ''}</p>
+        ${schemaBlock(operation.body.schema, operation.body.example, 'Example request')}`
+    : ''
+}
 <h3>Responses</h3>
 ${operation.responses.map(
-  (r) => html`<h4>Status ${r.status}</h4>${r.description && r.description !== r.status ? html`<p>${r.description}</p>` : ''}${schemaBlock(r.schema, r.example, `Example response${r.contentType ? ` (${r.contentType})` : ''}`)}`,
+  (r) =>
+    html`<h4>Status ${r.status}</h4>
+      ${r.description && r.description !== r.status ? html`<p>${r.description}</p>` : ''}${schemaBlock(r.schema, r.example, `Example response${r.contentType ? ` (${r.contentType})` : ''}`)}`,
 )}
 ${operation.oauth ? oauthSection(input, operation.oauth) : ''}
 ${codeSamplesSection(input, operation)}
@@ -173,7 +269,10 @@ ${tryItSection(input, operation)}</div></details></section>`;
 
 function downloadLinks(input: ApiPageInput): SafeHtml {
   const file = `${input.api.name}-${input.api.version}`.replace(/[^A-Za-z0-9._-]/g, '_');
-  return html`<p class="downloads">Download OpenAPI: <a href="${input.apiUrl}/openapi.yaml" download="${file}.yaml">YAML</a> · <a href="${input.apiUrl}/openapi.json" download="${file}.json">JSON</a></p>`;
+  return html`<p class="downloads">
+    Download OpenAPI: <a href="${input.apiUrl}/openapi.yaml" download="${file}.yaml">YAML</a> ·
+    <a href="${input.apiUrl}/openapi.json" download="${file}.json">JSON</a>
+  </p>`;
 }
 
 /** The whole main content of an API page. */
@@ -181,13 +280,31 @@ export function apiPage(input: ApiPageInput): SafeHtml {
   const { product, api, view } = input;
   const securityNames = [...new Set(view.operations.flatMap((o) => o.credentials.map((c) => `${c.name} (${c.in})`)))];
   return html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, input.productUrl], [`${api.title} ${api.version}`]])}
-<h1>${api.title} <span class="meta">${api.version}</span></h1>
-${api.state === 'offline' ? notice('warn', 'This API is offline at the moment: calls answer 404 until the provider brings it online.') : ''}
-${view.description ? html`<p class="lede">${view.description}</p>` : ''}
-<dl class="facts"><dt>Base URL</dt><dd><code class="url">${input.gatewayBase}</code></dd><dt>Credentials</dt><dd>${securityNames.length > 0 ? securityNames.join(', ') : 'X-IBM-Client-Id (header)'}</dd></dl>
-${downloadLinks(input)}
-<div class="layout-api"><nav class="toc" aria-label="Operations"><h2 class="visually-hidden">Operations</h2><ul>${view.operations.map(
-    (o) => html`<li><a href="#${o.anchor}"><span class="method ${o.method.toLowerCase()}">${o.method}</span> <span class="path">${o.path}</span></a></li>`,
-  )}</ul></nav>
-<div>${view.operations.map((o) => operationSection(input, o))}</div></div>`;
+    <h1>${api.title} <span class="meta">${api.version}</span></h1>
+    ${api.state === 'offline' ? notice('warn', 'This API is offline at the moment: calls answer 404 until the provider brings it online.') : ''}
+    ${view.description ? html`<p class="lede">${view.description}</p>` : ''}
+    <dl class="facts">
+      <dt>Base URL</dt>
+      <dd><code class="url">${input.gatewayBase}</code></dd>
+      <dt>Credentials</dt>
+      <dd>${securityNames.length > 0 ? securityNames.join(', ') : 'X-IBM-Client-Id (header)'}</dd>
+    </dl>
+    ${downloadLinks(input)}
+    <div class="layout-api">
+      <nav class="toc" aria-label="Operations">
+        <h2 class="visually-hidden">Operations</h2>
+        <ul>
+          ${view.operations.map(
+            (o) =>
+              html`<li>
+                <a href="#${o.anchor}"
+                  ><span class="method ${o.method.toLowerCase()}">${o.method}</span>
+                  <span class="path">${o.path}</span></a
+                >
+              </li>`,
+          )}
+        </ul>
+      </nav>
+      <div>${view.operations.map((o) => operationSection(input, o))}</div>
+    </div>`;
 }

@@ -36,8 +36,11 @@ function asText(value: unknown): string {
 
 function sampleRequest(input: SampleInput): SampleRequest {
   const { operation } = input;
-  const parameter = (where: string, name: string) => operation.parameters.find((p) => p.in === where && p.name === name);
-  const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) => encodeURIComponent(asText(parameter('path', name)?.sample ?? name)));
+  const parameter = (where: string, name: string) =>
+    operation.parameters.find((p) => p.in === where && p.name === name);
+  const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) =>
+    encodeURIComponent(asText(parameter('path', name)?.sample ?? name)),
+  );
   const url = new URL(`${input.gatewayBase}${path}`);
   const headers: Array<[string, string]> = [];
   for (const p of operation.parameters.filter((p) => p.required && p.sample !== undefined)) {
@@ -81,7 +84,9 @@ function curl(request: SampleRequest): string {
 function javascript(request: SampleRequest): string {
   const headers = request.headers.map(([name, value]) => `    ${JSON.stringify(name)}: ${JSON.stringify(value)},`);
   const body = request.body
-    ? [`  body: ${request.body.json ? `JSON.stringify(${JSON.stringify(request.body.value, null, 2).replace(/\n/g, '\n  ')})` : JSON.stringify(request.body.value)},`]
+    ? [
+        `  body: ${request.body.json ? `JSON.stringify(${JSON.stringify(request.body.value, null, 2).replace(/\n/g, '\n  ')})` : JSON.stringify(request.body.value)},`,
+      ]
     : [];
   return [
     `const response = await fetch(${JSON.stringify(request.url)}, {`,

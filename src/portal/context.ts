@@ -39,7 +39,9 @@ export function portalContext(request: FastifyRequest): PortalContext {
 }
 
 /** The signed-in context; a visitor who is not signed in is sent to sign in by the caller. */
-export function signedIn(context: PortalContext): context is PortalContext & { user: PortalUser; org: ConsumerOrg; session: Session } {
+export function signedIn(
+  context: PortalContext,
+): context is PortalContext & { user: PortalUser; org: ConsumerOrg; session: Session } {
   return context.user !== undefined && context.org !== undefined && context.session !== undefined;
 }
 
@@ -48,7 +50,10 @@ export function signedIn(context: PortalContext): context is PortalContext & { u
  * provider organization's `sandbox`. Found once and then cached; undefined until it exists
  * (the demo creates its org after the servers start).
  */
-export function catalogResolver(services: ConsumerServices, spec: string | undefined): () => Promise<PortalCatalog | undefined> {
+export function catalogResolver(
+  services: ConsumerServices,
+  spec: string | undefined,
+): () => Promise<PortalCatalog | undefined> {
   let cached: PortalCatalog | undefined;
   const [wantedOrg, wantedCatalog] = spec && spec.includes('/') ? spec.split('/', 2) : [undefined, spec || 'sandbox'];
   return async () => {
@@ -56,7 +61,13 @@ export function catalogResolver(services: ConsumerServices, spec: string | undef
     const found = await services.findCatalog(wantedOrg, wantedCatalog);
     if (!found) return undefined;
     const { org, catalog } = found;
-    cached = { orgId: org.id, orgName: org.name, catalogId: catalog.id, catalogName: catalog.name, title: catalog.title };
+    cached = {
+      orgId: org.id,
+      orgName: org.name,
+      catalogId: catalog.id,
+      catalogName: catalog.name,
+      title: catalog.title,
+    };
     return cached;
   };
 }

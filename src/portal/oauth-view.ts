@@ -24,22 +24,48 @@ export function issuerUrl(gateway: string, orgName: string, catalogName: string,
 }
 
 /** The section under an operation: provider, scopes the operation needs, endpoints, grants, scopes offered. */
-export function oauthPanel(requirement: OAuthRequirement, config: ProviderConfig | undefined, issuer: string | undefined): SafeHtml {
+export function oauthPanel(
+  requirement: OAuthRequirement,
+  config: ProviderConfig | undefined,
+  issuer: string | undefined,
+): SafeHtml {
   if (config === undefined || issuer === undefined) {
-    return html`<h3>OAuth</h3><p>Needs an access token from OAuth provider <code>${requirement.provider}</code>, which this catalog does not offer at the moment.</p>`;
+    return html`<h3>OAuth</h3>
+      <p>
+        Needs an access token from OAuth provider <code>${requirement.provider}</code>, which this catalog does not
+        offer at the moment.
+      </p>`;
   }
   const endpoints: Array<[string, string]> = [['Token', `${issuer}${config.tokenPath}`]];
   if (config.grants.includes('access_code')) endpoints.push(['Authorize', `${issuer}${config.authorizePath}`]);
-  endpoints.push(['Metadata (RFC 8414)', `${issuer}${endpointPaths.metadata}`], ['Introspection', `${issuer}${endpointPaths.introspect}`]);
+  endpoints.push(
+    ['Metadata (RFC 8414)', `${issuer}${endpointPaths.metadata}`],
+    ['Introspection', `${issuer}${endpointPaths.introspect}`],
+  );
   endpoints.push(['Revocation', `${issuer}${endpointPaths.revoke}`], ['JWKS', `${issuer}${endpointPaths.jwks}`]);
-  const needed = requirement.scopes.length === 0 ? 'no particular scope' : html`${requirement.scopes.map((s) => html`<code>${s}</code> `)}`;
-  const scopeRows = Object.entries(config.scopes).map(([name, description]) => [html`<code>${name}</code>`, description]);
+  const needed =
+    requirement.scopes.length === 0
+      ? 'no particular scope'
+      : html`${requirement.scopes.map((s) => html`<code>${s}</code> `)}`;
+  const scopeRows = Object.entries(config.scopes).map(([name, description]) => [
+    html`<code>${name}</code>`,
+    description,
+  ]);
   return html`<h3>OAuth</h3>
-<p>Send <code>Authorization: Bearer &lt;access token&gt;</code> from OAuth provider <strong>${config.title}</strong>; this operation needs ${needed}.
-Your app's client id and secret are its OAuth client.</p>
-<dl class="facts">${endpoints.map(([label, url]) => html`<dt>${label}</dt><dd><code class="url">${url}</code></dd>`)}
-<dt>Grants</dt><dd>${config.grants.map((g) => grantWords[g] ?? g).join(', ')}</dd></dl>
-${table(`Scopes of ${config.title}`, ['Scope', 'Description'], scopeRows)}`;
+    <p>
+      Send <code>Authorization: Bearer &lt;access token&gt;</code> from OAuth provider <strong>${config.title}</strong>;
+      this operation needs ${needed}. Your app's client id and secret are its OAuth client.
+    </p>
+    <dl class="facts">
+      ${endpoints.map(
+        ([label, url]) =>
+          html`<dt>${label}</dt>
+            <dd><code class="url">${url}</code></dd>`,
+      )}
+      <dt>Grants</dt>
+      <dd>${config.grants.map((g) => grantWords[g] ?? g).join(', ')}</dd>
+    </dl>
+    ${table(`Scopes of ${config.title}`, ['Scope', 'Description'], scopeRows)}`;
 }
 
 /** What Try it shows about the token it used. */
@@ -60,26 +86,40 @@ export async function clientCredentialsToken(input: {
   scopes: readonly string[];
   timeoutMs: number;
 }): Promise<TokenOutcome> {
-  const basic = Buffer.from(`${encodeURIComponent(input.clientId)}:${encodeURIComponent(input.clientSecret)}`).toString('base64');
+  const basic = Buffer.from(`${encodeURIComponent(input.clientId)}:${encodeURIComponent(input.clientSecret)}`).toString(
+    'base64',
+  );
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
   if (input.scopes.length > 0) form.set('scope', input.scopes.join(' '));
   try {
     const response = await fetch(input.tokenUrl, {
       method: 'POST',
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      headers: {
+        authorization: `Basic ${basic}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
       body: form,
       redirect: 'manual',
       signal: AbortSignal.timeout(input.timeoutMs),
     });
     const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (!response.ok || typeof answer.access_token !== 'string') {
-      const reason = [answer.error, answer.error_description].filter((v) => typeof v === 'string').join(': ') || response.statusText;
+      const reason =
+        [answer.error, answer.error_description].filter((v) => typeof v === 'string').join(': ') || response.statusText;
       return { status: response.status, error: `The token endpoint refused: ${reason}` };
     }
     const expiresIn = Number(answer.expires_in ?? 0);
-    const info = { scope: String(answer.scope ?? ''), expiresIn, expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString() };
+    const info = {
+      scope: String(answer.scope ?? ''),
+      expiresIn,
+      expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString(),
+    };
     return { token: answer.access_token, info };
   } catch (error) {
-    return { status: 0, error: `No token: the token endpoint could not be reached (${(error as Error).message})` };
+    return {
+      status: 0,
+      error: `No token: the token endpoint could not be reached (${(error as Error).message})`,
+    };
   }
 }

@@ -29,7 +29,8 @@ function publicProperties(properties: unknown): Json | undefined {
   if (!isObject(properties)) return undefined;
   const out: Json = {};
   for (const [name, property] of Object.entries(properties)) {
-    out[name] = isObject(property) && typeof property.description === 'string' ? { description: property.description } : {};
+    out[name] =
+      isObject(property) && typeof property.description === 'string' ? { description: property.description } : {};
   }
   return out;
 }
@@ -65,5 +66,7 @@ export function publicOpenApi(stored: Json, gateway: GatewayAddress): Json {
 
 /** The document as YAML or JSON text. */
 export function openApiText(document: Json, format: 'json' | 'yaml'): string {
-  return format === 'json' ? `${JSON.stringify(document, null, 2)}\n` : stringify(document, { aliasDuplicateObjects: false });
+  return format === 'json'
+    ? `${JSON.stringify(document, null, 2)}\n`
+    : stringify(document, { aliasDuplicateObjects: false });
 }

@@ -46,8 +46,18 @@ function wantsJson(request: FastifyRequest): boolean {
 }
 
 /** Sends an error as a page (or as JSON to the Try it script). */
-function sendError(request: FastifyRequest, reply: FastifyReply, context: PortalContext | undefined, status: number, title: string, message: string): FastifyReply {
-  if (wantsJson(request)) return reply.status(status).send({ status: 0, statusText: '', headers: [], body: '', timeMs: 0, error: `${title}: ${message}` });
+function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: PortalContext | undefined,
+  status: number,
+  title: string,
+  message: string,
+): FastifyReply {
+  if (wantsJson(request))
+    return reply
+      .status(status)
+      .send({ status: 0, statusText: '', headers: [], body: '', timeMs: 0, error: `${title}: ${message}` });
   return sendPortalError(reply, context, status, title, message);
 }
 
@@ -73,7 +83,13 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
 
   const deps: PortalDeps = {
     services,
-    sessions: { store: services.sessions, kind: 'portal', cookieName: 'portico_portal', cookiePath: '/', ttlMs: options.sessionTtlMs },
+    sessions: {
+      store: services.sessions,
+      kind: 'portal',
+      cookieName: 'portico_portal',
+      cookiePath: '/',
+      ttlMs: options.sessionTtlMs,
+    },
     gatewayUrl: options.gatewayUrl,
     gatewayPublicUrl: options.gatewayPublicUrl ?? options.gatewayUrl,
     tryTimeoutMs: options.tryTimeoutMs ?? 15_000,
@@ -84,31 +100,64 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
     if (request.routeOptions.url?.startsWith('/static/')) return;
     const catalog = await resolveCatalog();
     if (!catalog) {
-      return sendError(request, reply, undefined, 503, 'Portal not ready', `The catalog ${options.catalog ?? 'sandbox'} this portal serves does not exist yet.`);
+      return sendError(
+        request,
+        reply,
+        undefined,
+        503,
+        'Portal not ready',
+        `The catalog ${options.catalog ?? 'sandbox'} this portal serves does not exist yet.`,
+      );
     }
     const state = await loadWebSession(request, reply, deps.sessions);
     const user = state.session ? await services.portalUser(state.session.user_id) : undefined;
-    const org = user && user.catalog_id === catalog.catalogId ? await services.consumerOrg(user.consumer_org_id) : undefined;
+    const org =
+      user && user.catalog_id === catalog.catalogId ? await services.consumerOrg(user.consumer_org_id) : undefined;
     const signedInParts = user && org ? { session: state.session, user, org } : {};
     const mailConfigured = services.mailConfigured;
     const context: PortalContext = { catalog, csrfToken: state.csrfToken, mailConfigured, ...signedInParts };
     setContext(request, context);
     if (isStateChanging(request.method) && !csrfTokenMatches(presentedCsrfToken(request), state.csrfToken)) {
-      return sendError(request, reply, context, 403, 'Request refused', new PorticoError('MGMT_CSRF').message + '. Reload the page and try again.');
+      return sendError(
+        request,
+        reply,
+        context,
+        403,
+        'Request refused',
+        new PorticoError('MGMT_CSRF').message + '. Reload the page and try again.',
+      );
     }
   });
 
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
     const context = contextOf(request);
     if (error instanceof PorticoError) {
-      if (error.code === 'MGMT_NOT_FOUND') return sendError(request, reply, context, 404, 'Not found', 'There is nothing here, or it is not yours to see.');
+      if (error.code === 'MGMT_NOT_FOUND')
+        return sendError(
+          request,
+          reply,
+          context,
+          404,
+          'Not found',
+          'There is nothing here, or it is not yours to see.',
+        );
       if (error.status < 500) return sendError(request, reply, context, error.status, 'Request refused', error.message);
     }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return sendError(request, reply, context, error.statusCode, 'Bad request', error.message);
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
+      return sendError(request, reply, context, error.statusCode, 'Bad request', error.message);
     request.log.error({ err: error }, 'portal request failed');
-    return sendError(request, reply, context, 500, 'Something went wrong', 'The portal could not complete this request. Try again in a moment.');
+    return sendError(
+      request,
+      reply,
+      context,
+      500,
+      'Something went wrong',
+      'The portal could not complete this request. Try again in a moment.',
+    );
   });
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, contextOf(request), 404, 'Not found', 'There is no page at this address.'));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, contextOf(request), 404, 'Not found', 'There is no page at this address.'),
+  );
 
   registerStaticFiles(app, '/static');
   registerAccountRoutes(app, deps);

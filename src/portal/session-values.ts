@@ -44,7 +44,11 @@ export function rememberWizard(deps: PortalDeps, session: Session, place: Wizard
 }
 
 /** The wizard's place for `productId`, left in the session until the subscription is made. */
-export async function wizardPlace(deps: PortalDeps, session: Session, productId: string): Promise<WizardPlace | undefined> {
+export async function wizardPlace(
+  deps: PortalDeps,
+  session: Session,
+  productId: string,
+): Promise<WizardPlace | undefined> {
   const place = parsed<WizardPlace>(await deps.services.sessions.readValue(session, 'wizard'));
   return place?.productId === productId ? place : undefined;
 }

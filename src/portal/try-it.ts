@@ -39,8 +39,12 @@ const maxBodyChars = 512 * 1024;
 /** The gateway URL and request of an operation for the given form values. */
 export function buildTryRequest(input: TryInput): { url: string; init: RequestInit } {
   const { operation, values } = input;
-  const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) => encodeURIComponent(values[`param.path.${name}`] ?? ''));
-  const url = new URL(`${input.gatewayUrl.replace(/\/$/, '')}/${encodeURIComponent(input.orgName)}/${encodeURIComponent(input.catalogName)}${input.basePath}${path}`);
+  const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) =>
+    encodeURIComponent(values[`param.path.${name}`] ?? ''),
+  );
+  const url = new URL(
+    `${input.gatewayUrl.replace(/\/$/, '')}/${encodeURIComponent(input.orgName)}/${encodeURIComponent(input.catalogName)}${input.basePath}${path}`,
+  );
   const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
   for (const parameter of operation.parameters) {
     const value = values[`param.${parameter.in}.${parameter.name}`];
@@ -84,10 +88,25 @@ export async function relayTryIt(input: TryInput): Promise<TryResult> {
     const contentType = response.headers.get('content-type') ?? '';
     const headers = [...response.headers.entries()].filter(([name]) => name !== 'set-cookie');
     const body = pretty(raw.length > maxBodyChars ? raw.slice(0, maxBodyChars) : raw, contentType);
-    return { status: response.status, statusText: response.statusText, headers, body, timeMs: Math.round(performance.now() - started) };
+    return {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+      body,
+      timeMs: Math.round(performance.now() - started),
+    };
   } catch (error) {
     const timedOut = (error as Error).name === 'TimeoutError';
-    const reason = timedOut ? `no answer within ${input.timeoutMs / 1000} seconds` : `the gateway could not be reached (${(error as Error).message})`;
-    return { status: 0, statusText: '', headers: [], body: '', timeMs: Math.round(performance.now() - started), error: `No response received: ${reason}` };
+    const reason = timedOut
+      ? `no answer within ${input.timeoutMs / 1000} seconds`
+      : `the gateway could not be reached (${(error as Error).message})`;
+    return {
+      status: 0,
+      statusText: '',
+      headers: [],
+      body: '',
+      timeMs: Math.round(performance.now() - started),
+      error: `No response received: ${reason}`,
+    };
   }
 }

@@ -32,13 +32,24 @@ function limitRows(usage: LimitUsage[]): unknown[][] {
 }
 
 function rangeLinks(baseUrl: string, current: string): SafeHtml {
-  return html`<ul class="range-links" aria-label="Usage period">${Object.entries(usageRanges).map(
-    ([key, r]) => html`<li><a href="${baseUrl}?range=${key}#usage"${key === current ? html` aria-current="true"` : ''}>${r.label}</a></li>`,
-  )}</ul>`;
+  return html`<ul class="range-links" aria-label="Usage period">
+    ${Object.entries(usageRanges).map(
+      ([key, r]) =>
+        html`<li>
+          <a href="${baseUrl}?range=${key}#usage" ${key === current ? html` aria-current="true"` : ''}>${r.label}</a>
+        </li>`,
+    )}
+  </ul>`;
 }
 
 /** The usage section of a subscription's page; `baseUrl` is that page, `rangeKey` one of usageRanges. */
-export async function usageSection(deps: PortalDeps, subscriptionId: string, plan: PlanRow, baseUrl: string, rangeKey: string): Promise<SafeHtml> {
+export async function usageSection(
+  deps: PortalDeps,
+  subscriptionId: string,
+  plan: PlanRow,
+  baseUrl: string,
+  rangeKey: string,
+): Promise<SafeHtml> {
   const key = usageRanges[rangeKey] ? rangeKey : '24h';
   const range = usageRanges[key];
   const toTs = Date.now();
@@ -50,11 +61,22 @@ export async function usageSection(deps: PortalDeps, subscriptionId: string, pla
   const limits =
     usage.length === 0
       ? html`<p>This plan is unlimited: there is no window to count against.</p>`
-      : table('Calls used and left in the current window of each limit', ['Limit', 'Current window', 'Used', 'Left'], limitRows(usage), { numeric: [2, 3] });
-  return html`<section aria-labelledby="usage"><h2 id="usage">Usage</h2>
-${limits}
-<p class="hint">Counted from the analytics the gateway records; the gateway's own counter decides when a call is over the limit,
-so the figures can trail it by a few seconds. Windows are fixed and aligned to UTC (an hourly window starts on the hour), as the gateway counts them.</p>
-<h3>Calls over time</h3>${rangeLinks(baseUrl, key)}
-${timeSeriesChart(series, fromTs, toTs, range.bucketMs, `Calls of this subscription, ${range.label.toLowerCase()}`)}</section>`;
+      : table(
+          'Calls used and left in the current window of each limit',
+          ['Limit', 'Current window', 'Used', 'Left'],
+          limitRows(usage),
+          { numeric: [2, 3] },
+        );
+  return html`<section aria-labelledby="usage">
+    <h2 id="usage">Usage</h2>
+    ${limits}
+    <p class="hint">
+      Counted from the analytics the gateway records; the gateway's own counter decides when a call is over the limit,
+      so the figures can trail it by a few seconds. Windows are fixed and aligned to UTC (an hourly window starts on the
+      hour), as the gateway counts them.
+    </p>
+    <h3>Calls over time</h3>
+    ${rangeLinks(baseUrl, key)}
+    ${timeSeriesChart(series, fromTs, toTs, range.bucketMs, `Calls of this subscription, ${range.label.toLowerCase()}`)}
+  </section>`;
 }

@@ -37,7 +37,12 @@ export function servePrimaryCounters(): () => Promise<void> {
     if (!isHitRequest(message)) return;
     const decision = store.hitSync ? store.hitSync(message.key, message.rules) : undefined;
     const answer = (d: LimitDecision) => {
-      if (worker.isConnected()) worker.send({ type: 'portico:hit-result', id: message.id, decision: { ...d, rules: undefined } } satisfies HitAnswer);
+      if (worker.isConnected())
+        worker.send({
+          type: 'portico:hit-result',
+          id: message.id,
+          decision: { ...d, rules: undefined },
+        } satisfies HitAnswer);
     };
     if (decision) answer(decision);
     else void store.hit(message.key, message.rules).then(answer);
@@ -51,7 +56,10 @@ export function servePrimaryCounters(): () => Promise<void> {
 
 /** In a worker: a counter store whose counting happens in the primary. */
 export function createWorkerCounterStore(options: { failOpen: boolean; timeoutMs?: number }): CounterStore {
-  const pending = new Map<number, { resolve: (d: LimitDecision) => void; rules: readonly LimitRule[]; timer: NodeJS.Timeout }>();
+  const pending = new Map<
+    number,
+    { resolve: (d: LimitDecision) => void; rules: readonly LimitRule[]; timer: NodeJS.Timeout }
+  >();
   let nextId = 0;
   const timeoutMs = options.timeoutMs ?? 1000;
   const onMessage = (message: unknown) => {

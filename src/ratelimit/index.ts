@@ -54,13 +54,25 @@ export interface PlanLimit {
  * Plans"). Call once per plan when the snapshot is compiled: stores and header formatting cache
  * per rule-set identity.
  */
-export function rulesFromPlan(rateLimits: readonly PlanLimit[], burstLimits: readonly PlanLimit[] = []): readonly LimitRule[] {
+export function rulesFromPlan(
+  rateLimits: readonly PlanLimit[],
+  burstLimits: readonly PlanLimit[] = [],
+): readonly LimitRule[] {
   const rules: LimitRule[] = [];
   for (const limit of rateLimits) {
-    if (!limit.unlimited) rules.push(Object.freeze({ name: limit.name, limit: limit.count, windowMs: limit.windowMs, hard: limit.hardLimit }));
+    if (!limit.unlimited)
+      rules.push(
+        Object.freeze({
+          name: limit.name,
+          limit: limit.count,
+          windowMs: limit.windowMs,
+          hard: limit.hardLimit,
+        }),
+      );
   }
   for (const limit of burstLimits) {
-    if (!limit.unlimited) rules.push(Object.freeze({ name: limit.name, limit: limit.count, windowMs: limit.windowMs, hard: true }));
+    if (!limit.unlimited)
+      rules.push(Object.freeze({ name: limit.name, limit: limit.count, windowMs: limit.windowMs, hard: true }));
   }
   return Object.freeze(rules);
 }

@@ -28,7 +28,11 @@ export interface Lease {
  * The lease in a grant reply `{ granted, count_1, reset_1, window_1, … }`, for a request sent at
  * `sentAt` (local clock). Undefined when nothing was granted.
  */
-export function leaseFromReply(rules: readonly LimitRule[], reply: readonly number[], sentAt: number): Lease | undefined {
+export function leaseFromReply(
+  rules: readonly LimitRule[],
+  reply: readonly number[],
+  sentAt: number,
+): Lease | undefined {
   const granted = reply[0];
   if (granted <= 0) return undefined;
   const countsAfter: number[] = [];

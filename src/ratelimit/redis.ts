@@ -189,7 +189,10 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     if (!healthy) return;
     healthy = false;
     redisUp.set(0);
-    logger?.warn({ backend: 'redis', err: reason }, 'rate-limit counters: Redis unavailable, failing ' + (failOpen ? 'open' : 'closed'));
+    logger?.warn(
+      { backend: 'redis', err: reason },
+      'rate-limit counters: Redis unavailable, failing ' + (failOpen ? 'open' : 'closed'),
+    );
   }
   function reportUp(): void {
     if (healthy) return;
@@ -200,7 +203,10 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   function reportSlow(): void {
     if (slow) return;
     slow = true;
-    logger?.warn({ backend: 'redis', timeoutMs }, 'rate-limit counters: Redis connected but not answering in time; rejecting calls');
+    logger?.warn(
+      { backend: 'redis', timeoutMs },
+      'rate-limit counters: Redis connected but not answering in time; rejecting calls',
+    );
   }
   function reportPrompt(): void {
     if (!slow) return;
@@ -373,7 +379,13 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
       const backendError = `redis: no answer within ${timeoutMs} ms`;
       for (const waiter of state.waiters.splice(0)) {
         slowRejections.inc();
-        waiter.resolve({ allowed: false, results: [], rules: waiter.rules, backendError, retryAfterSeconds: 1 });
+        waiter.resolve({
+          allowed: false,
+          results: [],
+          rules: waiter.rules,
+          backendError,
+          retryAfterSeconds: 1,
+        });
       }
     };
     const done = grant(keySuffixes.length, ...args).then(

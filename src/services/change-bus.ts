@@ -15,7 +15,12 @@ export class ChangeBus extends EventEmitter {
 }
 
 /** Runs `work` in one transaction that also records the change, then announces it. */
-export async function commitChange<T>(store: Store, bus: ChangeBus, kind: string, work: (trx: Db) => Promise<T>): Promise<T> {
+export async function commitChange<T>(
+  store: Store,
+  bus: ChangeBus,
+  kind: string,
+  work: (trx: Db) => Promise<T>,
+): Promise<T> {
   const result = await store.transaction(async (trx) => {
     const value = await work(trx);
     await recordChange(trx, kind, store.dialect);

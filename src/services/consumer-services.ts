@@ -75,7 +75,9 @@ export class ConsumerServices implements ServiceContext {
   /** The native OAuth providers the catalog enables, by name (API pages show their endpoints). */
   async catalogOAuthProviders(catalogId: string): Promise<Map<string, ProviderConfig>> {
     const rows = await listCatalogProviders(this.store.db, catalogId);
-    return new Map(rows.map((row) => [row.name, providerConfig(JSON.parse(row.configuration) as Record<string, unknown>)]));
+    return new Map(
+      rows.map((row) => [row.name, providerConfig(JSON.parse(row.configuration) as Record<string, unknown>)]),
+    );
   }
 
   // ── accounts ──

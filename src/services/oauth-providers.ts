@@ -16,11 +16,22 @@ import type { Db } from '../store/store.ts';
 import type { ProviderServices } from './provider-services.ts';
 
 /** A provider as the management API shows it: the stored file with its timestamps. */
-export type ProviderSummary = Record<string, unknown> & { name: string; title: string; created_at: string; updated_at: string };
+export type ProviderSummary = Record<string, unknown> & {
+  name: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+};
 
 export function providerSummary(row: OAuthProviderRow): ProviderSummary {
   const file = JSON.parse(row.configuration) as Record<string, unknown>;
-  return { ...file, name: row.name, title: row.title, created_at: row.created_at, updated_at: row.updated_at };
+  return {
+    ...file,
+    name: row.name,
+    title: row.title,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
 }
 
 export class OAuthProviders {
@@ -46,7 +57,12 @@ export class OAuthProviders {
       throw new PorticoError('MGMT_CONFLICT', { reason: `OAuth provider ${config.name} already exists` });
     }
     const row = await this.change('oauth-provider', async (trx) => {
-      const created = await oauth.insertProvider(trx, { orgId, name: config.name, title: config.title, configuration: file });
+      const created = await oauth.insertProvider(trx, {
+        orgId,
+        name: config.name,
+        title: config.title,
+        configuration: file,
+      });
       const key = newSigningKey();
       await oauth.addKey(trx, created.id, key.kid, key.privateJwk, Date.now());
       return created;
@@ -71,10 +87,13 @@ export class OAuthProviders {
   /** Replaces the provider file; the name stays. */
   async update(orgId: string, name: string, input: Record<string, unknown>): Promise<ProviderSummary> {
     const row = await this.row(orgId, name);
-    if (input.name !== undefined && input.name !== name) throw new PorticoError('MGMT_VALIDATION', { field: 'name', reason: 'cannot change' });
+    if (input.name !== undefined && input.name !== name)
+      throw new PorticoError('MGMT_VALIDATION', { field: 'name', reason: 'cannot change' });
     const { created_at: _created, updated_at: _updated, ...written } = input;
     const { file, config } = checkProviderFile({ ...written, name });
-    await this.change('oauth-provider', (trx) => oauth.updateProvider(trx, row.id, { title: config.title, configuration: file }));
+    await this.change('oauth-provider', (trx) =>
+      oauth.updateProvider(trx, row.id, { title: config.title, configuration: file }),
+    );
     return this.get(orgId, name);
   }
 
@@ -103,7 +122,9 @@ export class OAuthProviders {
     for (const other of await oauth.listCatalogProviders(this.db, catalog.id)) {
       const otherPath = providerConfig(JSON.parse(other.configuration) as Record<string, unknown>).basePath;
       if (other.id !== row.id && otherPath === basePath) {
-        throw new PorticoError('MGMT_CONFLICT', { reason: `OAuth provider ${other.name} already uses base path ${basePath} in ${catalogName}` });
+        throw new PorticoError('MGMT_CONFLICT', {
+          reason: `OAuth provider ${other.name} already uses base path ${basePath} in ${catalogName}`,
+        });
       }
     }
     await this.change('oauth-provider', (trx) => oauth.enableInCatalog(trx, catalog.id, row.id));
@@ -120,7 +141,11 @@ export class OAuthProviders {
  * The publish-time check: every OAuth provider an API's oauth2 schemes name is enabled in the catalog.
  * @throws PorticoError `DEF_INVALID` naming the API, the provider and the catalog.
  */
-export async function checkNamedProviders(db: Db, catalogId: string, api: { name: string; version: string; document: string }) {
+export async function checkNamedProviders(
+  db: Db,
+  catalogId: string,
+  api: { name: string; version: string; document: string },
+) {
   const names = namedProviders(JSON.parse(api.document) as Record<string, unknown>);
   if (names.length === 0) return;
   const enabled = new Set((await oauth.listCatalogProviders(db, catalogId)).map((row) => row.name));

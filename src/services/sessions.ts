@@ -23,7 +23,13 @@ export class SessionService {
 
   /** Keeps a short-lived value in the session (a secret to show once, the subscribe wizard's place). */
   putValue(session: Session, name: string, value: string, ttlMs: number): Promise<void> {
-    return sessions.putSessionValue(this.store.db, session.id, name, value, Math.min(Date.now() + ttlMs, session.expires_at));
+    return sessions.putSessionValue(
+      this.store.db,
+      session.id,
+      name,
+      value,
+      Math.min(Date.now() + ttlMs, session.expires_at),
+    );
   }
 
   /** Reads and removes a session value (undefined when absent or expired). */

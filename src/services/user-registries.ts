@@ -82,7 +82,10 @@ export class UserRegistries {
   async update(orgId: string, name: string, input: Record<string, unknown>): Promise<RegistrySummary> {
     const row = await this.row(orgId, name);
     if (input.registry_type !== undefined && input.registry_type !== row.registry_type) {
-      throw new PorticoError('MGMT_VALIDATION', { field: 'registry_type', reason: 'cannot change; delete and create the registry' });
+      throw new PorticoError('MGMT_VALIDATION', {
+        field: 'registry_type',
+        reason: 'cannot change; delete and create the registry',
+      });
     }
     const stored = JSON.parse(row.configuration) as Record<string, unknown>;
     const written = { ...((input.configuration ?? {}) as Record<string, unknown>) };
@@ -125,11 +128,23 @@ export class UserRegistries {
  * is enabled in the catalog.
  * @throws PorticoError `DEF_INVALID` naming the API, the registry and the catalog.
  */
-export async function checkNamedRegistries(db: Db, catalogId: string, api: { name: string; version: string; document: string }) {
+export async function checkNamedRegistries(
+  db: Db,
+  catalogId: string,
+  api: { name: string; version: string; document: string },
+) {
   const document = JSON.parse(api.document) as Record<string, unknown>;
   const named = [
-    ...namedRegistries(document).map((name) => ({ name, path: '$.securityDefinitions', by: 'x-ibm-authentication-registry' })),
-    ...assemblyRegistries(document).map((name) => ({ name, path: '$.x-ibm-configuration.assembly', by: 'a user-security policy' })),
+    ...namedRegistries(document).map((name) => ({
+      name,
+      path: '$.securityDefinitions',
+      by: 'x-ibm-authentication-registry',
+    })),
+    ...assemblyRegistries(document).map((name) => ({
+      name,
+      path: '$.x-ibm-configuration.assembly',
+      by: 'a user-security policy',
+    })),
   ];
   if (named.length === 0) return;
   const enabled = new Set((await registries.listCatalogUserRegistries(db, catalogId)).map((row) => row.name));

@@ -11,7 +11,10 @@ import { readWsdl } from './wsdl.ts';
 type Document = Record<string, unknown>;
 
 /** A copy of `document` with the WSDL's service added as a target (replacing one of that name). */
-export function addWsdlTarget(document: Document, wsdl: { text: string; file: string; attachments?: Record<string, string> }): { document: Document; service: string } {
+export function addWsdlTarget(
+  document: Document,
+  wsdl: { text: string; file: string; attachments?: Record<string, string> },
+): { document: Document; service: string } {
   const name = posix.basename(wsdl.file.replace(/\\/g, '/'));
   const files = { ...wsdl.attachments, [name]: wsdl.text };
   const generated = generateTarget(readWsdl(name, filesFromMap(files)), name);
@@ -21,7 +24,11 @@ export function addWsdlTarget(document: Document, wsdl: { text: string; file: st
   targets[generated.serviceName] = generated.target;
   const properties = (ibm.properties ??= {}) as Document;
   if (!Object.hasOwn(properties, generated.urlProperty)) {
-    properties[generated.urlProperty] = { value: generated.address, description: `Endpoint of ${generated.serviceName} (soap:address)`, encoded: false };
+    properties[generated.urlProperty] = {
+      value: generated.address,
+      description: `Endpoint of ${generated.serviceName} (soap:address)`,
+      encoded: false,
+    };
   }
   return { document: copy, service: generated.serviceName };
 }

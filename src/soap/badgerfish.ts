@@ -141,7 +141,8 @@ function resolveName(name: string, scope: NamespaceScope, what: string) {
   const colon = name.indexOf(':');
   const prefix = colon < 0 ? '' : name.slice(0, colon);
   const namespace = scope.get(prefix);
-  if (prefix !== '' && namespace === undefined) throw new XmlError('namespace', `the prefix "${prefix}" of ${what} "${name}" has no @xmlns declaration in scope`);
+  if (prefix !== '' && namespace === undefined)
+    throw new XmlError('namespace', `the prefix "${prefix}" of ${what} "${name}" has no @xmlns declaration in scope`);
   return { prefix, local: colon < 0 ? name : name.slice(colon + 1), namespace: namespace ?? '' };
 }
 
@@ -239,7 +240,14 @@ export function badgerfishToXml(
   const build: Build = { options, scope: new NamespaceScope(), budget };
   const record = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
   const keys = record === undefined ? [] : Object.keys(record);
-  if (record !== undefined && keys.length === 1 && !keys[0].startsWith('@') && keys[0] !== '$' && !Array.isArray(record[keys[0]]) && !options.alwaysOutputRootElement) {
+  if (
+    record !== undefined &&
+    keys.length === 1 &&
+    !keys[0].startsWith('@') &&
+    keys[0] !== '$' &&
+    !Array.isArray(record[keys[0]]) &&
+    !options.alwaysOutputRootElement
+  ) {
     return convertJson(keys[0], record[keys[0]], build, 1)[0];
   }
   if (Array.isArray(value)) return wrapList(options.rootElementName, value, build, 1);

@@ -11,9 +11,12 @@ export const SOAP12_ENVELOPE_NS = 'http://www.w3.org/2003/05/soap-envelope';
 /** The Fault element of a SOAP 1.1 or 1.2 envelope, if its Body holds one. */
 export function faultOf(envelope: XmlElement): XmlElement | undefined {
   const namespace = envelope.namespace;
-  if (envelope.local !== 'Envelope' || (namespace !== SOAP11_ENVELOPE_NS && namespace !== SOAP12_ENVELOPE_NS)) return undefined;
+  if (envelope.local !== 'Envelope' || (namespace !== SOAP11_ENVELOPE_NS && namespace !== SOAP12_ENVELOPE_NS))
+    return undefined;
   const body = findChild(envelope, namespace, 'Body');
-  return body === undefined ? undefined : childElements(body).find((child) => child.local === 'Fault' && child.namespace === namespace);
+  return body === undefined
+    ? undefined
+    : childElements(body).find((child) => child.local === 'Fault' && child.namespace === namespace);
 }
 
 /** The fault's text: SOAP 1.1 faultstring (unqualified), SOAP 1.2 Reason/Text. */

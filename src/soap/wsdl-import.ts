@@ -44,7 +44,9 @@ export interface WsdlImportOptions {
 
 /** Files from a string map (attachments, tests). */
 export function filesFromMap(files: Record<string, string>): WsdlFiles {
-  const normalised = new Map(Object.entries(files).map(([name, text]) => [posix.normalize(name.replace(/\\/g, '/')), text]));
+  const normalised = new Map(
+    Object.entries(files).map(([name, text]) => [posix.normalize(name.replace(/\\/g, '/')), text]),
+  );
   return { read: (path) => normalised.get(posix.normalize(path)) };
 }
 
@@ -58,7 +60,8 @@ export function readWsdlFolder(dir: string): Record<string, string> {
       const full = join(path, name);
       const stat = statSync(full);
       if (stat.isDirectory()) visit(full, depth + 1);
-      else if (/\.(wsdl|xsd|xml)$/i.test(name) && stat.size <= zipLimits.entryBytes) out[relative(dir, full).split(sep).join('/')] = readFileSync(full, 'utf8');
+      else if (/\.(wsdl|xsd|xml)$/i.test(name) && stat.size <= zipLimits.entryBytes)
+        out[relative(dir, full).split(sep).join('/')] = readFileSync(full, 'utf8');
     }
   };
   visit(dir, 0);
@@ -74,21 +77,48 @@ export function readWsdlZip(bytes: Buffer, file: string): Record<string, string>
   try {
     zip = new AdmZip(bytes);
   } catch (error) {
-    throw new DefinitionError(file, [{ path: '$', rule: 'zip', reason: `not a readable zip file: ${(error as Error).message}` }]);
+    throw new DefinitionError(file, [
+      { path: '$', rule: 'zip', reason: `not a readable zip file: ${(error as Error).message}` },
+    ]);
   }
   const entries = zip.getEntries().filter((entry) => !entry.isDirectory);
-  if (entries.length > zipLimits.entries) throw new DefinitionError(file, [{ path: '$', rule: 'zip-limit', reason: `more than ${zipLimits.entries} files` }]);
+  if (entries.length > zipLimits.entries)
+    throw new DefinitionError(file, [{ path: '$', rule: 'zip-limit', reason: `more than ${zipLimits.entries} files` }]);
   const out: Record<string, string> = {};
   let total = 0;
   for (const entry of entries) {
     if (!/\.(wsdl|xsd|xml)$/i.test(entry.entryName)) continue;
     const name = posix.normalize(entry.entryName.replace(/\\/g, '/'));
-    if (name.startsWith('../') || posix.isAbsolute(name)) throw new DefinitionError(file, [{ path: entry.entryName, rule: 'zip-path', reason: 'an entry points outside the zip' }]);
-    if (entry.header.size > zipLimits.entryBytes) throw new DefinitionError(file, [{ path: entry.entryName, rule: 'zip-limit', reason: `larger than ${zipLimits.entryBytes} bytes uncompressed` }]);
+    if (name.startsWith('../') || posix.isAbsolute(name))
+      throw new DefinitionError(file, [
+        { path: entry.entryName, rule: 'zip-path', reason: 'an entry points outside the zip' },
+      ]);
+    if (entry.header.size > zipLimits.entryBytes)
+      throw new DefinitionError(file, [
+        {
+          path: entry.entryName,
+          rule: 'zip-limit',
+          reason: `larger than ${zipLimits.entryBytes} bytes uncompressed`,
+        },
+      ]);
     total += entry.header.size;
-    if (total > zipLimits.totalBytes) throw new DefinitionError(file, [{ path: entry.entryName, rule: 'zip-limit', reason: `the files add up to more than ${zipLimits.totalBytes} bytes uncompressed` }]);
+    if (total > zipLimits.totalBytes)
+      throw new DefinitionError(file, [
+        {
+          path: entry.entryName,
+          rule: 'zip-limit',
+          reason: `the files add up to more than ${zipLimits.totalBytes} bytes uncompressed`,
+        },
+      ]);
     const data = entry.getData();
-    if (data.length > zipLimits.entryBytes) throw new DefinitionError(file, [{ path: entry.entryName, rule: 'zip-limit', reason: `larger than ${zipLimits.entryBytes} bytes uncompressed` }]);
+    if (data.length > zipLimits.entryBytes)
+      throw new DefinitionError(file, [
+        {
+          path: entry.entryName,
+          rule: 'zip-limit',
+          reason: `larger than ${zipLimits.entryBytes} bytes uncompressed`,
+        },
+      ]);
     out[name] = data.toString('utf8');
   }
   return out;
@@ -96,26 +126,48 @@ export function readWsdlZip(bytes: Buffer, file: string): Record<string, string>
 
 /** The one .wsdl file of a file set (the shallowest when several), for zips and folders. */
 export function mainWsdlOf(files: Record<string, string>, file: string): string {
-  const wsdls = Object.keys(files).filter((name) => /\.wsdl$/i.test(name)).sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
-  if (wsdls.length === 0) throw new DefinitionError(file, [{ path: '$', rule: 'no-wsdl', reason: 'no .wsdl file found' }]);
+  const wsdls = Object.keys(files)
+    .filter((name) => /\.wsdl$/i.test(name))
+    .sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+  if (wsdls.length === 0)
+    throw new DefinitionError(file, [{ path: '$', rule: 'no-wsdl', reason: 'no .wsdl file found' }]);
   return wsdls[0];
 }
 
 /** Lowercase, `-` separated: API Connect's x-ibm-name form. */
 function slug(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'soap-service';
+  return (
+    name
+      .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'soap-service'
+  );
 }
 
 function pickService(model: WsdlModel, options: WsdlImportOptions): { service: WsdlService; port: WsdlPort } {
   const services = model.services.filter((service) => service.ports.length > 0);
-  const service = options.service === undefined ? services[0] : model.services.find((candidate) => candidate.name === options.service);
+  const service =
+    options.service === undefined
+      ? services[0]
+      : model.services.find((candidate) => candidate.name === options.service);
   if (service === undefined) {
-    const reason = options.service === undefined ? 'no wsdl:service with a SOAP 1.1 or 1.2 port' : `no wsdl:service named "${options.service}" (services: ${model.services.map((s) => s.name).join(', ') || 'none'})`;
+    const reason =
+      options.service === undefined
+        ? 'no wsdl:service with a SOAP 1.1 or 1.2 port'
+        : `no wsdl:service named "${options.service}" (services: ${model.services.map((s) => s.name).join(', ') || 'none'})`;
     throw new DefinitionError(model.file, [{ path: 'wsdl:definitions', rule: 'no-service', reason }]);
   }
-  const port = options.port === undefined ? service.ports[0] : service.ports.find((candidate) => candidate.name === options.port);
+  const port =
+    options.port === undefined ? service.ports[0] : service.ports.find((candidate) => candidate.name === options.port);
   if (port === undefined) {
-    throw new DefinitionError(model.file, [{ path: `wsdl:definitions/wsdl:service[${service.name}]`, rule: 'no-port', reason: options.port === undefined ? 'the service has no SOAP port' : `no SOAP port named "${options.port}"` }]);
+    throw new DefinitionError(model.file, [
+      {
+        path: `wsdl:definitions/wsdl:service[${service.name}]`,
+        rule: 'no-port',
+        reason: options.port === undefined ? 'the service has no SOAP port' : `no SOAP port named "${options.port}"`,
+      },
+    ]);
   }
   return { service, port };
 }
@@ -130,24 +182,60 @@ interface Operation {
   outputMessage: string | undefined;
 }
 
-function messageParts(model: WsdlModel, name: QName | undefined, only: string[] | undefined, path: string): WsdlPart[] | undefined {
+function messageParts(
+  model: WsdlModel,
+  name: QName | undefined,
+  only: string[] | undefined,
+  path: string,
+): WsdlPart[] | undefined {
   if (name === undefined) return undefined;
   const parts = model.messages.get(qnameKey(name));
-  if (parts === undefined) throw new DefinitionError(model.file, [{ path, rule: 'unresolved-message', reason: `message ${qnameKey(name)} is not defined` }]);
+  if (parts === undefined)
+    throw new DefinitionError(model.file, [
+      { path, rule: 'unresolved-message', reason: `message ${qnameKey(name)} is not defined` },
+    ]);
   return only === undefined ? parts : parts.filter((part) => only.includes(part.name));
 }
 
 function operationsOf(model: WsdlModel, port: WsdlPort): Operation[] {
   const bindingPath = `wsdl:definitions/wsdl:binding[${port.binding.local}]`;
   const binding = model.bindings.get(qnameKey(port.binding));
-  if (binding === undefined) throw new DefinitionError(model.file, [{ path: `wsdl:definitions/wsdl:service/wsdl:port[${port.name}]`, rule: 'unresolved-binding', reason: `binding ${qnameKey(port.binding)} is not a SOAP binding defined here` }]);
+  if (binding === undefined)
+    throw new DefinitionError(model.file, [
+      {
+        path: `wsdl:definitions/wsdl:service/wsdl:port[${port.name}]`,
+        rule: 'unresolved-binding',
+        reason: `binding ${qnameKey(port.binding)} is not a SOAP binding defined here`,
+      },
+    ]);
   const portType = model.portTypes.get(qnameKey(binding.type));
-  if (portType === undefined) throw new DefinitionError(model.file, [{ path: bindingPath, rule: 'unresolved-port-type', reason: `portType ${qnameKey(binding.type)} is not defined` }]);
+  if (portType === undefined)
+    throw new DefinitionError(model.file, [
+      {
+        path: bindingPath,
+        rule: 'unresolved-port-type',
+        reason: `portType ${qnameKey(binding.type)} is not defined`,
+      },
+    ]);
   return [...binding.operations.values()].map((operation) => {
     const abstract = portType.find((candidate) => candidate.name === operation.name);
     const path = `${bindingPath}/wsdl:operation[${operation.name}]`;
-    if (abstract === undefined) throw new DefinitionError(model.file, [{ path, rule: 'unresolved-operation', reason: `portType ${binding.type.local} has no operation "${operation.name}"` }]);
-    if (abstract.input === undefined) throw new DefinitionError(model.file, [{ path, rule: 'unsupported-operation', reason: 'notification operations (output only) are not supported' }]);
+    if (abstract === undefined)
+      throw new DefinitionError(model.file, [
+        {
+          path,
+          rule: 'unresolved-operation',
+          reason: `portType ${binding.type.local} has no operation "${operation.name}"`,
+        },
+      ]);
+    if (abstract.input === undefined)
+      throw new DefinitionError(model.file, [
+        {
+          path,
+          rule: 'unsupported-operation',
+          reason: 'notification operations (output only) are not supported',
+        },
+      ]);
     return {
       name: operation.name,
       binding: operation,
@@ -166,7 +254,9 @@ function prefixAllocator(model: WsdlModel): (namespace: string) => string {
   return (namespace) => {
     const known = chosen.get(namespace);
     if (known !== undefined) return known;
-    let prefix = Object.entries(model.prefixes).find(([candidate, uri]) => uri === namespace && !used.has(candidate) && /^[A-Za-z_][\w.-]*$/.test(candidate))?.[0];
+    let prefix = Object.entries(model.prefixes).find(
+      ([candidate, uri]) => uri === namespace && !used.has(candidate) && /^[A-Za-z_][\w.-]*$/.test(candidate),
+    )?.[0];
     for (let n = 1; prefix === undefined || used.has(prefix); n++) prefix = `ns${n}`;
     used.add(prefix);
     chosen.set(namespace, prefix);
@@ -225,7 +315,10 @@ class Generator {
       const namespace = direction === 'input' ? operation.binding.inputNamespace : operation.binding.outputNamespace;
       const properties: Record<string, Schema> = {};
       for (const part of parts) {
-        const schema = part.element !== undefined ? this.elementRef(part.element, path).ref : this.converter.namedType(part.type!, this.model.file, path);
+        const schema =
+          part.element !== undefined
+            ? this.elementRef(part.element, path).ref
+            : this.converter.namedType(part.type!, this.model.file, path);
         properties[part.name] = schema;
         restProperties[part.name] = schema;
         copies.push({ rest: part.name, soap: `${wrapper}.${part.name}` });
@@ -265,7 +358,14 @@ class Generator {
     for (let n = 2; Object.hasOwn(this.definitions, defName); n++) defName = `${name}${n}`;
     this.definitions[defName] = {
       type: 'object',
-      properties: { Envelope: { type: 'object', xml, properties: { Body: { type: 'object', xml, properties: body } }, required: ['Body'] } },
+      properties: {
+        Envelope: {
+          type: 'object',
+          xml,
+          properties: { Body: { type: 'object', xml, properties: body } },
+          required: ['Body'],
+        },
+      },
       required: ['Envelope'],
     };
     return defName;
@@ -274,7 +374,14 @@ class Generator {
 
 function headerDefaults(soapVersion: '1.1' | '1.2', action: string): Array<[string, string, string]> {
   // SOAP 1.1 §6.1.1: SOAPAction is a quoted URI; SOAP 1.2 Part 2 §7.1.4 / RFC 3902: the action is a media type parameter.
-  if (soapVersion === '1.2') return [['content-type', 'message.headers.content-type', `application/soap+xml; charset=utf-8${action === '' ? '' : `; action="${action}"`}`]];
+  if (soapVersion === '1.2')
+    return [
+      [
+        'content-type',
+        'message.headers.content-type',
+        `application/soap+xml; charset=utf-8${action === '' ? '' : `; action="${action}"`}`,
+      ],
+    ];
   return [
     ['content-type', 'message.headers.content-type', 'text/xml; charset=utf-8'],
     ['SOAPAction', 'message.headers.SOAPAction', `"${action}"`],
@@ -285,44 +392,77 @@ function prefixed(base: string, path: string): string {
   return path === '' ? base : `${base}.${path}`;
 }
 
-function assemblyCase(operation: Operation, shapes: { input: Shape; output: Shape | undefined }, refs: { request: string; response: string; inputEnvelope: Schema; outputEnvelope: Schema | undefined }, soapVersion: '1.1' | '1.2', urlProperty: string): Schema {
+function assemblyCase(
+  operation: Operation,
+  shapes: { input: Shape; output: Shape | undefined },
+  refs: { request: string; response: string; inputEnvelope: Schema; outputEnvelope: Schema | undefined },
+  soapVersion: '1.1' | '1.2',
+  urlProperty: string,
+): Schema {
   const headers = headerDefaults(soapVersion, operation.binding.soapAction);
-  const outputs: Record<string, Schema> = { body: { schema: refs.inputEnvelope, variable: 'message.body', content: 'application/xml' } };
+  const outputs: Record<string, Schema> = {
+    body: { schema: refs.inputEnvelope, variable: 'message.body', content: 'application/xml' },
+  };
   for (const [name, variable] of headers) outputs[name] = { schema: { type: 'string', title: name }, variable };
   const inputActions: Schema[] = headers.map(([name, , value]) => ({ set: name, default: value }));
-  if (shapes.input.wrapper !== undefined) inputActions.push({ set: `body.Envelope.Body.${shapes.input.wrapper}`, value: '{}' });
+  if (shapes.input.wrapper !== undefined)
+    inputActions.push({ set: `body.Envelope.Body.${shapes.input.wrapper}`, value: '{}' });
   for (const copy of shapes.input.copies) {
     // A missing request body still sends the (empty) request element: `default` takes scalars only, so a JSONata value does it.
-    inputActions.push(copy.rest === '' ? { set: `body.Envelope.Body.${copy.soap}`, value: '$exists(input) ? input : {}' } : { set: `body.Envelope.Body.${copy.soap}`, from: prefixed('input', copy.rest) });
+    inputActions.push(
+      copy.rest === ''
+        ? { set: `body.Envelope.Body.${copy.soap}`, value: '$exists(input) ? input : {}' }
+        : { set: `body.Envelope.Body.${copy.soap}`, from: prefixed('input', copy.rest) },
+    );
   }
   if (shapes.input.copies.length === 0) {
-    for (const name of Object.keys(shapes.input.body)) inputActions.push({ set: `body.Envelope.Body.${name}`, value: '{}' });
+    for (const name of Object.keys(shapes.input.body))
+      inputActions.push({ set: `body.Envelope.Body.${name}`, value: '{}' });
   }
   const execute: Schema[] = [
     {
       map: {
         version: '2.0.0',
         title: `${operation.name}: input`,
-        inputs: { input: { schema: { $ref: refs.request }, variable: 'request.body', content: 'application/json' } },
+        inputs: {
+          input: { schema: { $ref: refs.request }, variable: 'request.body', content: 'application/json' },
+        },
         outputs,
         actions: inputActions,
         // Every generated element states its namespace, so unqualified XSD elements stay unqualified.
         options: { namespaceInheritance: false },
       },
     },
-    { invoke: { version: '2.0.0', title: `${operation.name}: invoke`, 'target-url': `$(${urlProperty})`, verb: 'POST', timeout: 60 } },
+    {
+      invoke: {
+        version: '2.0.0',
+        title: `${operation.name}: invoke`,
+        'target-url': `$(${urlProperty})`,
+        verb: 'POST',
+        timeout: 60,
+      },
+    },
   ];
-  const outputActions: Schema[] = (shapes.output?.copies ?? []).map((copy) => ({ set: prefixed('output', copy.rest), from: `input.Envelope.Body.${copy.soap}` }));
+  const outputActions: Schema[] = (shapes.output?.copies ?? []).map((copy) => ({
+    set: prefixed('output', copy.rest),
+    from: `input.Envelope.Body.${copy.soap}`,
+  }));
   if (shapes.output === undefined) outputActions.push({ set: 'output', value: '{}' });
   outputActions.push({ set: 'content-type', default: 'application/json' });
   execute.push({
     map: {
       version: '2.0.0',
       title: `${operation.name}: output`,
-      inputs: refs.outputEnvelope === undefined ? {} : { input: { schema: refs.outputEnvelope, variable: 'message.body', content: 'application/xml' } },
+      inputs:
+        refs.outputEnvelope === undefined
+          ? {}
+          : { input: { schema: refs.outputEnvelope, variable: 'message.body', content: 'application/xml' } },
       outputs: {
         output: { schema: { $ref: refs.response }, variable: 'message.body', content: 'application/json' },
-        'content-type': { schema: { type: 'string', title: 'content-type' }, variable: 'message.headers.content-type' },
+        'content-type': {
+          schema: { type: 'string', title: 'content-type' },
+          variable: 'message.headers.content-type',
+        },
       },
       actions: outputActions,
     },
@@ -360,39 +500,92 @@ export function generateTarget(model: WsdlModel, wsdlFile: string, options: Wsdl
   for (const operation of operationsOf(model, port)) {
     const path = `wsdl:definitions/wsdl:binding[${port.binding.local}]/wsdl:operation[${operation.name}]`;
     const input = generator.shape(operation, operation.input, 'input', path);
-    const output = operation.output === undefined ? undefined : generator.shape(operation, operation.output, 'output', path);
+    const output =
+      operation.output === undefined ? undefined : generator.shape(operation, operation.output, 'output', path);
     const inputEnvelope = generator.ref(generator.envelope(operation.inputMessage, input.body, soapVersion));
-    const outputEnvelope = output === undefined ? undefined : generator.ref(generator.envelope(operation.outputMessage!, output.body, soapVersion));
+    const outputEnvelope =
+      output === undefined
+        ? undefined
+        : generator.ref(generator.envelope(operation.outputMessage!, output.body, soapVersion));
     restDefinitions[`${operation.name}Request`] = input.rest;
     restDefinitions[`${operation.name}Response`] = output?.rest ?? { type: 'object' };
     targetPaths[`/${operation.name}`] = {
       post: {
         summary: `Operation ${operation.name}`,
         operationId: operation.name,
-        'x-ibm-soap': { 'soap-action': operation.binding.soapAction, 'soap-operation': qnameKey({ namespace: model.targetNamespace, local: operation.name }) },
+        'x-ibm-soap': {
+          'soap-action': operation.binding.soapAction,
+          'soap-operation': qnameKey({ namespace: model.targetNamespace, local: operation.name }),
+        },
         parameters: [{ name: 'body', in: 'body', required: true, schema: inputEnvelope }],
-        responses: { default: { description: `SOAP reply of ${operation.name}`, schema: outputEnvelope ?? { type: 'object' } } },
+        responses: {
+          default: {
+            description: `SOAP reply of ${operation.name}`,
+            schema: outputEnvelope ?? { type: 'object' },
+          },
+        },
       },
     };
     paths[`/${operation.name}`] = {
       post: {
         summary: `${operation.name} (SOAP ${soapVersion} operation of ${service.name})`,
         operationId: operation.name,
-        parameters: [{ name: 'body', in: 'body', required: true, schema: { $ref: `#/definitions/${operation.name}Request` } }],
-        responses: { '200': { description: `${operation.name} result`, schema: { $ref: `#/definitions/${operation.name}Response` } } },
+        parameters: [
+          {
+            name: 'body',
+            in: 'body',
+            required: true,
+            schema: { $ref: `#/definitions/${operation.name}Request` },
+          },
+        ],
+        responses: {
+          '200': {
+            description: `${operation.name} result`,
+            schema: { $ref: `#/definitions/${operation.name}Response` },
+          },
+        },
       },
     };
-    cases.push(assemblyCase(operation, { input, output }, { request: `#/definitions/${operation.name}Request`, response: `#/definitions/${operation.name}Response`, inputEnvelope, outputEnvelope }, soapVersion, urlProperty));
+    cases.push(
+      assemblyCase(
+        operation,
+        { input, output },
+        {
+          request: `#/definitions/${operation.name}Request`,
+          response: `#/definitions/${operation.name}Response`,
+          inputEnvelope,
+          outputEnvelope,
+        },
+        soapVersion,
+        urlProperty,
+      ),
+    );
   }
   const target: Schema = {
     swagger: '2.0',
     info: { title: service.name, 'x-ibm-name': slug(service.name), version: options.version ?? '1.0.0' },
     basePath: `/${slug(service.name)}`,
-    'x-ibm-configuration': { type: 'wsdl', 'wsdl-definition': { wsdl: wsdlFile, service: service.name, port: port.name, 'soap-version': soapVersion } },
+    'x-ibm-configuration': {
+      type: 'wsdl',
+      'wsdl-definition': {
+        wsdl: wsdlFile,
+        service: service.name,
+        port: port.name,
+        'soap-version': soapVersion,
+      },
+    },
     paths: targetPaths,
     definitions: generator.definitions,
   };
-  return { serviceName: service.name, target, definitions: restDefinitions, paths, cases, urlProperty, address: port.address };
+  return {
+    serviceName: service.name,
+    target,
+    definitions: restDefinitions,
+    paths,
+    cases,
+    urlProperty,
+    address: port.address,
+  };
 }
 
 /** A new REST API document (Swagger 2.0 + x-ibm-configuration) around one WSDL service (mode (a)). */
@@ -401,7 +594,12 @@ export function generateApiFromWsdl(model: WsdlModel, wsdlFile: string, options:
   const name = slug(generated.serviceName);
   return {
     swagger: '2.0',
-    info: { title: generated.serviceName, 'x-ibm-name': name, version: options.version ?? '1.0.0', description: `REST API for the SOAP service ${generated.serviceName} (generated from ${wsdlFile}).` },
+    info: {
+      title: generated.serviceName,
+      'x-ibm-name': name,
+      version: options.version ?? '1.0.0',
+      description: `REST API for the SOAP service ${generated.serviceName} (generated from ${wsdlFile}).`,
+    },
     basePath: `/${name}`,
     schemes: ['https'],
     consumes: ['application/json'],
@@ -416,9 +614,26 @@ export function generateApiFromWsdl(model: WsdlModel, wsdlFile: string, options:
       enforced: true,
       testable: true,
       cors: { enabled: true },
-      properties: { [generated.urlProperty]: { value: generated.address, description: `Endpoint of ${generated.serviceName} (soap:address)`, encoded: false } },
+      properties: {
+        [generated.urlProperty]: {
+          value: generated.address,
+          description: `Endpoint of ${generated.serviceName} (soap:address)`,
+          encoded: false,
+        },
+      },
       targets: { [generated.serviceName]: generated.target },
-      assembly: { execute: [{ 'operation-switch': { version: '2.0.0', title: 'operation-switch', case: generated.cases, otherwise: [] } }] },
+      assembly: {
+        execute: [
+          {
+            'operation-switch': {
+              version: '2.0.0',
+              title: 'operation-switch',
+              case: generated.cases,
+              otherwise: [],
+            },
+          },
+        ],
+      },
     },
   };
 }
@@ -433,7 +648,11 @@ export function importWsdl(file: string, files: Record<string, string>, options:
  * An import request whose text is a WSDL, turned into the generated API document (JSON text);
  * the WSDL and its sibling files are kept as the API's attachments.
  */
-export function apiSourceFromWsdl(input: { text: string; file: string; attachments?: Record<string, string> }): { text: string; file: string; attachments: Record<string, string> } {
+export function apiSourceFromWsdl(input: { text: string; file: string; attachments?: Record<string, string> }): {
+  text: string;
+  file: string;
+  attachments: Record<string, string>;
+} {
   // A path inside a bundle (`bundle/orders.wsdl`) is kept, so relative schemaLocations resolve.
   const given = posix.normalize(input.file.replace(/\\/g, '/'));
   const name = given.startsWith('../') || posix.isAbsolute(given) ? posix.basename(given) : given;

@@ -119,9 +119,16 @@ class Reader {
   }
 
   open(file: string, from: string, at: string): XmlElement {
-    if (this.loaded.size >= maxFiles) this.fail(from, at, 'too-many-files', `more than ${maxFiles} WSDL/XSD files are referenced`);
+    if (this.loaded.size >= maxFiles)
+      this.fail(from, at, 'too-many-files', `more than ${maxFiles} WSDL/XSD files are referenced`);
     const text = this.files.read(file);
-    if (text === undefined) this.fail(from, at, 'missing-file', `"${file}" is not among the files given (remote locations are never fetched)`);
+    if (text === undefined)
+      this.fail(
+        from,
+        at,
+        'missing-file',
+        `"${file}" is not among the files given (remote locations are never fetched)`,
+      );
     try {
       return parseXml(text, { maxBytes: maxFileBytes });
     } catch (error) {
@@ -132,10 +139,22 @@ class Reader {
 }
 
 /** Resolves `location` (relative to `from`) to a path inside the source; remote or escaping paths are refused. */
-export function resolveLocation(reader: { fail(file: string, path: string, rule: string, reason: string): never }, from: string, location: string, at: string): string {
-  if (/^[a-z][a-z0-9+.-]*:/i.test(location)) reader.fail(from, at, 'remote-location', `"${location}" is a remote location; Portico reads only the files given (add it to the folder or zip)`);
+export function resolveLocation(
+  reader: { fail(file: string, path: string, rule: string, reason: string): never },
+  from: string,
+  location: string,
+  at: string,
+): string {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(location))
+    reader.fail(
+      from,
+      at,
+      'remote-location',
+      `"${location}" is a remote location; Portico reads only the files given (add it to the folder or zip)`,
+    );
   const joined = posix.normalize(posix.join(posix.dirname(from), location.replace(/\\/g, '/')));
-  if (joined.startsWith('../') || joined === '..' || posix.isAbsolute(joined)) reader.fail(from, at, 'location-outside', `"${location}" points outside the files given`);
+  if (joined.startsWith('../') || joined === '..' || posix.isAbsolute(joined))
+    reader.fail(from, at, 'location-outside', `"${location}" points outside the files given`);
   return joined;
 }
 
@@ -162,11 +181,19 @@ function localPath(parent: string, element: XmlElement, name?: string): string {
 }
 
 /** A QName attribute, checked: an undeclared prefix is a definition error naming the element. */
-function requireQName(reader: Reader, file: string, path: string, element: XmlElement, attribute: string, scope: Map<string, string>): QName {
+function requireQName(
+  reader: Reader,
+  file: string,
+  path: string,
+  element: XmlElement,
+  attribute: string,
+  scope: Map<string, string>,
+): QName {
   const value = attributeOf(element, attribute);
   if (value === undefined) reader.fail(file, path, 'required', `the ${attribute} attribute is missing`);
   const name = qnameOf(element, value, scope)!;
-  if (name.namespace.startsWith('\u0000undeclared:')) reader.fail(file, path, 'undeclared-prefix', `the prefix of ${attribute}="${value}" is not declared`);
+  if (name.namespace.startsWith('\u0000undeclared:'))
+    reader.fail(file, path, 'undeclared-prefix', `the prefix of ${attribute}="${value}" is not declared`);
   return name;
 }
 
@@ -184,7 +211,14 @@ export function xsdQName(element: XmlElement, attribute: string): QName | undefi
   return qnameOf(element, attributeOf(element, attribute), scopes.get(element) ?? new Map());
 }
 
-function readSchema(reader: Reader, model: WsdlModel, schema: XmlElement, file: string, path: string, chameleonNamespace?: string): void {
+function readSchema(
+  reader: Reader,
+  model: WsdlModel,
+  schema: XmlElement,
+  file: string,
+  path: string,
+  chameleonNamespace?: string,
+): void {
   const targetNamespace = attributeOf(schema, 'targetNamespace') ?? chameleonNamespace ?? '';
   const context = {
     targetNamespace,
@@ -206,14 +240,29 @@ function readSchema(reader: Reader, model: WsdlModel, schema: XmlElement, file: 
       reader.schemasLoaded.add(key);
       reader.loaded.add(target);
       const root = reader.open(target, file, at);
-      if (root.namespace !== XSD_NS || root.local !== 'schema') reader.fail(target, '$', 'not-a-schema', `expected an xsd:schema root element, found <${root.name}>`);
+      if (root.namespace !== XSD_NS || root.local !== 'schema')
+        reader.fail(target, '$', 'not-a-schema', `expected an xsd:schema root element, found <${root.name}>`);
       recordScopes(root, new Map());
       const imported = attributeOf(root, 'targetNamespace');
-      if (child.local === 'import' && attributeOf(child, 'namespace') !== undefined && imported !== attributeOf(child, 'namespace')) {
-        reader.fail(file, at, 'namespace-mismatch', `imports namespace "${attributeOf(child, 'namespace')}" but ${target} has targetNamespace "${imported ?? ''}"`);
+      if (
+        child.local === 'import' &&
+        attributeOf(child, 'namespace') !== undefined &&
+        imported !== attributeOf(child, 'namespace')
+      ) {
+        reader.fail(
+          file,
+          at,
+          'namespace-mismatch',
+          `imports namespace "${attributeOf(child, 'namespace')}" but ${target} has targetNamespace "${imported ?? ''}"`,
+        );
       }
       if (child.local !== 'import' && imported !== undefined && imported !== targetNamespace) {
-        reader.fail(file, at, 'namespace-mismatch', `includes ${target} whose targetNamespace "${imported}" differs from "${targetNamespace}"`);
+        reader.fail(
+          file,
+          at,
+          'namespace-mismatch',
+          `includes ${target} whose targetNamespace "${imported}" differs from "${targetNamespace}"`,
+        );
       }
       readSchema(reader, model, root, target, 'xsd:schema', child.local === 'import' ? undefined : targetNamespace);
       continue;
@@ -221,7 +270,8 @@ function readSchema(reader: Reader, model: WsdlModel, schema: XmlElement, file: 
     if (name === undefined) continue;
     const key = qnameKey({ namespace: targetNamespace, local: name });
     if (child.local === 'element') model.elements.set(key, { node: child, ...context });
-    else if (child.local === 'complexType' || child.local === 'simpleType') model.types.set(key, { node: child, ...context });
+    else if (child.local === 'complexType' || child.local === 'simpleType')
+      model.types.set(key, { node: child, ...context });
   }
 }
 
@@ -231,9 +281,17 @@ function soapVersionOf(element: XmlElement): '1.1' | '1.2' | undefined {
   return undefined;
 }
 
-function readBinding(reader: Reader, file: string, path: string, binding: XmlElement, scope: Map<string, string>): WsdlBinding | undefined {
+function readBinding(
+  reader: Reader,
+  file: string,
+  path: string,
+  binding: XmlElement,
+  scope: Map<string, string>,
+): WsdlBinding | undefined {
   const name = attributeOf(binding, 'name') ?? '';
-  const soapBinding = childElements(binding).find((child) => child.local === 'binding' && soapVersionOf(child) !== undefined);
+  const soapBinding = childElements(binding).find(
+    (child) => child.local === 'binding' && soapVersionOf(child) !== undefined,
+  );
   // Not a SOAP binding (HTTP GET/POST, MIME): not importable, and not an error in itself.
   if (soapBinding === undefined) return undefined;
   const soapVersion = soapVersionOf(soapBinding)!;
@@ -243,19 +301,38 @@ function readBinding(reader: Reader, file: string, path: string, binding: XmlEle
     reader.fail(file, path, 'unsupported-transport', `transport "${transport}" is not SOAP over HTTP`);
   }
   const operations = new Map<string, BindingOperation>();
-  for (const operation of childElements(binding).filter((child) => child.namespace === WSDL_NS && child.local === 'operation')) {
+  for (const operation of childElements(binding).filter(
+    (child) => child.namespace === WSDL_NS && child.local === 'operation',
+  )) {
     const opName = attributeOf(operation, 'name') ?? '';
     const at = localPath(path, operation, opName);
-    const soapOperation = childElements(operation).find((child) => child.local === 'operation' && soapVersionOf(child) !== undefined);
-    const style = (soapOperation && attributeOf(soapOperation, 'style')) === 'rpc' ? 'rpc' : soapOperation && attributeOf(soapOperation, 'style') === 'document' ? 'document' : defaultStyle;
+    const soapOperation = childElements(operation).find(
+      (child) => child.local === 'operation' && soapVersionOf(child) !== undefined,
+    );
+    const style =
+      (soapOperation && attributeOf(soapOperation, 'style')) === 'rpc'
+        ? 'rpc'
+        : soapOperation && attributeOf(soapOperation, 'style') === 'document'
+          ? 'document'
+          : defaultStyle;
     const body = (direction: 'input' | 'output'): { namespace: string; parts?: string[] } => {
       const holder = childElements(operation).find((child) => child.namespace === WSDL_NS && child.local === direction);
-      const soapBody = holder && childElements(holder).find((child) => child.local === 'body' && soapVersionOf(child) !== undefined);
+      const soapBody =
+        holder && childElements(holder).find((child) => child.local === 'body' && soapVersionOf(child) !== undefined);
       if (holder === undefined || soapBody === undefined) return { namespace: '' };
       const use = attributeOf(soapBody, 'use') ?? 'literal';
-      if (use !== 'literal') reader.fail(file, localPath(at, holder), 'unsupported-use', `soap:body use="${use}" is not supported (only literal: WS-I Basic Profile 1.1 R2706)`);
+      if (use !== 'literal')
+        reader.fail(
+          file,
+          localPath(at, holder),
+          'unsupported-use',
+          `soap:body use="${use}" is not supported (only literal: WS-I Basic Profile 1.1 R2706)`,
+        );
       const parts = attributeOf(soapBody, 'parts');
-      return { namespace: attributeOf(soapBody, 'namespace') ?? '', parts: parts === undefined ? undefined : parts.split(/\s+/).filter(Boolean) };
+      return {
+        namespace: attributeOf(soapBody, 'namespace') ?? '',
+        parts: parts === undefined ? undefined : parts.split(/\s+/).filter(Boolean),
+      };
     };
     const input = body('input');
     const output = body('output');
@@ -274,7 +351,12 @@ function readBinding(reader: Reader, file: string, path: string, binding: XmlEle
 
 function readDefinitions(reader: Reader, model: WsdlModel, root: XmlElement, file: string): void {
   if (root.namespace !== WSDL_NS || root.local !== 'definitions') {
-    reader.fail(file, '$', 'not-wsdl', `expected a WSDL 1.1 <wsdl:definitions> root element, found <${root.name}> in namespace "${root.namespace}"`);
+    reader.fail(
+      file,
+      '$',
+      'not-wsdl',
+      `expected a WSDL 1.1 <wsdl:definitions> root element, found <${root.name}> in namespace "${root.namespace}"`,
+    );
   }
   recordScopes(root, new Map());
   const targetNamespace = attributeOf(root, 'targetNamespace') ?? '';
@@ -303,7 +385,9 @@ function readDefinitions(reader: Reader, model: WsdlModel, root: XmlElement, fil
         break;
       }
       case 'types':
-        for (const schema of childElements(child).filter((node) => node.namespace === XSD_NS && node.local === 'schema')) {
+        for (const schema of childElements(child).filter(
+          (node) => node.namespace === XSD_NS && node.local === 'schema',
+        )) {
           readSchema(reader, model, schema, file, localPath(path, schema, attributeOf(schema, 'targetNamespace')));
         }
         break;
@@ -316,9 +400,16 @@ function readDefinitions(reader: Reader, model: WsdlModel, root: XmlElement, fil
               const partName = attributeOf(part, 'name') ?? '';
               const partPath = localPath(path, part, partName);
               const partScope = scopes.get(part)!;
-              const element = attributeOf(part, 'element') === undefined ? undefined : requireQName(reader, file, partPath, part, 'element', partScope);
-              const type = attributeOf(part, 'type') === undefined ? undefined : requireQName(reader, file, partPath, part, 'type', partScope);
-              if (element === undefined && type === undefined) reader.fail(file, partPath, 'required', 'a part needs an element or a type attribute');
+              const element =
+                attributeOf(part, 'element') === undefined
+                  ? undefined
+                  : requireQName(reader, file, partPath, part, 'element', partScope);
+              const type =
+                attributeOf(part, 'type') === undefined
+                  ? undefined
+                  : requireQName(reader, file, partPath, part, 'type', partScope);
+              if (element === undefined && type === undefined)
+                reader.fail(file, partPath, 'required', 'a part needs an element or a type attribute');
               return { name: partName, element, type };
             }),
         );
@@ -331,13 +422,24 @@ function readDefinitions(reader: Reader, model: WsdlModel, root: XmlElement, fil
             .map((operation) => {
               const opPath = localPath(path, operation, attributeOf(operation, 'name'));
               const message = (local: string): QName | undefined => {
-                const holder = childElements(operation).find((node) => node.namespace === WSDL_NS && node.local === local);
-                return holder === undefined ? undefined : requireQName(reader, file, localPath(opPath, holder), holder, 'message', scopes.get(holder)!);
+                const holder = childElements(operation).find(
+                  (node) => node.namespace === WSDL_NS && node.local === local,
+                );
+                return holder === undefined
+                  ? undefined
+                  : requireQName(reader, file, localPath(opPath, holder), holder, 'message', scopes.get(holder)!);
               };
               const faults = childElements(operation)
                 .filter((node) => node.namespace === WSDL_NS && node.local === 'fault')
-                .map((fault) => requireQName(reader, file, localPath(opPath, fault), fault, 'message', scopes.get(fault)!));
-              return { name: attributeOf(operation, 'name') ?? '', input: message('input'), output: message('output'), faults };
+                .map((fault) =>
+                  requireQName(reader, file, localPath(opPath, fault), fault, 'message', scopes.get(fault)!),
+                );
+              return {
+                name: attributeOf(operation, 'name') ?? '',
+                input: message('input'),
+                output: message('output'),
+                faults,
+              };
             }),
         );
         break;
@@ -350,11 +452,19 @@ function readDefinitions(reader: Reader, model: WsdlModel, root: XmlElement, fil
         const ports: WsdlPort[] = [];
         for (const port of childElements(child).filter((node) => node.namespace === WSDL_NS && node.local === 'port')) {
           const portPath = localPath(path, port, attributeOf(port, 'name'));
-          const address = childElements(port).find((node) => node.local === 'address' && soapVersionOf(node) !== undefined);
+          const address = childElements(port).find(
+            (node) => node.local === 'address' && soapVersionOf(node) !== undefined,
+          );
           if (address === undefined) continue;
           const location = attributeOf(address, 'location');
-          if (location === undefined) reader.fail(file, localPath(portPath, address), 'required', 'soap:address needs a location');
-          ports.push({ name: attributeOf(port, 'name') ?? '', binding: requireQName(reader, file, portPath, port, 'binding', scopes.get(port)!), address: location, soapVersion: soapVersionOf(address)! });
+          if (location === undefined)
+            reader.fail(file, localPath(portPath, address), 'required', 'soap:address needs a location');
+          ports.push({
+            name: attributeOf(port, 'name') ?? '',
+            binding: requireQName(reader, file, portPath, port, 'binding', scopes.get(port)!),
+            address: location,
+            soapVersion: soapVersionOf(address)!,
+          });
         }
         model.services.push({ name: name ?? '', ports });
         break;
@@ -376,7 +486,8 @@ export function readWsdl(file: string, files: WsdlFiles): WsdlModel {
   const reader = new Reader(files);
   reader.loaded.add(file);
   const root = reader.open(file, file, '$');
-  if (root.local === 'description') reader.fail(file, '$', 'unsupported-version', 'WSDL 2.0 is not supported; import a WSDL 1.1 document');
+  if (root.local === 'description')
+    reader.fail(file, '$', 'unsupported-version', 'WSDL 2.0 is not supported; import a WSDL 1.1 document');
   const model: WsdlModel = {
     file,
     name: attributeOf(root, 'name') ?? '',

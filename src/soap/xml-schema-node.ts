@@ -49,9 +49,19 @@ export class SchemaRefError extends Error {
 type Schema = Record<string, unknown>;
 
 const typeAliases: Record<string, SchemaType> = {
-  number: 'number', float: 'number', double: 'number', decimal: 'number',
-  integer: 'integer', int: 'integer', int32: 'integer', int64: 'integer', long: 'integer',
-  boolean: 'boolean', string: 'string', object: 'object', array: 'array',
+  number: 'number',
+  float: 'number',
+  double: 'number',
+  decimal: 'number',
+  integer: 'integer',
+  int: 'integer',
+  int32: 'integer',
+  int64: 'integer',
+  long: 'integer',
+  boolean: 'boolean',
+  string: 'string',
+  object: 'object',
+  array: 'array',
 };
 
 const targetPointer = /^#\/x-ibm-configuration\/targets\/[^/]+/;
@@ -75,7 +85,10 @@ export function resolveSchemaRef(document: Schema, ref: string, base: string): {
   for (;;) {
     if (seen.has(current)) throw new SchemaRefError(ref, 'refs form a cycle');
     seen.add(current);
-    const inTarget = currentBase !== '' && current.startsWith('#/') && !current.startsWith(currentBase) ? readPointer(document, currentBase + current.slice(1)) : undefined;
+    const inTarget =
+      currentBase !== '' && current.startsWith('#/') && !current.startsWith(currentBase)
+        ? readPointer(document, currentBase + current.slice(1))
+        : undefined;
     const found = inTarget ?? readPointer(document, current);
     if (found === undefined) throw new SchemaRefError(ref, 'does not resolve in the API document');
     const absolute = inTarget !== undefined ? currentBase + current.slice(1) : current;
@@ -121,7 +134,8 @@ function compileNode(schema: Schema, document: Schema, base: string, memo: Map<S
   const ownHints = hintsOf(schema);
   let resolved = schema;
   let innerBase = base;
-  if (typeof schema.$ref === 'string') ({ schema: resolved, base: innerBase } = resolveSchemaRef(document, schema.$ref, base));
+  if (typeof schema.$ref === 'string')
+    ({ schema: resolved, base: innerBase } = resolveSchemaRef(document, schema.$ref, base));
   const cached = memo.get(resolved);
   if (cached !== undefined && Object.keys(ownHints).length === 0) return cached;
   const node: XmlSchemaNode = {

@@ -51,14 +51,7 @@ export type XmlNode = XmlElement | string;
 
 /** Why a document was refused; `code` is stable, `message` says what and where. */
 export type XmlErrorCode =
-  | 'doctype'
-  | 'too-large'
-  | 'too-deep'
-  | 'too-many-attributes'
-  | 'too-expansive'
-  | 'malformed'
-  | 'entity'
-  | 'namespace';
+  'doctype' | 'too-large' | 'too-deep' | 'too-many-attributes' | 'too-expansive' | 'malformed' | 'entity' | 'namespace';
 
 /** A refused or malformed XML document. */
 export class XmlError extends Error {
@@ -135,13 +128,23 @@ export function decodeEntities(text: string): string {
       if (!isXmlChar(code)) throw new XmlError('entity', `character reference &${name}; is not an XML character`);
       return String.fromCodePoint(code);
     }
-    throw new XmlError('entity', `entity &${name}; is not declared (only &lt; &gt; &amp; &quot; &apos; and character references are accepted)`);
+    throw new XmlError(
+      'entity',
+      `entity &${name}; is not declared (only &lt; &gt; &amp; &quot; &apos; and character references are accepted)`,
+    );
   });
 }
 
 // XML 1.0 §2.2 Char production.
 function isXmlChar(code: number): boolean {
-  return code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+  return (
+    code === 0x9 ||
+    code === 0xa ||
+    code === 0xd ||
+    (code >= 0x20 && code <= 0xd7ff) ||
+    (code >= 0xe000 && code <= 0xfffd) ||
+    (code >= 0x10000 && code <= 0x10ffff)
+  );
 }
 
 const textKey = '#text';
@@ -182,10 +185,15 @@ function tokenizerFor(maxDepth: number): XMLParser {
 /** Checks size and refuses DTDs before anything tokenises the text. */
 function screen(input: string | Buffer, maxBytes: number): string {
   const size = typeof input === 'string' ? Buffer.byteLength(input, 'utf8') : input.length;
-  if (size > maxBytes) throw new XmlError('too-large', `the XML document is ${size} bytes, more than the limit of ${maxBytes}`);
+  if (size > maxBytes)
+    throw new XmlError('too-large', `the XML document is ${size} bytes, more than the limit of ${maxBytes}`);
   const text = (typeof input === 'string' ? input : input.toString('utf8')).replace(/^\uFEFF/, '');
   // A DOCTYPE is how both XXE and entity expansion start: refused wherever it appears.
-  if (/<!DOCTYPE/i.test(text)) throw new XmlError('doctype', 'a document type declaration (<!DOCTYPE …>) is not accepted: DTDs and entities are refused (XXE)');
+  if (/<!DOCTYPE/i.test(text))
+    throw new XmlError(
+      'doctype',
+      'a document type declaration (<!DOCTYPE …>) is not accepted: DTDs and entities are refused (XXE)',
+    );
   if (/<!ENTITY/i.test(text)) throw new XmlError('doctype', 'entity declarations (<!ENTITY …>) are not accepted');
   return text;
 }
@@ -270,7 +278,13 @@ function attributesOf(raw: Record<string, string>, scope: NamespaceScope): XmlAt
     const parts = splitQName(key);
     // Namespaces in XML §6.2: an unprefixed attribute is in no namespace.
     const namespace = parts.prefix === '' ? '' : resolvePrefix(scope, parts.prefix, `attribute ${key}`);
-    attributes.push({ name: key, prefix: parts.prefix, local: parts.local, namespace, value: decodeEntities(value) });
+    attributes.push({
+      name: key,
+      prefix: parts.prefix,
+      local: parts.local,
+      namespace,
+      value: decodeEntities(value),
+    });
   }
   return attributes;
 }
@@ -287,7 +301,8 @@ function elementOf(token: Token, depth: number, walk: Walk): XmlElement {
   const children: XmlNode[] = [];
   for (const child of (token[name] ?? []) as Token[]) {
     if (Object.hasOwn(child, textKey)) children.push(decodeEntities(String(child[textKey])));
-    else if (Object.hasOwn(child, cdataKey)) children.push(((child[cdataKey] as Token[]) ?? []).map((part) => String(part[textKey] ?? '')).join(''));
+    else if (Object.hasOwn(child, cdataKey))
+      children.push(((child[cdataKey] as Token[]) ?? []).map((part) => String(part[textKey] ?? '')).join(''));
     else if (!Object.keys(child).some((key) => key.startsWith('?'))) children.push(elementOf(child, depth + 1, walk));
   }
   walk.scope.leave(saved);
@@ -302,7 +317,11 @@ export function parseXml(input: string | Buffer, limits: XmlLimits = {}): XmlEle
   const maxDepth = limits.maxDepth ?? DEFAULT_MAX_DEPTH;
   const text = screen(input, limits.maxBytes ?? DEFAULT_MAX_XML_BYTES);
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
-  if (valid !== true) throw new XmlError('malformed', `not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
+  if (valid !== true)
+    throw new XmlError(
+      'malformed',
+      `not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`,
+    );
   let tokens: Token[];
   try {
     tokens = tokenizerFor(maxDepth).parse(text) as Token[];
@@ -311,8 +330,11 @@ export function parseXml(input: string | Buffer, limits: XmlLimits = {}): XmlEle
     if (/nested/i.test(message)) throw new XmlError('too-deep', `elements nest deeper than ${maxDepth} levels`);
     throw new XmlError('malformed', `not well-formed XML: ${message}`);
   }
-  const roots = tokens.filter((token) => !Object.keys(token).some((key) => key.startsWith('?') || key === textKey || key === cdataKey));
-  if (roots.length !== 1) throw new XmlError('malformed', `an XML document needs exactly one root element, found ${roots.length}`);
+  const roots = tokens.filter(
+    (token) => !Object.keys(token).some((key) => key.startsWith('?') || key === textKey || key === cdataKey),
+  );
+  if (roots.length !== 1)
+    throw new XmlError('malformed', `an XML document needs exactly one root element, found ${roots.length}`);
   const maxAttributes = limits.maxAttributes ?? DEFAULT_MAX_ATTRIBUTES;
   return elementOf(roots[0], 1, { scope: new NamespaceScope(), maxDepth, maxAttributes });
 }
@@ -342,7 +364,15 @@ export function escapeText(text: string): string {
   return text.replace(/[&<>]/g, (char) => (char === '&' ? '&amp;' : char === '<' ? '&lt;' : '&gt;'));
 }
 
-const attributeEscapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\r': '&#13;', '\n': '&#10;', '\t': '&#9;' };
+const attributeEscapes: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  '\r': '&#13;',
+  '\n': '&#10;',
+  '\t': '&#9;',
+};
 
 /** Escapes an attribute value for double quotes; white space is kept through references (XML 1.0 §3.3.3). */
 export function escapeAttribute(text: string): string {
@@ -350,7 +380,15 @@ export function escapeAttribute(text: string): string {
 }
 
 /** A new element for building; `declarations` as given (the serialiser adds none of its own). */
-export function element(name: string, options: { namespace?: string; attributes?: XmlAttribute[]; declarations?: Record<string, string>; children?: XmlNode[] } = {}): XmlElement {
+export function element(
+  name: string,
+  options: {
+    namespace?: string;
+    attributes?: XmlAttribute[];
+    declarations?: Record<string, string>;
+    children?: XmlNode[];
+  } = {},
+): XmlElement {
   const { prefix, local } = splitQName(name);
   return {
     name,
@@ -377,7 +415,8 @@ export function serializeXml(
 }
 
 // XML 1.0 §2.3 Name (ASCII subset plus any non-ASCII letter), with one optional prefix.
-const qualifiedName = /^[A-Za-z_\u00C0-\uFFEF][\w.\-\u00B7\u00C0-\uFFEF]*(?::[A-Za-z_\u00C0-\uFFEF][\w.\-\u00B7\u00C0-\uFFEF]*)?$/;
+const qualifiedName =
+  /^[A-Za-z_\u00C0-\uFFEF][\w.\-\u00B7\u00C0-\uFFEF]*(?::[A-Za-z_\u00C0-\uFFEF][\w.\-\u00B7\u00C0-\uFFEF]*)?$/;
 
 /** Whether `name` can be an element or attribute name. */
 export function isXmlName(name: string): boolean {
@@ -390,7 +429,8 @@ function openTag(node: XmlElement): string {
     tag += ` ${prefix === '' ? 'xmlns' : `xmlns:${prefix}`}="${escapeAttribute(uri)}"`;
   }
   for (const attribute of node.attributes) {
-    if (!isXmlName(attribute.name)) throw new XmlError('malformed', `"${attribute.name}" is not a valid XML attribute name`);
+    if (!isXmlName(attribute.name))
+      throw new XmlError('malformed', `"${attribute.name}" is not a valid XML attribute name`);
     tag += ` ${attribute.name}="${escapeAttribute(attribute.value)}"`;
   }
   return node.children.length === 0 ? `${tag}/>` : `${tag}>`;

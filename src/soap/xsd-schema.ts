@@ -22,12 +22,24 @@ type Context = Omit<XsdComponent, 'node'>;
 
 const builtins: Record<string, Schema> = {
   boolean: { type: 'boolean' },
-  decimal: { type: 'number' }, float: { type: 'number', format: 'float' }, double: { type: 'number', format: 'double' },
-  integer: { type: 'integer' }, int: { type: 'integer', format: 'int32' }, long: { type: 'integer', format: 'int64' },
-  short: { type: 'integer' }, byte: { type: 'integer' }, nonNegativeInteger: { type: 'integer' }, positiveInteger: { type: 'integer' },
-  nonPositiveInteger: { type: 'integer' }, negativeInteger: { type: 'integer' }, unsignedLong: { type: 'integer' },
-  unsignedInt: { type: 'integer' }, unsignedShort: { type: 'integer' }, unsignedByte: { type: 'integer' },
-  date: { type: 'string', format: 'date' }, dateTime: { type: 'string', format: 'date-time' },
+  decimal: { type: 'number' },
+  float: { type: 'number', format: 'float' },
+  double: { type: 'number', format: 'double' },
+  integer: { type: 'integer' },
+  int: { type: 'integer', format: 'int32' },
+  long: { type: 'integer', format: 'int64' },
+  short: { type: 'integer' },
+  byte: { type: 'integer' },
+  nonNegativeInteger: { type: 'integer' },
+  positiveInteger: { type: 'integer' },
+  nonPositiveInteger: { type: 'integer' },
+  negativeInteger: { type: 'integer' },
+  unsignedLong: { type: 'integer' },
+  unsignedInt: { type: 'integer' },
+  unsignedShort: { type: 'integer' },
+  unsignedByte: { type: 'integer' },
+  date: { type: 'string', format: 'date' },
+  dateTime: { type: 'string', format: 'date-time' },
   base64Binary: { type: 'string', format: 'byte' },
 };
 
@@ -60,7 +72,8 @@ export class XsdConverter {
   /** A global element's schema (with its xml namespace and prefix). */
   globalElement(name: QName, file: string, path: string): Schema {
     const component = this.model.elements.get(qnameKey(name));
-    if (component === undefined) this.fail(file, path, 'unresolved-element', `element ${qnameKey(name)} is not declared in any schema given`);
+    if (component === undefined)
+      this.fail(file, path, 'unresolved-element', `element ${qnameKey(name)} is not declared in any schema given`);
     return this.element(component.node, component, true).schema;
   }
 
@@ -69,24 +82,37 @@ export class XsdConverter {
     if (name.namespace === XSD_NS) return { ...(builtins[name.local] ?? { type: 'string' }) };
     const key = qnameKey(name);
     const component = this.model.types.get(key);
-    if (component === undefined) this.fail(file, path, 'unresolved-type', `type ${key} is not declared in any schema given`);
+    if (component === undefined)
+      this.fail(file, path, 'unresolved-type', `type ${key} is not declared in any schema given`);
     if (this.expanding.has(key)) return { type: 'object', description: `recursive type ${name.local} (cut)` };
     this.expanding.add(key);
     try {
-      return component.node.local === 'simpleType' ? this.simpleType(component.node, component) : this.complexType(component.node, component);
+      return component.node.local === 'simpleType'
+        ? this.simpleType(component.node, component)
+        : this.complexType(component.node, component);
     } finally {
       this.expanding.delete(key);
     }
   }
 
-  private element(node: XmlElement, context: Context, global: boolean): { name: string; schema: Schema; required: boolean } {
+  private element(
+    node: XmlElement,
+    context: Context,
+    global: boolean,
+  ): { name: string; schema: Schema; required: boolean } {
     const path = `xsd:element[${attributeOf(node, 'name') ?? attributeOf(node, 'ref') ?? ''}]`;
     const ref = xsdQName(node, 'ref');
     let name: string;
     let schema: Schema;
     if (ref !== undefined) {
       const target = this.model.elements.get(qnameKey(ref));
-      if (target === undefined) this.fail(context.file, path, 'unresolved-element', `element ref ${qnameKey(ref)} is not declared in any schema given`);
+      if (target === undefined)
+        this.fail(
+          context.file,
+          path,
+          'unresolved-element',
+          `element ref ${qnameKey(ref)} is not declared in any schema given`,
+        );
       ({ name, schema } = this.element(target.node, target, true));
     } else {
       name = attributeOf(node, 'name') ?? '';
@@ -96,7 +122,14 @@ export class XsdConverter {
       const type = xsdQName(node, 'type');
       const complex = xsd(node, 'complexType');
       const simple = xsd(node, 'simpleType');
-      const content = type !== undefined ? this.namedType(type, context.file, path) : complex !== undefined ? this.complexType(complex, context) : simple !== undefined ? this.simpleType(simple, context) : {};
+      const content =
+        type !== undefined
+          ? this.namedType(type, context.file, path)
+          : complex !== undefined
+            ? this.complexType(complex, context)
+            : simple !== undefined
+              ? this.simpleType(simple, context)
+              : {};
       schema = { ...content, xml: this.hints(namespace) };
       if (Object.keys(schema.xml as Schema).length === 0) delete schema.xml;
     }
@@ -113,7 +146,9 @@ export class XsdConverter {
     if (restriction === undefined) return { type: 'string' };
     const base = xsdQName(restriction, 'base');
     const schema = base === undefined ? { type: 'string' } : this.namedType(base, context.file, 'xsd:simpleType');
-    const values = xsdChildren(restriction).filter((child) => child.local === 'enumeration').map((child) => attributeOf(child, 'value') ?? '');
+    const values = xsdChildren(restriction)
+      .filter((child) => child.local === 'enumeration')
+      .map((child) => attributeOf(child, 'value') ?? '');
     return values.length > 0 ? { ...schema, enum: values } : schema;
   }
 
@@ -143,13 +178,20 @@ export class XsdConverter {
       }
     }
     for (const child of xsdChildren(body)) {
-      if (child.local === 'sequence' || child.local === 'all' || child.local === 'choice') this.particles(child, context, properties, required, child.local === 'choice');
+      if (child.local === 'sequence' || child.local === 'all' || child.local === 'choice')
+        this.particles(child, context, properties, required, child.local === 'choice');
     }
     this.attributes(body, context, properties, required);
     return { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
   }
 
-  private particles(group: XmlElement, context: Context, properties: Record<string, Schema>, required: string[], optional: boolean): void {
+  private particles(
+    group: XmlElement,
+    context: Context,
+    properties: Record<string, Schema>,
+    required: string[],
+    optional: boolean,
+  ): void {
     for (const child of xsdChildren(group)) {
       if (child.local === 'element') {
         const element = this.element(child, context, false);
@@ -161,15 +203,30 @@ export class XsdConverter {
     }
   }
 
-  private attributes(holder: XmlElement, context: Context, properties: Record<string, Schema>, required: string[]): void {
+  private attributes(
+    holder: XmlElement,
+    context: Context,
+    properties: Record<string, Schema>,
+    required: string[],
+  ): void {
     for (const attribute of xsdChildren(holder).filter((child) => child.local === 'attribute')) {
       const name = attributeOf(attribute, 'name');
       if (name === undefined) continue;
       const type = xsdQName(attribute, 'type');
       const simple = xsd(attribute, 'simpleType');
-      const content = type !== undefined ? this.namedType(type, context.file, `xsd:attribute[${name}]`) : simple !== undefined ? this.simpleType(simple, context) : { type: 'string' };
-      const qualified = attributeOf(attribute, 'form') === 'qualified' || (attributeOf(attribute, 'form') === undefined && context.attributeFormQualified);
-      properties[name] = { ...content, xml: this.hints(qualified ? context.targetNamespace : '', { attribute: true }) };
+      const content =
+        type !== undefined
+          ? this.namedType(type, context.file, `xsd:attribute[${name}]`)
+          : simple !== undefined
+            ? this.simpleType(simple, context)
+            : { type: 'string' };
+      const qualified =
+        attributeOf(attribute, 'form') === 'qualified' ||
+        (attributeOf(attribute, 'form') === undefined && context.attributeFormQualified);
+      properties[name] = {
+        ...content,
+        xml: this.hints(qualified ? context.targetNamespace : '', { attribute: true }),
+      };
       if (attributeOf(attribute, 'use') === 'required') required.push(name);
     }
   }

@@ -17,8 +17,13 @@ export async function issueAccountToken(
   await db.deleteFrom('account_tokens').where('user_id', '=', userId).where('purpose', '=', purpose).execute();
   await db
     .insertInto('account_tokens')
-    .values({ token_hash: hashToken(token), user_id: userId, purpose,
-      expires_at: Date.now() + ttlMs, created_at: now() })
+    .values({
+      token_hash: hashToken(token),
+      user_id: userId,
+      purpose,
+      expires_at: Date.now() + ttlMs,
+      created_at: now(),
+    })
     .execute();
   return token;
 }

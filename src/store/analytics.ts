@@ -11,15 +11,43 @@ const rowsPerInsert = 1000;
 /** Writes events in multi-row inserts and adds them to the hourly rollups (call inside a transaction). */
 export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<void> {
   for (let i = 0; i < events.length; i += rowsPerInsert) {
-    await db.insertInto('activity_events').values(events.slice(i, i + rowsPerInsert)).execute();
+    await db
+      .insertInto('activity_events')
+      .values(events.slice(i, i + rowsPerInsert))
+      .execute();
   }
   await addToRollup(db, events);
 }
 
 export const eventColumns = [
-  'ts', 'tx_id', 'org_name', 'catalog_name', 'api_name', 'api_version', 'operation_id', 'verb', 'path', 'status', 'latency_ms', 'backend_ms',
-  'client_id', 'app_id', 'app_name', 'consumer_org_name', 'product_name', 'plan_name', 'error_name', 'content', 'request_headers',
-  'request_body', 'response_headers', 'response_body', 'user_name', 'consumer_org_id', 'subscription_id', 'plan_id',
+  'ts',
+  'tx_id',
+  'org_name',
+  'catalog_name',
+  'api_name',
+  'api_version',
+  'operation_id',
+  'verb',
+  'path',
+  'status',
+  'latency_ms',
+  'backend_ms',
+  'client_id',
+  'app_id',
+  'app_name',
+  'consumer_org_name',
+  'product_name',
+  'plan_name',
+  'error_name',
+  'content',
+  'request_headers',
+  'request_body',
+  'response_headers',
+  'response_body',
+  'user_name',
+  'consumer_org_id',
+  'subscription_id',
+  'plan_id',
 ] as const satisfies ReadonlyArray<keyof NewActivityEvent>;
 
 /**
@@ -28,10 +56,34 @@ export const eventColumns = [
  */
 export function eventRow(e: NewActivityEvent): unknown[] {
   return [
-    e.ts, e.tx_id, e.org_name, e.catalog_name, e.api_name, e.api_version, e.operation_id, e.verb, e.path, e.status, e.latency_ms, e.backend_ms,
-    e.client_id, e.app_id, e.app_name, e.consumer_org_name, e.product_name, e.plan_name, e.error_name, e.content, e.request_headers ?? null,
-    e.request_body ?? null, e.response_headers ?? null, e.response_body ?? null, e.user_name ?? '', e.consumer_org_id ?? '',
-    e.subscription_id ?? '', e.plan_id ?? '',
+    e.ts,
+    e.tx_id,
+    e.org_name,
+    e.catalog_name,
+    e.api_name,
+    e.api_version,
+    e.operation_id,
+    e.verb,
+    e.path,
+    e.status,
+    e.latency_ms,
+    e.backend_ms,
+    e.client_id,
+    e.app_id,
+    e.app_name,
+    e.consumer_org_name,
+    e.product_name,
+    e.plan_name,
+    e.error_name,
+    e.content,
+    e.request_headers ?? null,
+    e.request_body ?? null,
+    e.response_headers ?? null,
+    e.response_body ?? null,
+    e.user_name ?? '',
+    e.consumer_org_id ?? '',
+    e.subscription_id ?? '',
+    e.plan_id ?? '',
   ];
 }
 
@@ -39,7 +91,10 @@ export function eventRow(e: NewActivityEvent): unknown[] {
 export const eventInsertSql = `insert into activity_events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`;
 
 /** A batch as the two prepared statements take it: event rows, and rollup rows to add. */
-export function sqliteBatch(events: readonly NewActivityEvent[]): { rows: unknown[][]; rollups: unknown[][] } {
+export function sqliteBatch(events: readonly NewActivityEvent[]): {
+  rows: unknown[][];
+  rollups: unknown[][];
+} {
   return {
     rows: events.map(eventRow),
     rollups: aggregateRollup(events).map((row) => rollupColumns.map((column) => row[column])),
@@ -133,7 +188,10 @@ export type EventDimension = 'api_name' | 'operation_id' | 'status' | 'app_id' |
  * repeat across consumer orgs and plan names across products — and labelled with the names the
  * events recorded (the latest name, should one have changed).
  */
-const labelColumns: Record<EventDimension, ReadonlyArray<'app_name' | 'consumer_org_name' | 'plan_name' | 'product_name'>> = {
+const labelColumns: Record<
+  EventDimension,
+  ReadonlyArray<'app_name' | 'consumer_org_name' | 'plan_name' | 'product_name'>
+> = {
   api_name: [],
   operation_id: [],
   status: [],
@@ -155,25 +213,25 @@ export async function countBy(db: Db, filter: EventFilter, dimension: EventDimen
   const names = labelColumns[dimension].map((column) => sql<string>`max(${sql.ref(column)})`.as(column));
   const rows: Array<Record<string, unknown>> = usesRollup(filter)
     ? await rolled(db, filter)
-      .select([
-        sql<string>`${sql.ref(dimension)}`.as('key'),
-        sql<number>`sum(calls)`.as('calls'),
-        sql<number>`sum(latency_sum) / sum(calls)`.as('mean_ms'),
-        ...names,
-      ])
-      .groupBy(dimension)
-      .orderBy('calls', 'desc')
-      .execute()
+        .select([
+          sql<string>`${sql.ref(dimension)}`.as('key'),
+          sql<number>`sum(calls)`.as('calls'),
+          sql<number>`sum(latency_sum) / sum(calls)`.as('mean_ms'),
+          ...names,
+        ])
+        .groupBy(dimension)
+        .orderBy('calls', 'desc')
+        .execute()
     : await filtered(db, filter)
-      .select([
-        sql<string>`${sql.ref(dimension)}`.as('key'),
-        sql<number>`count(*)`.as('calls'),
-        sql<number>`avg(latency_ms)`.as('mean_ms'),
-        ...names,
-      ])
-      .groupBy(dimension)
-      .orderBy('calls', 'desc')
-      .execute();
+        .select([
+          sql<string>`${sql.ref(dimension)}`.as('key'),
+          sql<number>`count(*)`.as('calls'),
+          sql<number>`avg(latency_ms)`.as('mean_ms'),
+          ...names,
+        ])
+        .groupBy(dimension)
+        .orderBy('calls', 'desc')
+        .execute();
   return rows.map((row) => ({
     key: String(row.key ?? ''),
     calls: Number(row.calls),
@@ -192,13 +250,13 @@ export async function subscriptionCallsSince(db: Db, subscriptionId: string, fro
   const row =
     fromTs % hourMs === 0
       ? await rolled(db, { subscriptionId, fromTs })
-        .select(sql<number>`coalesce(sum(calls), 0)`.as('calls'))
-        .where('status', '<>', 429)
-        .executeTakeFirst()
+          .select(sql<number>`coalesce(sum(calls), 0)`.as('calls'))
+          .where('status', '<>', 429)
+          .executeTakeFirst()
       : await filtered(db, { subscriptionId, fromTs })
-        .select(sql<number>`count(*)`.as('calls'))
-        .where('status', '<>', 429)
-        .executeTakeFirst();
+          .select(sql<number>`count(*)`.as('calls'))
+          .where('status', '<>', 429)
+          .executeTakeFirst();
   return Number(row?.calls ?? 0);
 }
 
@@ -209,7 +267,11 @@ export function callsOverTime(db: Db, filter: EventFilter, bucketMs: number) {
   if (size % hourMs === 0 && usesRollup(filter)) {
     const bucket = sql<number>`(bucket_ts / ${sql.lit(size)}) * ${sql.lit(size)}`;
     return rolled(db, filter)
-      .select([bucket.as('bucket'), sql<number>`sum(calls)`.as('calls'), sql<number>`sum(case when status >= 400 then calls else 0 end)`.as('errors')])
+      .select([
+        bucket.as('bucket'),
+        sql<number>`sum(calls)`.as('calls'),
+        sql<number>`sum(case when status >= 400 then calls else 0 end)`.as('errors'),
+      ])
       .groupBy('bucket')
       .orderBy('bucket')
       .execute();
@@ -231,9 +293,14 @@ export function callsOverTime(db: Db, filter: EventFilter, bucketMs: number) {
  * PostgreSQL's `percentile_disc`, and on SQLite one indexed `ORDER BY … LIMIT 1 OFFSET n` per
  * percentile — no rows are brought into the process.
  */
-export async function latencyPercentiles(db: Db, filter: EventFilter): Promise<{ count: number; p50: number; p90: number; p99: number }> {
+export async function latencyPercentiles(
+  db: Db,
+  filter: EventFilter,
+): Promise<{ count: number; p50: number; p90: number; p99: number }> {
   if (usesRollup(filter)) return histogramPercentiles(db, filter);
-  const counted = await filtered(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst();
+  const counted = await filtered(db, filter)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirst();
   const count = Number(counted?.count ?? 0);
   if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0 };
   if (isPostgres(db)) {
@@ -263,7 +330,10 @@ export async function latencyPercentiles(db: Db, filter: EventFilter): Promise<{
  * Percentiles from the rollups' latency histogram: each is the upper bound of the bucket the
  * rank falls in (the last, open bucket reports its lower bound).
  */
-async function histogramPercentiles(db: Db, filter: EventFilter): Promise<{ count: number; p50: number; p90: number; p99: number }> {
+async function histogramPercentiles(
+  db: Db,
+  filter: EventFilter,
+): Promise<{ count: number; p50: number; p90: number; p99: number }> {
   const sums = latencyBounds.map((_, i) => sql<number>`sum(${sql.ref(`h${i}`)})`.as(`h${i}`));
   const row = (await rolled(db, filter).select(sums).executeTakeFirst()) as Record<string, unknown> | undefined;
   const counts = latencyBounds.map((_, i) => Number(row?.[`h${i}`] ?? 0));
@@ -288,6 +358,9 @@ function isPostgres(db: Db): boolean {
 /** Deletes events older than `olderThanTs`, and the rollup hours wholly before it. */
 export async function purgeEvents(db: Db, olderThanTs: number): Promise<number> {
   const result = await db.deleteFrom('activity_events').where('ts', '<', olderThanTs).executeTakeFirst();
-  await db.deleteFrom('activity_rollup').where('bucket_ts', '<=', olderThanTs - hourMs).execute();
+  await db
+    .deleteFrom('activity_rollup')
+    .where('bucket_ts', '<=', olderThanTs - hourMs)
+    .execute();
   return Number(result.numDeletedRows);
 }

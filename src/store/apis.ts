@@ -36,7 +36,12 @@ export async function insertApi(db: Db, input: NewApi): Promise<ApiRow> {
 export async function replaceApiDocument(
   db: Db,
   id: string,
-  input: { title: string; basePath: string; document: Record<string, unknown>; attachments?: Record<string, string> },
+  input: {
+    title: string;
+    basePath: string;
+    document: Record<string, unknown>;
+    attachments?: Record<string, string>;
+  },
 ): Promise<void> {
   await db
     .updateTable('apis')
@@ -74,7 +79,10 @@ export async function setApiState(db: Db, id: string, state: ApiState): Promise<
 }
 
 /** Products (any catalog) that bundle the API. */
-export async function productsUsingApi(db: Db, apiId: string): Promise<Array<{ id: string; name: string; version: string }>> {
+export async function productsUsingApi(
+  db: Db,
+  apiId: string,
+): Promise<Array<{ id: string; name: string; version: string }>> {
   return db
     .selectFrom('product_apis')
     .innerJoin('products', 'products.id', 'product_apis.product_id')

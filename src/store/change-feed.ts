@@ -27,7 +27,12 @@ const firstDelayMs = 250;
  * after each (re)connection so the caller catches up on what it missed. Losing and regaining
  * the connection is logged at debug level: the snapshot sync reports store outages once.
  */
-export function listenForChanges(url: string, onChange: (kind: string) => void, logger: Logger, retryMaxMs = 1000): ChangeFeed {
+export function listenForChanges(
+  url: string,
+  onChange: (kind: string) => void,
+  logger: Logger,
+  retryMaxMs = 1000,
+): ChangeFeed {
   let client: pg.Client | undefined;
   let connecting = false;
   let closed = false;

@@ -13,6 +13,9 @@ export async function recordChange(db: Db, kind: string, dialect: 'sqlite' | 'po
 }
 
 export async function latestChange(db: Db): Promise<number> {
-  const row = await db.selectFrom('changes').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const row = await db
+    .selectFrom('changes')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
   return Number(row?.id ?? 0);
 }

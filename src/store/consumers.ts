@@ -6,7 +6,10 @@ import type { Db } from './store.ts';
 import type { App, AppCredential, ConsumerOrg, PortalUser, Subscription, SubscriptionState } from './schema.ts';
 import { hashToken, newClientId, newId, newToken, now } from './secrets.ts';
 
-export async function createConsumerOrg(db: Db, input: { catalogId: string; name: string; title: string; ownerId?: string }): Promise<ConsumerOrg> {
+export async function createConsumerOrg(
+  db: Db,
+  input: { catalogId: string; name: string; title: string; ownerId?: string },
+): Promise<ConsumerOrg> {
   const org: ConsumerOrg = {
     id: newId(),
     catalog_id: input.catalogId,
@@ -24,7 +27,12 @@ export function findConsumerOrgById(db: Db, id: string): Promise<ConsumerOrg | u
 }
 
 export function findConsumerOrgByName(db: Db, catalogId: string, name: string): Promise<ConsumerOrg | undefined> {
-  return db.selectFrom('consumer_orgs').selectAll().where('catalog_id', '=', catalogId).where('name', '=', name).executeTakeFirst();
+  return db
+    .selectFrom('consumer_orgs')
+    .selectAll()
+    .where('catalog_id', '=', catalogId)
+    .where('name', '=', name)
+    .executeTakeFirst();
 }
 
 export function listConsumerOrgs(db: Db, catalogId: string): Promise<ConsumerOrg[]> {
@@ -74,7 +82,10 @@ export async function setPortalUserPassword(db: Db, id: string, passwordHash: st
   await db.updateTable('portal_users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
 }
 
-export async function createApp(db: Db, input: { consumerOrgId: string; title: string; description: string }): Promise<App> {
+export async function createApp(
+  db: Db,
+  input: { consumerOrgId: string; title: string; description: string },
+): Promise<App> {
   const app: App = {
     id: newId(),
     consumer_org_id: input.consumerOrgId,
@@ -89,7 +100,12 @@ export async function createApp(db: Db, input: { consumerOrgId: string; title: s
 
 /** The app, only when it belongs to `consumerOrgId` (no cross-organization access). */
 export function findApp(db: Db, consumerOrgId: string, appId: string): Promise<App | undefined> {
-  return db.selectFrom('apps').selectAll().where('id', '=', appId).where('consumer_org_id', '=', consumerOrgId).executeTakeFirst();
+  return db
+    .selectFrom('apps')
+    .selectAll()
+    .where('id', '=', appId)
+    .where('consumer_org_id', '=', consumerOrgId)
+    .executeTakeFirst();
 }
 
 export function findAppById(db: Db, appId: string): Promise<App | undefined> {
@@ -104,7 +120,14 @@ export function listAppsInCatalog(db: Db, catalogId: string) {
   return db
     .selectFrom('apps')
     .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
-    .select(['apps.id', 'apps.title', 'apps.description', 'apps.created_at', 'consumer_orgs.name as consumer_org_name', 'consumer_orgs.id as consumer_org_id'])
+    .select([
+      'apps.id',
+      'apps.title',
+      'apps.description',
+      'apps.created_at',
+      'consumer_orgs.name as consumer_org_name',
+      'consumer_orgs.id as consumer_org_id',
+    ])
     .where('consumer_orgs.catalog_id', '=', catalogId)
     .orderBy('apps.created_at')
     .execute();
@@ -116,7 +139,11 @@ export async function updateApp(db: Db, appId: string, input: { title?: string; 
 
 /** Replaces the app's registered OAuth redirect URIs. */
 export async function setRedirectUris(db: Db, appId: string, uris: readonly string[]): Promise<void> {
-  await db.updateTable('apps').set({ redirect_uris: JSON.stringify(uris) }).where('id', '=', appId).execute();
+  await db
+    .updateTable('apps')
+    .set({ redirect_uris: JSON.stringify(uris) })
+    .where('id', '=', appId)
+    .execute();
 }
 
 /** Deletes the app with its credentials and subscriptions (call inside a transaction). */
@@ -149,7 +176,11 @@ export async function addCredential(db: Db, appId: string, description = ''): Pr
 /** Replaces the secret of a credential; the client id stays. */
 export async function resetCredentialSecret(db: Db, credentialId: string): Promise<string> {
   const clientSecret = newToken();
-  await db.updateTable('app_credentials').set({ secret_hash: hashToken(clientSecret) }).where('id', '=', credentialId).execute();
+  await db
+    .updateTable('app_credentials')
+    .set({ secret_hash: hashToken(clientSecret) })
+    .where('id', '=', credentialId)
+    .execute();
   return clientSecret;
 }
 
@@ -258,7 +289,11 @@ export async function deleteConsumerOrg(trx: Db, consumerOrgId: string): Promise
   const users = trx.selectFrom('portal_users').select('id').where('consumer_org_id', '=', consumerOrgId);
   // Explicitly, not by cascade: SQLite enforces foreign keys only when asked to.
   await trx.deleteFrom('account_tokens').where('user_id', 'in', users).execute();
-  const sessionIds = trx.selectFrom('sessions').select('id').where('kind', 'in', ['portal', 'pre-portal']).where('user_id', 'in', users);
+  const sessionIds = trx
+    .selectFrom('sessions')
+    .select('id')
+    .where('kind', 'in', ['portal', 'pre-portal'])
+    .where('user_id', 'in', users);
   await trx.deleteFrom('session_values').where('session_id', 'in', sessionIds).execute();
   const portalSessions = trx.deleteFrom('sessions').where('kind', 'in', ['portal', 'pre-portal']);
   await portalSessions.where('user_id', 'in', users).execute();

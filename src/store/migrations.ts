@@ -153,9 +153,10 @@ function initial(dialect: DialectName): Migration {
       await db.schema.createIndex('subscriptions_state').on('subscriptions').column('state').execute();
 
       const events = db.schema.createTable('activity_events');
-      await (dialect === 'postgres'
-        ? events.addColumn('id', 'bigserial', (c) => c.primaryKey())
-        : events.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      await (
+        dialect === 'postgres'
+          ? events.addColumn('id', 'bigserial', (c) => c.primaryKey())
+          : events.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
       )
         .addColumn('ts', bigint, (c) => c.notNull())
         .addColumn('tx_id', 'text', (c) => c.notNull())
@@ -186,9 +187,10 @@ function initial(dialect: DialectName): Migration {
       await db.schema.createIndex('activity_events_api_ts').on('activity_events').columns(['api_name', 'ts']).execute();
 
       const changes = db.schema.createTable('changes');
-      await (dialect === 'postgres'
-        ? changes.addColumn('id', 'bigserial', (c) => c.primaryKey())
-        : changes.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      await (
+        dialect === 'postgres'
+          ? changes.addColumn('id', 'bigserial', (c) => c.primaryKey())
+          : changes.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
       )
         .addColumn('ts', bigint, (c) => c.notNull())
         .addColumn('kind', 'text', (c) => c.notNull())
@@ -202,8 +204,16 @@ function initial(dialect: DialectName): Migration {
 function analyticsIndexes(): Migration {
   return {
     async up(db: AnyDb) {
-      await db.schema.createIndex('activity_events_scope_ts').on('activity_events').columns(['org_name', 'catalog_name', 'ts']).execute();
-      await db.schema.createIndex('activity_events_scope_api_ts').on('activity_events').columns(['org_name', 'catalog_name', 'api_name', 'ts']).execute();
+      await db.schema
+        .createIndex('activity_events_scope_ts')
+        .on('activity_events')
+        .columns(['org_name', 'catalog_name', 'ts'])
+        .execute();
+      await db.schema
+        .createIndex('activity_events_scope_api_ts')
+        .on('activity_events')
+        .columns(['org_name', 'catalog_name', 'api_name', 'ts'])
+        .execute();
     },
   };
 }
@@ -240,12 +250,38 @@ function analyticsRollup(dialect: DialectName): Migration {
         .addColumn('consumer_org_name', 'text', (c) => c.notNull())
         .addColumn('calls', bigint, (c) => c.notNull())
         .addColumn('latency_sum', 'real', (c) => c.notNull());
-      for (let i = 0; i < latencyBucketCount; i++) table = table.addColumn(`h${i}`, bigint, (c) => c.notNull().defaultTo(0));
+      for (let i = 0; i < latencyBucketCount; i++)
+        table = table.addColumn(`h${i}`, bigint, (c) => c.notNull().defaultTo(0));
       await table
-        .addUniqueConstraint('activity_rollup_key', ['bucket_ts', 'org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_name', 'plan_name', 'product_name', 'consumer_org_name'])
+        .addUniqueConstraint('activity_rollup_key', [
+          'bucket_ts',
+          'org_name',
+          'catalog_name',
+          'api_name',
+          'operation_id',
+          'status',
+          'app_name',
+          'plan_name',
+          'product_name',
+          'consumer_org_name',
+        ])
         .execute();
-      await db.schema.createIndex('activity_rollup_scope').on('activity_rollup').columns(['org_name', 'catalog_name', 'bucket_ts']).execute();
-      await rebuildRollup(db, ['org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_name', 'plan_name', 'product_name', 'consumer_org_name']);
+      await db.schema
+        .createIndex('activity_rollup_scope')
+        .on('activity_rollup')
+        .columns(['org_name', 'catalog_name', 'bucket_ts'])
+        .execute();
+      await rebuildRollup(db, [
+        'org_name',
+        'catalog_name',
+        'api_name',
+        'operation_id',
+        'status',
+        'app_name',
+        'plan_name',
+        'product_name',
+        'consumer_org_name',
+      ]);
     },
   };
 }
@@ -275,7 +311,10 @@ function userRegistries(): Migration {
         .addColumn('registry_id', 'text', (c) => c.notNull().references('user_registries.id').onDelete('cascade'))
         .addPrimaryKeyConstraint('catalog_user_registries_pk', ['catalog_id', 'registry_id'])
         .execute();
-      await db.schema.alterTable('activity_events').addColumn('user_name', 'text', (c) => c.notNull().defaultTo('')).execute();
+      await db.schema
+        .alterTable('activity_events')
+        .addColumn('user_name', 'text', (c) => c.notNull().defaultTo(''))
+        .execute();
     },
   };
 }
@@ -347,7 +386,10 @@ function oauthProviders(dialect: DialectName): Migration {
         .addColumn('token_id', 'text', (c) => c.primaryKey())
         .addColumn('expires_at', bigint, (c) => c.notNull())
         .execute();
-      await db.schema.alterTable('apps').addColumn('redirect_uris', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+      await db.schema
+        .alterTable('apps')
+        .addColumn('redirect_uris', 'text', (c) => c.notNull().defaultTo('[]'))
+        .execute();
     },
   };
 }
@@ -363,10 +405,15 @@ function analyticsIdsAndSessionValues(dialect: DialectName): Migration {
   return {
     async up(db: AnyDb) {
       for (const column of ['consumer_org_id', 'subscription_id', 'plan_id']) {
-        await db.schema.alterTable('activity_events').addColumn(column, 'text', (c) => c.notNull().defaultTo('')).execute();
+        await db.schema
+          .alterTable('activity_events')
+          .addColumn(column, 'text', (c) => c.notNull().defaultTo(''))
+          .execute();
       }
       await sql`update activity_events set consumer_org_id = coalesce(
-        (select apps.consumer_org_id from apps where apps.id = activity_events.app_id), '') where app_id <> ''`.execute(db);
+        (select apps.consumer_org_id from apps where apps.id = activity_events.app_id), '') where app_id <> ''`.execute(
+        db,
+      );
       await sql`update activity_events set subscription_id = coalesce((select s.id from subscriptions s
           join plans p on p.id = s.plan_id join products r on r.id = s.product_id
           where s.app_id = activity_events.app_id and p.name = activity_events.plan_name
@@ -383,11 +430,19 @@ function analyticsIdsAndSessionValues(dialect: DialectName): Migration {
         table = table.addColumn(column, column === 'status' ? 'integer' : 'text', (c) => c.notNull());
       }
       table = table.addColumn('calls', bigint, (c) => c.notNull()).addColumn('latency_sum', 'real', (c) => c.notNull());
-      for (let i = 0; i < latencyBucketCount; i++) table = table.addColumn(`h${i}`, bigint, (c) => c.notNull().defaultTo(0));
+      for (let i = 0; i < latencyBucketCount; i++)
+        table = table.addColumn(`h${i}`, bigint, (c) => c.notNull().defaultTo(0));
       await table.addUniqueConstraint('activity_rollup_key', ['bucket_ts', ...rollupDimensions]).execute();
-      await db.schema.createIndex('activity_rollup_scope').on('activity_rollup').columns(['org_name', 'catalog_name', 'bucket_ts']).execute();
-      await db.schema.createIndex('activity_rollup_subscription')
-        .on('activity_rollup').columns(['subscription_id', 'bucket_ts']).execute();
+      await db.schema
+        .createIndex('activity_rollup_scope')
+        .on('activity_rollup')
+        .columns(['org_name', 'catalog_name', 'bucket_ts'])
+        .execute();
+      await db.schema
+        .createIndex('activity_rollup_subscription')
+        .on('activity_rollup')
+        .columns(['subscription_id', 'bucket_ts'])
+        .execute();
       await rebuildRollup(db);
       await db.schema
         .createTable('session_values')
@@ -430,8 +485,12 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
   return {
     async getMigrations() {
       return {
-        '0001-initial': initial(dialect), '0002-analytics-indexes': analyticsIndexes(), '0003-analytics-rollup': analyticsRollup(dialect), '0004-drop-redundant-event-index': dropRedundantEventIndex(),
-        '0005-user-registries': userRegistries(), '0006-oauth-providers': oauthProviders(dialect),
+        '0001-initial': initial(dialect),
+        '0002-analytics-indexes': analyticsIndexes(),
+        '0003-analytics-rollup': analyticsRollup(dialect),
+        '0004-drop-redundant-event-index': dropRedundantEventIndex(),
+        '0005-user-registries': userRegistries(),
+        '0006-oauth-providers': oauthProviders(dialect),
         '0007-analytics-ids-session-values': analyticsIdsAndSessionValues(dialect),
         '0008-account-email': accountEmail(dialect),
       };

@@ -25,8 +25,16 @@ export async function insertProvider(
   return row;
 }
 
-export async function updateProvider(db: Db, id: string, input: { title: string; configuration: Record<string, unknown> }) {
-  const values = { title: input.title, configuration: JSON.stringify(input.configuration), updated_at: now() };
+export async function updateProvider(
+  db: Db,
+  id: string,
+  input: { title: string; configuration: Record<string, unknown> },
+) {
+  const values = {
+    title: input.title,
+    configuration: JSON.stringify(input.configuration),
+    updated_at: now(),
+  };
   await db.updateTable('oauth_providers').set(values).where('id', '=', id).execute();
 }
 
@@ -37,7 +45,12 @@ export async function deleteProvider(db: Db, id: string): Promise<void> {
 }
 
 export function findProvider(db: Db, orgId: string, name: string): Promise<OAuthProviderRow | undefined> {
-  return db.selectFrom('oauth_providers').selectAll().where('org_id', '=', orgId).where('name', '=', name).executeTakeFirst();
+  return db
+    .selectFrom('oauth_providers')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('name', '=', name)
+    .executeTakeFirst();
 }
 
 export function listProviders(db: Db, orgId: string): Promise<OAuthProviderRow[]> {
@@ -61,11 +74,16 @@ export async function enableInCatalog(db: Db, catalogId: string, providerId: str
     .where('catalog_id', '=', catalogId)
     .where('provider_id', '=', providerId)
     .executeTakeFirst();
-  if (!existing) await db.insertInto('catalog_oauth_providers').values({ catalog_id: catalogId, provider_id: providerId }).execute();
+  if (!existing)
+    await db.insertInto('catalog_oauth_providers').values({ catalog_id: catalogId, provider_id: providerId }).execute();
 }
 
 export async function disableInCatalog(db: Db, catalogId: string, providerId: string): Promise<void> {
-  await db.deleteFrom('catalog_oauth_providers').where('catalog_id', '=', catalogId).where('provider_id', '=', providerId).execute();
+  await db
+    .deleteFrom('catalog_oauth_providers')
+    .where('catalog_id', '=', catalogId)
+    .where('provider_id', '=', providerId)
+    .execute();
 }
 
 /** Every catalog's enabled providers, for the gateway's snapshot. */
@@ -80,8 +98,16 @@ export function loadCatalogProviders(db: Db): Promise<Array<OAuthProviderRow & {
 
 /** Adds a signing key and retires the provider's current one (it keeps verifying until its tokens expire). */
 export async function addKey(db: Db, providerId: string, kid: string, privateJwk: string, at: number): Promise<void> {
-  await db.updateTable('oauth_keys').set({ retired_at: at }).where('provider_id', '=', providerId).where('retired_at', 'is', null).execute();
-  await db.insertInto('oauth_keys').values({ kid, provider_id: providerId, private_jwk: privateJwk, created_at: at, retired_at: null }).execute();
+  await db
+    .updateTable('oauth_keys')
+    .set({ retired_at: at })
+    .where('provider_id', '=', providerId)
+    .where('retired_at', 'is', null)
+    .execute();
+  await db
+    .insertInto('oauth_keys')
+    .values({ kid, provider_id: providerId, private_jwk: privateJwk, created_at: at, retired_at: null })
+    .execute();
 }
 
 /** Keys still in use: the current one, and retired ones whose tokens may not have expired yet. */
@@ -98,7 +124,10 @@ export function loadKeys(db: Db, retiredSince: number): Promise<OAuthKeyRow[]> {
 export type CodeRow = Omit<OAuthCodeTable, 'used'>;
 
 export async function insertCode(db: Db, row: CodeRow): Promise<void> {
-  await db.insertInto('oauth_codes').values({ ...row, used: 0 }).execute();
+  await db
+    .insertInto('oauth_codes')
+    .values({ ...row, used: 0 })
+    .execute();
 }
 
 /**
@@ -106,7 +135,12 @@ export async function insertCode(db: Db, row: CodeRow): Promise<void> {
  * grant it issued is then revoked). Undefined when no such code exists.
  */
 export async function takeCode(db: Db, codeHash: string): Promise<{ row: CodeRow; first: boolean } | undefined> {
-  const updated = await db.updateTable('oauth_codes').set({ used: 1 }).where('code_hash', '=', codeHash).where('used', '=', 0).executeTakeFirst();
+  const updated = await db
+    .updateTable('oauth_codes')
+    .set({ used: 1 })
+    .where('code_hash', '=', codeHash)
+    .where('used', '=', 0)
+    .executeTakeFirst();
   const row = await db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
   if (!row) return undefined;
   return { row: { ...row, expires_at: Number(row.expires_at) }, first: Number(updated.numUpdatedRows) === 1 };
@@ -124,20 +158,42 @@ export interface RefreshRow {
 }
 
 export async function insertRefreshToken(db: Db, row: RefreshRow): Promise<void> {
-  await db.insertInto('oauth_refresh_tokens').values({ ...row, used: 0 }).execute();
+  await db
+    .insertInto('oauth_refresh_tokens')
+    .values({ ...row, used: 0 })
+    .execute();
 }
 
 /** Uses a refresh token once (rotation): `first` false = reuse of a rotated token. */
-export async function takeRefreshToken(db: Db, tokenHash: string): Promise<{ row: RefreshRow; first: boolean } | undefined> {
-  const updated = await db.updateTable('oauth_refresh_tokens').set({ used: 1 }).where('token_hash', '=', tokenHash).where('used', '=', 0).executeTakeFirst();
-  const row = await db.selectFrom('oauth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+export async function takeRefreshToken(
+  db: Db,
+  tokenHash: string,
+): Promise<{ row: RefreshRow; first: boolean } | undefined> {
+  const updated = await db
+    .updateTable('oauth_refresh_tokens')
+    .set({ used: 1 })
+    .where('token_hash', '=', tokenHash)
+    .where('used', '=', 0)
+    .executeTakeFirst();
+  const row = await db
+    .selectFrom('oauth_refresh_tokens')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
   if (!row) return undefined;
   return { row: { ...row, expires_at: Number(row.expires_at) }, first: Number(updated.numUpdatedRows) === 1 };
 }
 
 /** A refresh token as it stands, without using it (introspection). */
-export async function findRefreshToken(db: Db, tokenHash: string): Promise<(RefreshRow & { used: number }) | undefined> {
-  const row = await db.selectFrom('oauth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+export async function findRefreshToken(
+  db: Db,
+  tokenHash: string,
+): Promise<(RefreshRow & { used: number }) | undefined> {
+  const row = await db
+    .selectFrom('oauth_refresh_tokens')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
   return row ? { ...row, expires_at: Number(row.expires_at), used: Number(row.used) } : undefined;
 }
 
@@ -152,8 +208,13 @@ export async function revokeGrant(db: Db, grantId: string, accessExpiresAt: numb
 }
 
 export async function insertRevocation(db: Db, tokenId: string, expiresAt: number): Promise<void> {
-  const existing = await db.selectFrom('oauth_revocations').select('token_id').where('token_id', '=', tokenId).executeTakeFirst();
-  if (existing) await db.updateTable('oauth_revocations').set({ expires_at: expiresAt }).where('token_id', '=', tokenId).execute();
+  const existing = await db
+    .selectFrom('oauth_revocations')
+    .select('token_id')
+    .where('token_id', '=', tokenId)
+    .executeTakeFirst();
+  if (existing)
+    await db.updateTable('oauth_revocations').set({ expires_at: expiresAt }).where('token_id', '=', tokenId).execute();
   else await db.insertInto('oauth_revocations').values({ token_id: tokenId, expires_at: expiresAt }).execute();
 }
 

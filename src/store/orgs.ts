@@ -22,7 +22,13 @@ export function listOrgs(db: Db): Promise<ProviderOrg[]> {
 }
 
 export async function createCatalog(db: Db, input: { orgId: string; name: string; title: string }): Promise<Catalog> {
-  const catalog: Catalog = { id: newId(), org_id: input.orgId, name: input.name, title: input.title, created_at: now() };
+  const catalog: Catalog = {
+    id: newId(),
+    org_id: input.orgId,
+    name: input.name,
+    title: input.title,
+    created_at: now(),
+  };
   await db.insertInto('catalogs').values(catalog).execute();
   return catalog;
 }

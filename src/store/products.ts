@@ -51,7 +51,14 @@ export async function upsertProduct(db: Db, input: ProductInput): Promise<{ prod
     await db.updateTable('products').set(fields).where('id', '=', existing.id).execute();
     product = { ...existing, ...fields };
   } else {
-    product = { id: newId(), catalog_id: input.catalogId, name: input.name, version: input.version, created_at: stamp, ...fields };
+    product = {
+      id: newId(),
+      catalog_id: input.catalogId,
+      name: input.name,
+      version: input.version,
+      created_at: stamp,
+      ...fields,
+    };
     await db.insertInto('products').values(product).execute();
   }
   await db.deleteFrom('product_apis').where('product_id', '=', product.id).execute();
@@ -83,13 +90,20 @@ async function replacePlans(db: Db, productId: string, plans: PlanInput[]): Prom
       kept.add(old.id);
       await db.updateTable('plans').set(values).where('id', '=', old.id).execute();
     } else {
-      await db.insertInto('plans').values({ id: newId(), product_id: productId, name: plan.name, ...values }).execute();
+      await db
+        .insertInto('plans')
+        .values({ id: newId(), product_id: productId, name: plan.name, ...values })
+        .execute();
     }
   }
   for (const old of current) {
     if (kept.has(old.id)) continue;
     // A plan dropped from the document: its subscriptions end, then the plan goes.
-    await db.updateTable('subscriptions').set({ state: 'cancelled', updated_at: now() }).where('plan_id', '=', old.id).execute();
+    await db
+      .updateTable('subscriptions')
+      .set({ state: 'cancelled', updated_at: now() })
+      .where('plan_id', '=', old.id)
+      .execute();
     const used = await db.selectFrom('subscriptions').select('id').where('plan_id', '=', old.id).executeTakeFirst();
     if (!used) await db.deleteFrom('plans').where('id', '=', old.id).execute();
   }
@@ -132,7 +146,15 @@ export function listProductApis(db: Db, productId: string) {
   return db
     .selectFrom('product_apis')
     .innerJoin('apis', 'apis.id', 'product_apis.api_id')
-    .select(['apis.id', 'apis.name', 'apis.version', 'apis.title', 'apis.state', 'apis.base_path', 'product_apis.api_key'])
+    .select([
+      'apis.id',
+      'apis.name',
+      'apis.version',
+      'apis.title',
+      'apis.state',
+      'apis.base_path',
+      'product_apis.api_key',
+    ])
     .where('product_apis.product_id', '=', productId)
     .orderBy('apis.name')
     .execute();

@@ -14,12 +14,38 @@ import type { ActivityRollupTable, NewActivityEvent } from './schema.ts';
 export const hourMs = 3_600_000;
 
 /** Upper bounds (ms) of the latency histogram's buckets; the last is open-ended. */
-export const latencyBounds = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, Number.POSITIVE_INFINITY] as const;
+export const latencyBounds = [
+  1,
+  2,
+  5,
+  10,
+  20,
+  50,
+  100,
+  200,
+  500,
+  1000,
+  2000,
+  5000,
+  10_000,
+  Number.POSITIVE_INFINITY,
+] as const;
 export const latencyBucketCount = latencyBounds.length;
 
 export const rollupDimensions = [
-  'org_name', 'catalog_name', 'api_name', 'operation_id', 'status', 'app_id', 'app_name', 'plan_id', 'plan_name', 'product_name',
-  'subscription_id', 'consumer_org_id', 'consumer_org_name',
+  'org_name',
+  'catalog_name',
+  'api_name',
+  'operation_id',
+  'status',
+  'app_id',
+  'app_name',
+  'plan_id',
+  'plan_name',
+  'product_name',
+  'subscription_id',
+  'consumer_org_id',
+  'consumer_org_name',
 ] as const;
 
 function bucketOf(latencyMs: number): number {
@@ -86,7 +112,10 @@ export async function addToRollup(db: Db, events: readonly NewActivityEvent[]): 
   for (const row of aggregateRollup(events)) {
     // `excluded` is the row that conflicted (SQLite and PostgreSQL name it alike).
     const additions = Object.fromEntries(
-      ['calls', 'latency_sum', ...histogramKeys].map((column) => [column, sql<number>`${sql.ref(`activity_rollup.${column}`)} + ${sql.ref(`excluded.${column}`)}`]),
+      ['calls', 'latency_sum', ...histogramKeys].map((column) => [
+        column,
+        sql<number>`${sql.ref(`activity_rollup.${column}`)} + ${sql.ref(`excluded.${column}`)}`,
+      ]),
     ) as Record<'calls' | 'latency_sum' | keyof Histogram, RawBuilder<number>>;
     await db
       .insertInto('activity_rollup')
@@ -100,11 +129,18 @@ export async function addToRollup(db: Db, events: readonly NewActivityEvent[]): 
  * Rebuilds the rollups from the stored events (migration, or after a bulk load); a migration
  * passes the dimensions of the table as it was then.
  */
-export async function rebuildRollup(db: Kysely<unknown> | Db, dimensions: readonly string[] = rollupDimensions): Promise<void> {
+export async function rebuildRollup(
+  db: Kysely<unknown> | Db,
+  dimensions: readonly string[] = rollupDimensions,
+): Promise<void> {
   const histogram = latencyBounds
     .map((bound, i) => {
       const low = i === 0 ? null : latencyBounds[i - 1];
-      const condition = Number.isFinite(bound) ? (low === null ? `latency_ms <= ${bound}` : `latency_ms > ${low} and latency_ms <= ${bound}`) : `latency_ms > ${low}`;
+      const condition = Number.isFinite(bound)
+        ? low === null
+          ? `latency_ms <= ${bound}`
+          : `latency_ms > ${low} and latency_ms <= ${bound}`
+        : `latency_ms > ${low}`;
       return `sum(case when ${condition} then 1 else 0 end) as h${i}`;
     })
     .join(', ');

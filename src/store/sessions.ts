@@ -10,7 +10,10 @@ export interface NewSession {
   session: Session;
 }
 
-export async function createSession(db: Db, input: { kind: SessionKind; userId: string; ttlMs: number }): Promise<NewSession> {
+export async function createSession(
+  db: Db,
+  input: { kind: SessionKind; userId: string; ttlMs: number },
+): Promise<NewSession> {
   const token = newToken();
   const session: Session = {
     id: hashToken(token),
@@ -49,13 +52,22 @@ export async function deleteUserSessions(db: Db, userId: string, kind: SessionKi
 
 export async function purgeExpiredSessions(db: Db): Promise<number> {
   const expired = db.selectFrom('sessions').select('id').where('expires_at', '<', Date.now());
-  await db.deleteFrom('session_values').where((eb) => eb.or([eb('expires_at', '<', Date.now()), eb('session_id', 'in', expired)])).execute();
+  await db
+    .deleteFrom('session_values')
+    .where((eb) => eb.or([eb('expires_at', '<', Date.now()), eb('session_id', 'in', expired)]))
+    .execute();
   const result = await db.deleteFrom('sessions').where('expires_at', '<', Date.now()).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
 /** Keeps `value` under `name` for the session until `expiresAt` (replacing what was there). */
-export async function putSessionValue(db: Db, sessionId: string, name: string, value: string, expiresAt: number): Promise<void> {
+export async function putSessionValue(
+  db: Db,
+  sessionId: string,
+  name: string,
+  value: string,
+  expiresAt: number,
+): Promise<void> {
   await db
     .insertInto('session_values')
     .values({ session_id: sessionId, name, value, expires_at: expiresAt })

@@ -80,7 +80,11 @@ async function postgresDialect(url: string): Promise<PostgresDialect> {
     client.release();
   } catch (error) {
     await pool.end().catch(() => {});
-    throw new PorticoError('STORE_UNREACHABLE', { url: maskUrl(url), reason: (error as Error).message }, { cause: error });
+    throw new PorticoError(
+      'STORE_UNREACHABLE',
+      { url: maskUrl(url), reason: (error as Error).message },
+      { cause: error },
+    );
   }
   return new PostgresDialect({ pool });
 }
@@ -98,7 +102,10 @@ export async function openStore(url: string, options: { migrate?: boolean } = {}
     sqlite,
     displayUrl: maskUrl(url),
     transaction: (work) => db.transaction().execute(work),
-    consistentRead: (work) => (dialectName === 'postgres' ? db.transaction().setIsolationLevel('repeatable read').execute(work) : db.transaction().execute(work)),
+    consistentRead: (work) =>
+      dialectName === 'postgres'
+        ? db.transaction().setIsolationLevel('repeatable read').execute(work)
+        : db.transaction().execute(work),
     close: () => db.destroy(),
   };
 }
@@ -109,7 +116,11 @@ export async function migrate(db: Kysely<Database>, dialect: DialectName): Promi
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new PorticoError('STORE_UNREACHABLE', { url: dialect, reason: `migration ${failed} failed: ${(error as Error).message}` }, { cause: error });
+    throw new PorticoError(
+      'STORE_UNREACHABLE',
+      { url: dialect, reason: `migration ${failed} failed: ${(error as Error).message}` },
+      { cause: error },
+    );
   }
 }
 

@@ -32,7 +32,11 @@ export async function updateUserRegistry(
   id: string,
   input: { title: string; configuration: Record<string, unknown> },
 ): Promise<void> {
-  const values = { title: input.title, configuration: JSON.stringify(input.configuration), updated_at: now() };
+  const values = {
+    title: input.title,
+    configuration: JSON.stringify(input.configuration),
+    updated_at: now(),
+  };
   await db.updateTable('user_registries').set(values).where('id', '=', id).execute();
 }
 
@@ -42,7 +46,12 @@ export async function deleteUserRegistry(db: Db, id: string): Promise<void> {
 }
 
 export function findUserRegistry(db: Db, orgId: string, name: string): Promise<UserRegistryRow | undefined> {
-  return db.selectFrom('user_registries').selectAll().where('org_id', '=', orgId).where('name', '=', name).executeTakeFirst();
+  return db
+    .selectFrom('user_registries')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('name', '=', name)
+    .executeTakeFirst();
 }
 
 export function listUserRegistries(db: Db, orgId: string): Promise<UserRegistryRow[]> {
@@ -67,11 +76,16 @@ export async function enableInCatalog(db: Db, catalogId: string, registryId: str
     .where('catalog_id', '=', catalogId)
     .where('registry_id', '=', registryId)
     .executeTakeFirst();
-  if (!existing) await db.insertInto('catalog_user_registries').values({ catalog_id: catalogId, registry_id: registryId }).execute();
+  if (!existing)
+    await db.insertInto('catalog_user_registries').values({ catalog_id: catalogId, registry_id: registryId }).execute();
 }
 
 export async function disableInCatalog(db: Db, catalogId: string, registryId: string): Promise<void> {
-  await db.deleteFrom('catalog_user_registries').where('catalog_id', '=', catalogId).where('registry_id', '=', registryId).execute();
+  await db
+    .deleteFrom('catalog_user_registries')
+    .where('catalog_id', '=', catalogId)
+    .where('registry_id', '=', registryId)
+    .execute();
 }
 
 /** Every catalog's enabled registries, for the gateway's snapshot. */

@@ -31,7 +31,13 @@ function timeLabel(ts: number, spanMs: number): string {
 }
 
 /** Calls (area) and errors (dashed line) per time bucket from `fromTs` to `toTs`; empty buckets count 0. */
-export function timeSeriesChart(points: TimePoint[], fromTs: number, toTs: number, bucketMs: number, title: string): SafeHtml {
+export function timeSeriesChart(
+  points: TimePoint[],
+  fromTs: number,
+  toTs: number,
+  bucketMs: number,
+  title: string,
+): SafeHtml {
   const byBucket = new Map(points.map((p) => [Number(p.bucket), p]));
   const buckets: TimePoint[] = [];
   for (let t = Math.floor(fromTs / bucketMs) * bucketMs; t < toTs; t += bucketMs) {
@@ -49,8 +55,12 @@ export function timeSeriesChart(points: TimePoint[], fromTs: number, toTs: numbe
   const max = niceMax(Math.max(0, ...buckets.map((b) => b.calls)));
   const x = (i: number) => left + (buckets.length <= 1 ? plotW / 2 : (i * plotW) / (buckets.length - 1));
   const y = (v: number) => top + plotH - (v / max) * plotH;
-  const line = (key: 'calls' | 'errors') => buckets.map((b, i) => `${i === 0 ? 'M' : 'L'}${x(i).toFixed(1)},${y(b[key]).toFixed(1)}`).join(' ');
-  const area = buckets.length > 0 ? `${line('calls')} L${x(buckets.length - 1).toFixed(1)},${y(0)} L${x(0).toFixed(1)},${y(0)} Z` : '';
+  const line = (key: 'calls' | 'errors') =>
+    buckets.map((b, i) => `${i === 0 ? 'M' : 'L'}${x(i).toFixed(1)},${y(b[key]).toFixed(1)}`).join(' ');
+  const area =
+    buckets.length > 0
+      ? `${line('calls')} L${x(buckets.length - 1).toFixed(1)},${y(0)} L${x(0).toFixed(1)},${y(0)} Z`
+      : '';
   // Five gridlines when the maximum divides into quarters evenly, else fifths (niceMax gives 5, 10, 20, 25, 50, …).
   const parts = max % 4 === 0 ? 4 : 5;
   const ticks = Array.from({ length: parts + 1 }, (_, i) => (max * i) / parts);
@@ -59,12 +69,18 @@ export function timeSeriesChart(points: TimePoint[], fromTs: number, toTs: numbe
   const errors = buckets.reduce((s, b) => s + b.errors, 0);
   const id = chartId();
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
-<title id="${id}-t">${title}</title><desc id="${id}-d">${total} calls, ${errors} errors, from ${new Date(fromTs).toISOString()} to ${new Date(toTs).toISOString()}.</desc>
-${ticks.map((t) => html`<line class="grid" x1="${left}" x2="${width - right}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}"/><text x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${t}</text>`)}
-<path class="area" d="${area}"/><path class="line" d="${line('calls')}"/><path class="err" d="${line('errors')}"/>
-<line class="axis" x1="${left}" x2="${width - right}" y1="${y(0)}" y2="${y(0)}"/>
-${buckets.map((b, i) => (i % labelEvery === 0 ? html`<text x="${x(i).toFixed(1)}" y="${height - 10}" text-anchor="middle" class="label-muted">${timeLabel(b.bucket, toTs - fromTs)}</text>` : ''))}
-</svg><p class="hint">Solid area: calls · dashed line: errors (status 400 and above). Times in UTC.</p>`;
+      <title id="${id}-t">${title}</title>
+      <desc id="${id}-d">
+        ${total} calls, ${errors} errors, from ${new Date(fromTs).toISOString()} to ${new Date(toTs).toISOString()}.
+      </desc>
+      ${ticks.map((t) => html`<line class="grid" x1="${left}" x2="${width - right}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}" /><text x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${t}</text>`)}
+      <path class="area" d="${area}" />
+      <path class="line" d="${line('calls')}" />
+      <path class="err" d="${line('errors')}" />
+      <line class="axis" x1="${left}" x2="${width - right}" y1="${y(0)}" y2="${y(0)}" />
+      ${buckets.map((b, i) => (i % labelEvery === 0 ? html`<text x="${x(i).toFixed(1)}" y="${height - 10}" text-anchor="middle" class="label-muted">${timeLabel(b.bucket, toTs - fromTs)}</text>` : ''))}
+    </svg>
+    <p class="hint">Solid area: calls · dashed line: errors (status 400 and above). Times in UTC.</p>`;
 }
 
 export interface BarRow {
@@ -119,13 +135,25 @@ export function barChart(rows: BarRow[], title: string, unit = 'calls'): SafeHtm
   const id = chartId();
   const clip = (s: string) => clipLabel(s, 24);
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
-<title id="${id}-t">${title}</title><desc id="${id}-d">${shown.map((r) => `${r.label || '(none)'}: ${r.value} ${unit}`).join('; ')}</desc>
-${shown.map((r, i) => {
-    const yTop = gap + i * (barH + gap);
-    const w = Math.max(2, (r.value / max) * plotW);
-    return html`<text x="${labelW - 8}" y="${yTop + barH / 2 + 4}" text-anchor="end">${clip(r.label || '(none)')}</text>
-<rect class="bar${r.bad ? ' err' : ''}" x="${labelW}" y="${yTop}" width="${w.toFixed(1)}" height="${barH}" rx="3"/>
-<text x="${(labelW + w + 6).toFixed(1)}" y="${yTop + barH / 2 + 4}">${r.value}${r.note ? ` · ${r.note}` : ''}</text>`;
-  })}
-</svg>`;
+    <title id="${id}-t">${title}</title>
+    <desc id="${id}-d">${shown.map((r) => `${r.label || '(none)'}: ${r.value} ${unit}`).join('; ')}</desc>
+    ${shown.map((r, i) => {
+      const yTop = gap + i * (barH + gap);
+      const w = Math.max(2, (r.value / max) * plotW);
+      return html`<text x="${labelW - 8}" y="${yTop + barH / 2 + 4}" text-anchor="end"
+          >${clip(r.label || '(none)')}</text
+        >
+        <rect
+          class="bar${r.bad ? ' err' : ''}"
+          x="${labelW}"
+          y="${yTop}"
+          width="${w.toFixed(1)}"
+          height="${barH}"
+          rx="3"
+        />
+        <text x="${(labelW + w + 6).toFixed(1)}" y="${yTop + barH / 2 + 4}"
+          >${r.value}${r.note ? ` · ${r.note}` : ''}</text
+        >`;
+    })}
+  </svg>`;
 }

@@ -34,7 +34,8 @@ const shownOnForms = ['MGMT_VALIDATION', 'MGMT_CONFLICT', 'MGMT_FORBIDDEN', 'MGM
 /** The message of an error a form shows to its user (validation and conflicts); other errors are rethrown. */
 export function formErrorMessage(error: unknown): string {
   if (error instanceof PorticoError && shownOnForms.includes(error.code)) {
-    if (error.code === 'MGMT_VALIDATION') return `${fieldLabel(String(error.params.field ?? ''))} ${String(error.params.reason ?? '')}`.trim();
+    if (error.code === 'MGMT_VALIDATION')
+      return `${fieldLabel(String(error.params.field ?? ''))} ${String(error.params.reason ?? '')}`.trim();
     return error.message;
   }
   throw error;

@@ -117,15 +117,30 @@ export function resolveRefs(node: unknown, root: Json, trail: string[] = [], dep
 export function typeOf(schema: unknown): string {
   if (!isObject(schema)) return '';
   if (schema.$circular) return `(recursive ${String(schema.$circular).split('/').pop()})`;
-  const type = Array.isArray(schema.type) ? schema.type.join(' | ') : text(schema.type) || (schema.properties ? 'object' : '');
+  const type = Array.isArray(schema.type)
+    ? schema.type.join(' | ')
+    : text(schema.type) || (schema.properties ? 'object' : '');
   if (type === 'array') return `array of ${typeOf(schema.items) || 'items'}`;
   return schema.format ? `${type} (${text(schema.format)})` : type;
 }
 
 /** The operation's first security alternative and the document's schemes, if it has both. */
-function firstRequirement(document: Json, operation: Json, kind: ApiView['kind']): { first: Json; schemes: Json } | undefined {
-  const requirements = Array.isArray(operation.security) ? operation.security : Array.isArray(document.security) ? document.security : [];
-  const schemes = (kind === 'swagger2' ? document.securityDefinitions : isObject(document.components) ? document.components.securitySchemes : undefined) ?? {};
+function firstRequirement(
+  document: Json,
+  operation: Json,
+  kind: ApiView['kind'],
+): { first: Json; schemes: Json } | undefined {
+  const requirements = Array.isArray(operation.security)
+    ? operation.security
+    : Array.isArray(document.security)
+      ? document.security
+      : [];
+  const schemes =
+    (kind === 'swagger2'
+      ? document.securityDefinitions
+      : isObject(document.components)
+        ? document.components.securitySchemes
+        : undefined) ?? {};
   // The first alternative is the one the portal fills in (API Connect lists client id first).
   const first = requirements.find(isObject);
   return first && isObject(schemes) ? { first, schemes } : undefined;
@@ -152,7 +167,11 @@ function oauthFor(document: Json, operation: Json, kind: ApiView['kind']): OAuth
   for (const [name, scopes] of Object.entries(requirement.first)) {
     const scheme = requirement.schemes[name];
     if (!isObject(scheme) || scheme.type !== 'oauth2' || typeof scheme['x-ibm-oauth-provider'] !== 'string') continue;
-    return { scheme: name, provider: scheme['x-ibm-oauth-provider'], scopes: Array.isArray(scopes) ? scopes.map(String) : [] };
+    return {
+      scheme: name,
+      provider: scheme['x-ibm-oauth-provider'],
+      scopes: Array.isArray(scopes) ? scopes.map(String) : [],
+    };
   }
   return undefined;
 }
@@ -174,7 +193,10 @@ function parameterView(raw: Json, kind: ApiView['kind']): ParameterView {
 
 /** Path-level parameters merged with the operation's own (the operation's win, per name+in). */
 function mergedParameters(pathItem: Json, operation: Json): Json[] {
-  const list = [...(Array.isArray(pathItem.parameters) ? pathItem.parameters : []), ...(Array.isArray(operation.parameters) ? operation.parameters : [])].filter(isObject);
+  const list = [
+    ...(Array.isArray(pathItem.parameters) ? pathItem.parameters : []),
+    ...(Array.isArray(operation.parameters) ? operation.parameters : []),
+  ].filter(isObject);
   const byKey = new Map<string, Json>();
   for (const p of list) byKey.set(`${text(p.in)}:${text(p.name)}`, p);
   return [...byKey.values()];
@@ -196,19 +218,45 @@ function mediaExample(media: Json): unknown {
   return exampleFor(media.schema);
 }
 
-function operationView(document: Json, path: string, method: string, pathItem: Json, operation: Json, kind: ApiView['kind']): OperationView {
+function operationView(
+  document: Json,
+  path: string,
+  method: string,
+  pathItem: Json,
+  operation: Json,
+  kind: ApiView['kind'],
+): OperationView {
   const rawParameters = mergedParameters(pathItem, operation);
   const parameters = rawParameters.filter((p) => p.in !== 'body').map((p) => parameterView(p, kind));
   let body: BodyView | undefined;
   const bodyParameter = rawParameters.find((p) => p.in === 'body');
   if (kind === 'swagger2' && bodyParameter) {
-    const consumes = Array.isArray(operation.consumes) ? operation.consumes : Array.isArray(document.consumes) ? document.consumes : [];
-    body = { contentType: text(consumes[0]) || 'application/json', schema: bodyParameter.schema, example: exampleFor(bodyParameter.schema), required: bodyParameter.required === true };
+    const consumes = Array.isArray(operation.consumes)
+      ? operation.consumes
+      : Array.isArray(document.consumes)
+        ? document.consumes
+        : [];
+    body = {
+      contentType: text(consumes[0]) || 'application/json',
+      schema: bodyParameter.schema,
+      example: exampleFor(bodyParameter.schema),
+      required: bodyParameter.required === true,
+    };
   } else if (kind === 'openapi3' && isObject(operation.requestBody)) {
     const chosen = firstContent(operation.requestBody.content);
-    if (chosen) body = { contentType: chosen.contentType, schema: chosen.media.schema, example: mediaExample(chosen.media), required: operation.requestBody.required === true };
+    if (chosen)
+      body = {
+        contentType: chosen.contentType,
+        schema: chosen.media.schema,
+        example: mediaExample(chosen.media),
+        required: operation.requestBody.required === true,
+      };
   }
-  const produces = Array.isArray(operation.produces) ? operation.produces : Array.isArray(document.produces) ? document.produces : [];
+  const produces = Array.isArray(operation.produces)
+    ? operation.produces
+    : Array.isArray(document.produces)
+      ? document.produces
+      : [];
   const responses = Object.entries(isObject(operation.responses) ? operation.responses : {})
     .filter(([, r]) => isObject(r))
     .map(([status, r]): ResponseView => {
@@ -216,13 +264,28 @@ function operationView(document: Json, path: string, method: string, pathItem: J
       if (kind === 'swagger2') {
         const examples = isObject(response.examples) ? response.examples : {};
         const example = Object.values(examples)[0] ?? exampleFor(response.schema);
-        return { status, description: text(response.description), contentType: text(produces[0]) || undefined, schema: response.schema, example };
+        return {
+          status,
+          description: text(response.description),
+          contentType: text(produces[0]) || undefined,
+          schema: response.schema,
+          example,
+        };
       }
       const chosen = firstContent(response.content);
-      return { status, description: text(response.description), contentType: chosen?.contentType, schema: chosen?.media.schema, example: chosen ? mediaExample(chosen.media) : undefined };
+      return {
+        status,
+        description: text(response.description),
+        contentType: chosen?.contentType,
+        schema: chosen?.media.schema,
+        example: chosen ? mediaExample(chosen.media) : undefined,
+      };
     });
   return {
-    anchor: `${method}-${path}`.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase(),
+    anchor: `${method}-${path}`
+      .replace(/[^A-Za-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .toLowerCase(),
     method: method.toUpperCase(),
     path,
     operationId: text(operation.operationId) || undefined,
@@ -254,5 +317,12 @@ export function apiView(stored: Json): ApiView {
       if (isObject(operation)) operations.push(operationView(document, path, method, item, operation, kind));
     }
   }
-  return { title: text(info.title), version: text(info.version), description: text(info.description), basePath: basePath.replace(/\/$/, ''), kind, operations };
+  return {
+    title: text(info.title),
+    version: text(info.version),
+    description: text(info.description),
+    basePath: basePath.replace(/\/$/, ''),
+    kind,
+    operations,
+  };
 }

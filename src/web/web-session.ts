@@ -13,7 +13,11 @@ import type { Session, SessionKind } from '../store/schema.ts';
 
 /** The slice of the session service a web session uses (src/services/sessions.ts). */
 export interface SessionStore {
-  create(input: { kind: SessionKind; userId: string; ttlMs: number }): Promise<{ token: string; csrfToken: string; session: Session }>;
+  create(input: {
+    kind: SessionKind;
+    userId: string;
+    ttlMs: number;
+  }): Promise<{ token: string; csrfToken: string; session: Session }>;
   find(token: string, kinds: SessionKind[]): Promise<Session | undefined>;
   delete(token: string): Promise<void>;
 }
@@ -52,7 +56,11 @@ function preSessionCookie(options: WebSessionOptions): string {
 }
 
 /** Reads the session cookie; without a live session, the pre-session (a new one when the cookie names none). */
-export async function loadWebSession(request: FastifyRequest, reply: FastifyReply, options: WebSessionOptions): Promise<WebSessionState> {
+export async function loadWebSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: WebSessionOptions,
+): Promise<WebSessionState> {
   const token = request.cookies[options.cookieName];
   const session = token ? await options.store.find(token, [options.kind]) : undefined;
   if (session) return { session, csrfToken: session.csrf_token };
@@ -66,7 +74,12 @@ export async function loadWebSession(request: FastifyRequest, reply: FastifyRepl
 }
 
 /** Starts a session for `userId` and sets its cookie (ending the pre-session); returns the new state. */
-export async function startWebSession(request: FastifyRequest, reply: FastifyReply, options: WebSessionOptions, userId: string): Promise<WebSessionState> {
+export async function startWebSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: WebSessionOptions,
+  userId: string,
+): Promise<WebSessionState> {
   for (const name of [options.cookieName, preSessionCookie(options)]) {
     const previous = request.cookies[name];
     if (previous) await options.store.delete(previous);
@@ -78,7 +91,11 @@ export async function startWebSession(request: FastifyRequest, reply: FastifyRep
 }
 
 /** Deletes the session row (so the cookie no longer works anywhere) and clears the cookie. */
-export async function endWebSession(request: FastifyRequest, reply: FastifyReply, options: WebSessionOptions): Promise<void> {
+export async function endWebSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: WebSessionOptions,
+): Promise<void> {
   const token = request.cookies[options.cookieName];
   if (token) await options.store.delete(token);
   reply.clearCookie(options.cookieName, cookieOptions(request, options));

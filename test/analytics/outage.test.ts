@@ -18,9 +18,26 @@ import { postgresTestStore } from '../helpers/stores.ts';
 
 function event(i: number): NewActivityEvent {
   return {
-    ts: 1_700_000_000_000 + i, tx_id: `outage-${i}`, org_name: 'acme', catalog_name: 'sandbox', api_name: 'a', api_version: '1.0.0',
-    operation_id: 'get', verb: 'GET', path: '/acme/sandbox/x', status: 200, latency_ms: 1, backend_ms: 1, client_id: 'c', app_id: 'a',
-    app_name: 'App', consumer_org_name: 'devs', product_name: 'p', plan_name: 'default', error_name: '', content: 'activity',
+    ts: 1_700_000_000_000 + i,
+    tx_id: `outage-${i}`,
+    org_name: 'acme',
+    catalog_name: 'sandbox',
+    api_name: 'a',
+    api_version: '1.0.0',
+    operation_id: 'get',
+    verb: 'GET',
+    path: '/acme/sandbox/x',
+    status: 200,
+    latency_ms: 1,
+    backend_ms: 1,
+    client_id: 'c',
+    app_id: 'a',
+    app_name: 'App',
+    consumer_org_name: 'devs',
+    product_name: 'p',
+    plan_name: 'default',
+    error_name: '',
+    content: 'activity',
   };
 }
 
@@ -35,7 +52,10 @@ async function pgRelay(target: URL): Promise<{ port: number; cut(): Promise<void
       for (const s of [inbound, outbound]) {
         sockets.add(s);
         s.on('close', () => sockets.delete(s));
-        s.on('error', () => { inbound.destroy(); outbound.destroy(); });
+        s.on('error', () => {
+          inbound.destroy();
+          outbound.destroy();
+        });
       }
       inbound.pipe(outbound).pipe(inbound);
     });
@@ -61,53 +81,67 @@ async function droppedOnMetrics(): Promise<number> {
 }
 
 describe('analytics sink: issue-15, PostgreSQL outage', () => {
-  test('one warning, one write in flight, a bounded queue with counted drops, one recovered line', { timeout: 60_000 }, async () => {
-    const db = await postgresTestStore();
-    const relay = await pgRelay(new URL(db.url));
-    const viaRelay = new URL(db.url);
-    viaRelay.port = String(relay.port);
-    const store = await openStore(viaRelay.toString());
-    const lines: Array<{ level: number; msg: string }> = [];
-    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const sink = new AnalyticsSink({ store, logger, batchSize: 100, flushMs: 50, maxQueued: 3000 });
-    const droppedBefore = await droppedOnMetrics();
-    try {
-      await relay.cut();
-      let inFlight = 0;
-      let mostInFlight = 0;
-      const write = (sink as unknown as { write: (b: NewActivityEvent[]) => Promise<void> }).write;
-      (sink as unknown as { write: (b: NewActivityEvent[]) => Promise<void> }).write = async (batch) => {
-        mostInFlight = Math.max(mostInFlight, ++inFlight);
-        try {
-          await write(batch);
-        } finally {
-          inFlight--;
+  test(
+    'one warning, one write in flight, a bounded queue with counted drops, one recovered line',
+    { timeout: 60_000 },
+    async () => {
+      const db = await postgresTestStore();
+      const relay = await pgRelay(new URL(db.url));
+      const viaRelay = new URL(db.url);
+      viaRelay.port = String(relay.port);
+      const store = await openStore(viaRelay.toString());
+      const lines: Array<{ level: number; msg: string }> = [];
+      const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const sink = new AnalyticsSink({ store, logger, batchSize: 100, flushMs: 50, maxQueued: 3000 });
+      const droppedBefore = await droppedOnMetrics();
+      try {
+        await relay.cut();
+        let inFlight = 0;
+        let mostInFlight = 0;
+        const write = (sink as unknown as { write: (b: NewActivityEvent[]) => Promise<void> }).write;
+        (sink as unknown as { write: (b: NewActivityEvent[]) => Promise<void> }).write = async (batch) => {
+          mostInFlight = Math.max(mostInFlight, ++inFlight);
+          try {
+            await write(batch);
+          } finally {
+            inFlight--;
+          }
+        };
+        for (let i = 0; i < 5000; i++) {
+          sink.record(event(i));
+          if (i % 500 === 0) await sleep(100);
         }
-      };
-      for (let i = 0; i < 5000; i++) {
-        sink.record(event(i));
-        if (i % 500 === 0) await sleep(100);
-      }
-      await sleep(1500);
-      assert.equal(lines.filter((l) => l.level >= 40).length, 1, `issue-15: log lines while down: ${lines.length}`);
-      assert.equal(mostInFlight, 1, 'one write in flight at a time');
-      // A batch being retried at this moment is out of the queue: the bound applies to the rest.
-      assert.ok(sink.pending <= 3000 && sink.pending >= 2900, `the queue is bounded: ${sink.pending}`);
-      assert.ok(sink.dropped >= 1900, `dropped ${sink.dropped}`);
-      assert.equal((await droppedOnMetrics()) - droppedBefore, sink.dropped, 'drops are counted on /metrics');
+        await sleep(1500);
+        assert.equal(lines.filter((l) => l.level >= 40).length, 1, `issue-15: log lines while down: ${lines.length}`);
+        assert.equal(mostInFlight, 1, 'one write in flight at a time');
+        // A batch being retried at this moment is out of the queue: the bound applies to the rest.
+        assert.ok(sink.pending <= 3000 && sink.pending >= 2900, `the queue is bounded: ${sink.pending}`);
+        assert.ok(sink.dropped >= 1900, `dropped ${sink.dropped}`);
+        assert.equal((await droppedOnMetrics()) - droppedBefore, sink.dropped, 'drops are counted on /metrics');
 
-      await relay.open();
-      const deadline = Date.now() + 15_000;
-      while (sink.pending > 0 && Date.now() < deadline) await sleep(100);
-      assert.equal(sink.pending, 0, 'written after the store came back');
-      assert.equal((await listEvents(db.store.db, {}, 10_000)).length, 5000 - sink.dropped, 'every event not dropped is written');
-      assert.deepEqual(lines.filter((l) => l.level >= 30).map((l) => l.msg).slice(-1), ['analytics writes recovered']);
-      assert.equal(lines.filter((l) => l.level >= 30).length, 2, 'one warning and one recovered line per outage');
-    } finally {
-      await sink.close();
-      await store.close();
-      await relay.cut().catch(() => undefined);
-      await db.dispose();
-    }
-  });
+        await relay.open();
+        const deadline = Date.now() + 15_000;
+        while (sink.pending > 0 && Date.now() < deadline) await sleep(100);
+        assert.equal(sink.pending, 0, 'written after the store came back');
+        assert.equal(
+          (await listEvents(db.store.db, {}, 10_000)).length,
+          5000 - sink.dropped,
+          'every event not dropped is written',
+        );
+        assert.deepEqual(
+          lines
+            .filter((l) => l.level >= 30)
+            .map((l) => l.msg)
+            .slice(-1),
+          ['analytics writes recovered'],
+        );
+        assert.equal(lines.filter((l) => l.level >= 30).length, 2, 'one warning and one recovered line per outage');
+      } finally {
+        await sink.close();
+        await store.close();
+        await relay.cut().catch(() => undefined);
+        await db.dispose();
+      }
+    },
+  );
 });

@@ -70,7 +70,8 @@ describe('analytics sink', () => {
   test('a batch with payloads captured (tens of megabytes) is written whole', () =>
     withSink(500, async (sink, t) => {
       const body = 'x'.repeat(65_536);
-      for (let i = 0; i < 500; i++) sink.record({ ...event(i), content: 'payload', request_body: body, response_body: body });
+      for (let i = 0; i < 500; i++)
+        sink.record({ ...event(i), content: 'payload', request_body: body, response_body: body });
       await sink.flush();
       assert.equal(sink.pending, 0);
       assert.deepEqual(await stored(t), { events: 500, rolledUp: 500 });

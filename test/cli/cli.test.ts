@@ -19,9 +19,14 @@ interface Run {
 
 function portico(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? tmpdir(), ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? tmpdir(), ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -41,7 +46,13 @@ describe('portico CLI against a running management server', () => {
 
   test('every command answers --help with exit 0', async () => {
     const commands = [[], ['serve'], ['demo'], ['login'], ['import'], ['publish'], ['apply'], ['approvals', 'list']];
-    for (const command of [...commands, ['users', 'add'], ['apis', 'list'], ['consumer-orgs', 'create'], ['user-registries', 'create']]) {
+    for (const command of [
+      ...commands,
+      ['users', 'add'],
+      ['apis', 'list'],
+      ['consumer-orgs', 'create'],
+      ['user-registries', 'create'],
+    ]) {
       const run = await portico([...command, '--help'], env);
       assert.equal(run.code, 0, `${command.join(' ')}: ${run.stderr}`);
       assert.match(run.stdout, /Usage: portico/);
@@ -56,10 +67,16 @@ describe('portico CLI against a running management server', () => {
   });
 
   test('login with a wrong password fails with one line; the right one keeps a token only its owner can read', async () => {
-    const wrong = await portico(['login', '--server', t.management, '--username', 'admin', '--password', 'wrong-pass-1'], env);
+    const wrong = await portico(
+      ['login', '--server', t.management, '--username', 'admin', '--password', 'wrong-pass-1'],
+      env,
+    );
     assert.equal(wrong.code, 1);
     assert.equal(wrong.stderr, 'portico: Wrong username or password\n');
-    const ok = await portico(['login', '--server', t.management, '--username', 'admin', '--password', adminPassword], env);
+    const ok = await portico(
+      ['login', '--server', t.management, '--username', 'admin', '--password', adminPassword],
+      env,
+    );
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /logged in to .* as admin/);
     assert.equal(statSync(env.PORTICO_CONFIG).mode & 0o777, 0o600);
@@ -97,7 +114,7 @@ describe('portico CLI against a running management server', () => {
     writeFileSync(broken, 'swagger: "2.0"\ninfo:\n  title: x\npaths: {}\n');
     const run = await portico(['import', broken], env);
     assert.equal(run.code, 1);
-    assert.equal(run.stderr, "portico: broken.yaml: $.info.version: version is required [required]\n");
+    assert.equal(run.stderr, 'portico: broken.yaml: $.info.version: version is required [required]\n');
     const missing = await portico(['import', join(dir, 'nope.yaml')], env);
     assert.equal(missing.stderr, `portico: ${join(dir, 'nope.yaml')}: no such file\n`);
   });
@@ -112,7 +129,10 @@ describe('portico CLI against a running management server', () => {
     const second = await portico(['apply', examples, '--activate'], env);
     assert.equal(second.code, 0, second.stderr);
     const lines = second.stdout.trim().split('\n');
-    assert.ok(lines.every((line) => line.startsWith('unchanged')), second.stdout);
+    assert.ok(
+      lines.every((line) => line.startsWith('unchanged')),
+      second.stdout,
+    );
     assert.equal(lines.length, first.stdout.trim().split('\n').length);
   });
 
@@ -120,10 +140,18 @@ describe('portico CLI against a running management server', () => {
     const services = t.platform.services;
     const consumerServices = t.platform.consumerServices;
     const catalog = await services.catalog(t.orgId, 'sandbox');
-    const { org } = await consumerServices.signUp(catalog.id, { email: 'cli-dev@example.com', password: 'dev-pass-1234', orgTitle: 'CLI Devs' });
+    const { org } = await consumerServices.signUp(catalog.id, {
+      email: 'cli-dev@example.com',
+      password: 'dev-pass-1234',
+      orgTitle: 'CLI Devs',
+    });
     const { app } = await consumerServices.createApp(org.id, { title: 'CLI App' });
     const product = await services.product(t.orgId, 'sandbox', 'accessories', '1.0.0');
-    const pending = await consumerServices.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'gold' });
+    const pending = await consumerServices.subscribe(org.id, {
+      appId: app.id,
+      productId: product.id,
+      planName: 'gold',
+    });
     const list = await portico(['approvals', 'list'], env);
     assert.match(list.stdout, new RegExp(`^${pending.id}\\tCLI Devs / CLI App\\tAccessories 1\\.0\\.0\\tGold$`, 'm'));
     const approve = await portico(['approvals', 'approve', pending.id], env);
@@ -137,7 +165,10 @@ describe('portico CLI against a running management server', () => {
     const add = await portico(['users', 'add', 'release-bot', '--password', 'release-bot-pass-1'], env);
     assert.equal(add.stdout, 'added provider user release-bot\n', add.stderr);
     const other = { ...env, PORTICO_CONFIG: join(dir, 'bot.json') };
-    const login = await portico(['login', '--server', t.management, '--username', 'release-bot', '--password', 'release-bot-pass-1'], other);
+    const login = await portico(
+      ['login', '--server', t.management, '--username', 'release-bot', '--password', 'release-bot-pass-1'],
+      other,
+    );
     assert.equal(login.code, 0, login.stderr);
   });
 
@@ -153,9 +184,13 @@ describe('portico CLI against a running management server', () => {
     const list = await portico(['consumer-orgs', 'list'], env);
     assert.match(list.stdout, /^partner-co\tPartner Co$/m);
     const catalog = await t.platform.services.catalog(t.orgId, 'sandbox');
-    const services = t.platform.services;
     const consumerServices = t.platform.consumerServices;
-    const user = await consumerServices.authenticatePortalUser(catalog.id, 'pat@partner.example', 'partner-pass-1', 'cli-test');
+    const user = await consumerServices.authenticatePortalUser(
+      catalog.id,
+      'pat@partner.example',
+      'partner-pass-1',
+      'cli-test',
+    );
     assert.ok(user.consumer_org_id);
   });
 
@@ -167,7 +202,10 @@ describe('portico CLI against a running management server', () => {
     writeFileSync(file, registry('ldap://127.0.0.1:1389'));
     const create = await portico(['user-registries', 'create', file], env);
     assert.equal(create.stdout, 'created user registry corp (ldap)\n', create.stderr);
-    assert.match((await portico(['user-registries', 'list'], env)).stdout, /^corp\tldap\tCorp\tldap:\/\/127\.0\.0\.1:1389$/m);
+    assert.match(
+      (await portico(['user-registries', 'list'], env)).stdout,
+      /^corp\tldap\tCorp\tldap:\/\/127\.0\.0\.1:1389$/m,
+    );
     const get = await portico(['user-registries', 'get', 'corp'], env);
     assert.match(get.stdout, /^configuration\.admin_password_set: true$/m);
     const json = await portico(['user-registries', 'get', 'corp', '--json'], env);
@@ -175,7 +213,10 @@ describe('portico CLI against a running management server', () => {
     for (const run of [get, json]) assert.equal(run.stdout.includes('cli-bind-secret-9'), false);
     writeFileSync(file, registry('ldaps://127.0.0.1:1636'));
     assert.equal((await portico(['user-registries', 'update', file], env)).stdout, 'updated user registry corp\n');
-    assert.equal(JSON.parse((await portico(['user-registries', 'list', '--json'], env)).stdout)[0].configuration.url, 'ldaps://127.0.0.1:1636');
+    assert.equal(
+      JSON.parse((await portico(['user-registries', 'list', '--json'], env)).stdout)[0].configuration.url,
+      'ldaps://127.0.0.1:1636',
+    );
     const enable = await portico(['user-registries', 'enable', 'corp', '--catalog', 'sandbox'], env);
     assert.equal(enable.stdout, 'user registry corp is enabled in sandbox\n', enable.stderr);
     assert.match((await portico(['user-registries', 'list', '--catalog', 'sandbox'], env)).stdout, /^corp\t/m);
@@ -197,7 +238,11 @@ describe('portico CLI against a running management server', () => {
   });
 
   test('PORTICO_SERVER and PORTICO_TOKEN override the saved login', async () => {
-    const run = await portico(['apis', 'list'], { PORTICO_SERVER: t.management, PORTICO_TOKEN: 'not-a-token', HOME: dir });
+    const run = await portico(['apis', 'list'], {
+      PORTICO_SERVER: t.management,
+      PORTICO_TOKEN: 'not-a-token',
+      HOME: dir,
+    });
     assert.equal(run.code, 1);
     assert.match(run.stderr, /token is unknown or expired/);
   });

@@ -17,20 +17,31 @@ import { loadSettings } from '../../src/config/config.ts';
 
 function bash(line: string): Promise<{ code: string; body: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-c', `${line} -sS -m 10 -w ' [%{http_code}]'`], { timeout: 30_000 }, (_error, stdout, stderr) => {
-      const code = /\[(\d{3})\]$/.exec(stdout)?.[1] ?? `none: ${stderr}`;
-      resolve({ code, body: stdout });
-    });
+    execFile(
+      'bash',
+      ['-c', `${line} -sS -m 10 -w ' [%{http_code}]'`],
+      { timeout: 30_000 },
+      (_error, stdout, stderr) => {
+        const code = /\[(\d{3})\]$/.exec(stdout)?.[1] ?? `none: ${stderr}`;
+        resolve({ code, body: stdout });
+      },
+    );
   });
 }
 
 describe('demo: the OAuth-secured warehouse API and its printed curl lines', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-demo-oauth-'));
   const settings = loadSettings(
-    { PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_DRAIN_SECONDS: '0' },
+    {
+      PORTICO_GATEWAY_PORT: '0',
+      PORTICO_PORTAL_PORT: '0',
+      PORTICO_MANAGEMENT_PORT: '0',
+      PORTICO_DRAIN_SECONDS: '0',
+    },
     { dataDir },
   );
-  const start = () => startDemo(settings, pino({ level: 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
+  const start = () =>
+    startDemo(settings, pino({ level: 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
   let handle: DemoHandle;
   before(async () => {
     handle = await start();
@@ -42,7 +53,10 @@ describe('demo: the OAuth-secured warehouse API and its printed curl lines', () 
 
   test('the token line and the Bearer call line both answer 200 as printed', async () => {
     const [tokenLine, callLine] = handle.curlLines.slice(-2);
-    assert.match(tokenLine, /^curl -u '[0-9a-f]+:\S+' -d grant_type=client_credentials -d scope=stock:read '.*\/oauth\/oauth2\/token'$/);
+    assert.match(
+      tokenLine,
+      /^curl -u '[0-9a-f]+:\S+' -d grant_type=client_credentials -d scope=stock:read '.*\/oauth\/oauth2\/token'$/,
+    );
     const token = await bash(tokenLine);
     assert.equal(token.code, '200', token.body);
     assert.match(token.body, /"scope":"stock:read"/);
@@ -59,7 +73,10 @@ describe('demo: the OAuth-secured warehouse API and its printed curl lines', () 
     await handle.close();
     handle = await start();
     const providers = await handle.platform.services.store.db.selectFrom('oauth_providers').select('name').execute();
-    assert.deepEqual(providers.map((p) => p.name), ['demo-oauth']);
+    assert.deepEqual(
+      providers.map((p) => p.name),
+      ['demo-oauth'],
+    );
     assert.match(handle.curlLines.at(-2)!, /:<client secret>'/);
   });
 });

@@ -10,7 +10,10 @@ import type { TestPlatform } from '../helpers/platform.ts';
 
 const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
 
-function portico(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function portico(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const options = { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 };
     execFile(process.execPath, [bin, ...args], options, (error, stdout, stderr) => {
@@ -31,7 +34,10 @@ describe('portico oauth-providers against a running management server', () => {
     t = await startTestPlatform({ role: 'management' });
     dir = mkdtempSync(join(tmpdir(), 'portico-oauth-cli-'));
     env = { PORTICO_CONFIG: join(dir, 'credentials.json'), HOME: dir };
-    const login = await portico(['login', '--server', t.management, '--username', 'admin', '--password', adminPassword], env);
+    const login = await portico(
+      ['login', '--server', t.management, '--username', 'admin', '--password', adminPassword],
+      env,
+    );
     assert.equal(login.code, 0, login.stderr);
   });
   after(async () => {
@@ -53,7 +59,10 @@ describe('portico oauth-providers against a running management server', () => {
     assert.equal(json.native_provider.access_token_ttl, 600);
 
     writeFileSync(file, providerFile('CLI OAuth 2', 900));
-    assert.equal((await portico(['oauth-providers', 'update', file], env)).stdout, 'updated OAuth provider cli-oauth\n');
+    assert.equal(
+      (await portico(['oauth-providers', 'update', file], env)).stdout,
+      'updated OAuth provider cli-oauth\n',
+    );
     const listed = JSON.parse((await portico(['oauth-providers', 'list', '--json'], env)).stdout);
     assert.deepEqual([listed[0].title, listed[0].native_provider.access_token_ttl], ['CLI OAuth 2', 900]);
 
@@ -67,7 +76,10 @@ describe('portico oauth-providers against a running management server', () => {
     assert.equal(disable.stdout, 'OAuth provider cli-oauth is disabled in sandbox\n');
     assert.equal((await portico(['oauth-providers', 'list', '--catalog', 'sandbox'], env)).stdout, '');
 
-    assert.equal((await portico(['oauth-providers', 'delete', 'cli-oauth'], env)).stdout, 'deleted OAuth provider cli-oauth\n');
+    assert.equal(
+      (await portico(['oauth-providers', 'delete', 'cli-oauth'], env)).stdout,
+      'deleted OAuth provider cli-oauth\n',
+    );
     const gone = await portico(['oauth-providers', 'get', 'cli-oauth'], env);
     assert.equal(gone.code, 1);
     assert.match(gone.stderr, /^portico: .*cli-oauth/);

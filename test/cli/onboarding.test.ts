@@ -111,7 +111,10 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     const said = /^portico: product onboard:1\.0\.0 uses offline APIs sec:1\.0\.0, sec2:1\.0\.0; bring them online/;
     assert.match(run.stderr, said);
     const apis = (await json(['apis', 'list'], env)) as Array<{ name: string; state: string }>;
-    assert.deepEqual(apis.map((a) => [a.name, a.state]).sort(), [['sec', 'offline'], ['sec2', 'offline']]);
+    assert.deepEqual(apis.map((a) => [a.name, a.state]).sort(), [
+      ['sec', 'offline'],
+      ['sec2', 'offline'],
+    ]);
     assert.equal((await t.call('GET', '/api/catalogs/sandbox/products/onboard/1.0.0')).status, 404);
   });
 
@@ -120,7 +123,10 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     const said = 'created product onboard:1.0.0 (published) in sandbox; brought online: sec:1.0.0, sec2:1.0.0\n';
     assert.equal(run.stdout, said, run.stderr);
     const apis = (await json(['apis', 'list'], env)) as Array<{ name: string; state: string }>;
-    assert.deepEqual(apis.map((a) => a.state), ['online', 'online']);
+    assert.deepEqual(
+      apis.map((a) => a.state),
+      ['online', 'online'],
+    );
     const again = await portico(['publish', files.product, '--no-activate'], env);
     assert.equal(again.stdout, 'unchanged product onboard:1.0.0 (published) in sandbox\n', again.stderr);
   });
@@ -134,7 +140,10 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     assert.equal(org.title, 'Walker Shops');
     assert.deepEqual(org.apps, []);
     const list = (await json(['consumer-orgs', 'list'], env)) as Array<{ name: string }>;
-    assert.deepEqual(list.map((o) => o.name), ['walker']);
+    assert.deepEqual(
+      list.map((o) => o.name),
+      ['walker'],
+    );
   });
 
   test('apps create answers the client id and the secret once; get and list show only the client id', async () => {
@@ -151,7 +160,10 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     assert.equal(JSON.parse(got.stdout).credentials[0].clientId, app.clientId);
     assert.ok(!got.stdout.includes(app.clientSecret), 'the secret is shown once, in the create answer only');
     const ofOrg = (await json(['apps', 'list', '--consumer-org', 'walker'], env)) as Array<{ title: string }>;
-    assert.deepEqual(ofOrg.map((a) => a.title), ['Walker Shop', 'Walker Kiosk']);
+    assert.deepEqual(
+      ofOrg.map((a) => a.title),
+      ['Walker Shop', 'Walker Kiosk'],
+    );
     const ofCatalog = (await json(['apps', 'list'], env)) as Array<{ id: string }>;
     assert.ok(ofCatalog.some((a) => a.id === app.id));
   });
@@ -168,7 +180,10 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     assert.equal(hint.trim(), `the plan needs approval: portico approvals approve ${subscriptionId} --catalog sandbox`);
     assert.notEqual(await gatewayStatus(app.clientId), 200);
     const pending = (await json(['approvals', 'list'], env)) as Array<{ id: string; plan_name: string }>;
-    assert.deepEqual(pending.map((s) => [s.id, s.plan_name]), [[subscriptionId, 'gold']]);
+    assert.deepEqual(
+      pending.map((s) => [s.id, s.plan_name]),
+      [[subscriptionId, 'gold']],
+    );
   });
 
   test('approvals approve activates it, and the gateway answers the app with 200', async () => {
@@ -179,13 +194,19 @@ describe('issue-16: a provider onboards a consumer end to end with the CLI alone
     assert.equal(got.app_id, app.id);
     assert.equal(await gatewayAnswers(app.clientId, 200), 200);
     const all = (await json(['subscriptions', 'list', '--state', 'active'], env)) as Array<{ id: string }>;
-    assert.deepEqual(all.map((s) => s.id), [subscriptionId]);
+    assert.deepEqual(
+      all.map((s) => s.id),
+      [subscriptionId],
+    );
     assert.deepEqual(await json(['approvals', 'list'], env), []);
   });
 
   test('every other list reads as JSON', async () => {
     const users = (await json(['users', 'list'], env)) as Array<{ username: string }>;
-    assert.deepEqual(users.map((u) => u.username), ['admin']);
+    assert.deepEqual(
+      users.map((u) => u.username),
+      ['admin'],
+    );
     const org = await json(['consumer-orgs', 'get', 'walker'], env);
     assert.equal(org.apps.length, 2);
     const detail = await json(['apps', 'get', app.id, '--consumer-org', 'walker'], env);
@@ -250,7 +271,10 @@ describe('issue-16: serve prints the gateway once per catalog, with its /<org>/<
     const env = { PORTICO_ORG: 'walkers', HOME: dataDir };
     const node = await startPortico(['serve', '--data-dir', dataDir], env, ['gateway', 'management']);
     try {
-      const lines = node.output().split('\n').filter((line) => line.startsWith('gateway '));
+      const lines = node
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('gateway '));
       assert.deepEqual(lines, [`gateway    ${node.urls.gateway}/walkers/sandbox/`]);
     } finally {
       await node.stop();

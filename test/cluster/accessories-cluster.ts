@@ -25,11 +25,21 @@ export interface AccessoriesCluster {
 }
 
 /** Starts the samples and a management node on `databaseUrl`, and publishes the example. */
-export async function startAccessories(databaseUrl: string, store: Store, env: Record<string, string> = {}): Promise<AccessoriesCluster> {
+export async function startAccessories(
+  databaseUrl: string,
+  store: Store,
+  env: Record<string, string> = {},
+): Promise<AccessoriesCluster> {
   const samples = await startSamples({ financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
   const management = await startPortico(
     ['serve', '--role', 'management'],
-    { PORTICO_DATABASE_URL: databaseUrl, PORTICO_ORG: 'demo', PORTICO_ADMIN_USER: 'admin', PORTICO_ADMIN_PASSWORD: 'admin-pass-123', ...env },
+    {
+      PORTICO_DATABASE_URL: databaseUrl,
+      PORTICO_ORG: 'demo',
+      PORTICO_ADMIN_USER: 'admin',
+      PORTICO_ADMIN_PASSWORD: 'admin-pass-123',
+      ...env,
+    },
     ['management'],
   );
   const login = await fetch(`${management.urls.management}/api/login`, {
@@ -55,9 +65,14 @@ export async function startAccessories(databaseUrl: string, store: Store, env: R
       .replaceAll('127.0.0.1:9081', `127.0.0.1:${port('financing')}`);
   for (const file of ['logistics.yaml', 'financing.yaml']) {
     const created = await api('POST', '/api/apis', { document: retarget(read(file)), file, state: 'online' });
-    if (created.status !== 201) throw new Error(`publishing ${file}: ${created.status} ${JSON.stringify(created.body)}`);
+    if (created.status !== 201)
+      throw new Error(`publishing ${file}: ${created.status} ${JSON.stringify(created.body)}`);
   }
-  const product = { document: read('accessories-product.yaml'), file: 'accessories-product.yaml', state: 'published' };
+  const product = {
+    document: read('accessories-product.yaml'),
+    file: 'accessories-product.yaml',
+    state: 'published',
+  };
   const published = await api('POST', '/api/catalogs/sandbox/products', product);
   if (published.status !== 201) throw new Error(`publishing the product: ${published.status}`);
   const services = new ProviderServices(store);
@@ -68,11 +83,19 @@ export async function startAccessories(databaseUrl: string, store: Store, env: R
     api,
     async newApp(plan, title) {
       const catalog = await services.catalog(orgId, 'sandbox');
-      await consumer.signUp(catalog.id, { email: `${title}@example.com`, password: 'dev-pass-1234', orgTitle: title });
+      await consumer.signUp(catalog.id, {
+        email: `${title}@example.com`,
+        password: 'dev-pass-1234',
+        orgTitle: title,
+      });
       const org = (await findConsumerOrgByName(store.db, catalog.id, title.toLowerCase()))!;
       const { app, credential } = await consumer.createApp(org.id, { title });
       const found = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
-      const subscription = await consumer.subscribe(org.id, { appId: app.id, productId: found.id, planName: plan });
+      const subscription = await consumer.subscribe(org.id, {
+        appId: app.id,
+        productId: found.id,
+        planName: plan,
+      });
       return { clientId: credential.client_id, subscriptionId: String(subscription.id) };
     },
     async close() {

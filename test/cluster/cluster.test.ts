@@ -54,11 +54,19 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
   const newApp = async (plan: string, title: string) => {
     const catalog = await services.catalog(orgId, 'sandbox');
     const consumer = new ConsumerServices(services.store, services.bus, services.signInLimiter);
-    await consumer.signUp(catalog.id, { email: `${title}@example.com`, password: 'dev-pass-1234', orgTitle: title });
+    await consumer.signUp(catalog.id, {
+      email: `${title}@example.com`,
+      password: 'dev-pass-1234',
+      orgTitle: title,
+    });
     const org = (await findConsumerOrgByName(services.store.db, catalog.id, title.toLowerCase()))!;
     const { app, credential } = await consumer.createApp(org.id, { title });
     const product = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
-    const subscription = await consumer.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan });
+    const subscription = await consumer.subscribe(org.id, {
+      appId: app.id,
+      productId: product.id,
+      planName: plan,
+    });
     return { clientId: credential.client_id, subscriptionId: subscription.id };
   };
 
@@ -66,7 +74,11 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     db = await postgresTestStore();
     samples = await startSamples({ financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
     const env = { PORTICO_DATABASE_URL: db.url, PORTICO_REDIS_URL: redisUrl };
-    management = await startPortico(['serve', '--role', 'management'], { ...env, PORTICO_ORG: 'demo', PORTICO_ADMIN_USER: 'admin', PORTICO_ADMIN_PASSWORD: 'admin-pass-123' }, ['management']);
+    management = await startPortico(
+      ['serve', '--role', 'management'],
+      { ...env, PORTICO_ORG: 'demo', PORTICO_ADMIN_USER: 'admin', PORTICO_ADMIN_PASSWORD: 'admin-pass-123' },
+      ['management'],
+    );
     const login = await fetch(`${management.urls.management}/api/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -75,13 +87,45 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     token = ((await login.json()) as { token: string }).token;
     const port = (name: string) => new URL(samples.urls[name as keyof typeof samples.urls]).port;
     const retarget = (text: string) =>
-      text.replaceAll('127.0.0.1:9082', `127.0.0.1:${port('shipping')}`).replaceAll('127.0.0.1:9083', `127.0.0.1:${port('geocoder')}`).replaceAll('127.0.0.1:9081', `127.0.0.1:${port('financing')}`);
-    assert.equal((await api('POST', '/api/apis', { document: retarget(read('logistics.yaml')), file: 'logistics.yaml', state: 'online' })).status, 201);
-    assert.equal((await api('POST', '/api/apis', { document: retarget(read('financing.yaml')), file: 'financing.yaml', state: 'online' })).status, 201);
-    assert.equal((await api('POST', '/api/catalogs/sandbox/products', { document: read('accessories-product.yaml'), file: 'accessories-product.yaml', state: 'published' })).status, 201);
+      text
+        .replaceAll('127.0.0.1:9082', `127.0.0.1:${port('shipping')}`)
+        .replaceAll('127.0.0.1:9083', `127.0.0.1:${port('geocoder')}`)
+        .replaceAll('127.0.0.1:9081', `127.0.0.1:${port('financing')}`);
+    assert.equal(
+      (
+        await api('POST', '/api/apis', {
+          document: retarget(read('logistics.yaml')),
+          file: 'logistics.yaml',
+          state: 'online',
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (
+        await api('POST', '/api/apis', {
+          document: retarget(read('financing.yaml')),
+          file: 'financing.yaml',
+          state: 'online',
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (
+        await api('POST', '/api/catalogs/sandbox/products', {
+          document: read('accessories-product.yaml'),
+          file: 'accessories-product.yaml',
+          state: 'published',
+        })
+      ).status,
+      201,
+    );
     services = new Services(db.store);
     orgId = (await services.ensureOrg('demo')).orgId;
-    gateways = await Promise.all([0, 1, 2].map(() => startPortico(['serve', '--role', 'gateway'], env, ['gateway', 'status'])));
+    gateways = await Promise.all(
+      [0, 1, 2].map(() => startPortico(['serve', '--role', 'gateway'], env, ['gateway', 'status'])),
+    );
   });
 
   after(async () => {
@@ -94,14 +138,27 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
   test('the Silver limit holds exactly across the three nodes under concurrent load', async () => {
     const app = await newApp('silver', 'Limits');
     const headers = { 'X-IBM-Client-Id': app.clientId };
-    await within(5000, async () => (await Promise.all(gateways.map((g) => statusOf(`${g.urls.status}/health`, {})))).every((s) => s === 200));
+    await within(5000, async () =>
+      (await Promise.all(gateways.map((g) => statusOf(`${g.urls.status}/health`, {})))).every((s) => s === 200),
+    );
     // Every node must know the new subscription before the load starts.
     await within(3000, async () => {
-      const statuses = await Promise.all(gateways.map((g) => fetch(`${g.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, { method: 'OPTIONS', headers }).then((r) => r.status)));
+      const statuses = await Promise.all(
+        gateways.map((g) =>
+          fetch(`${g.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, {
+            method: 'OPTIONS',
+            headers,
+          }).then((r) => r.status),
+        ),
+      );
       return statuses.every((s) => s !== 503);
     });
     await new Promise((r) => setTimeout(r, 1500));
-    const statuses = await Promise.all(Array.from({ length: 240 }, (_, i) => statusOf(`${gateways[i % 3].urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, headers)));
+    const statuses = await Promise.all(
+      Array.from({ length: 240 }, (_, i) =>
+        statusOf(`${gateways[i % 3].urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, headers),
+      ),
+    );
     assert.equal(statuses.filter((s) => s === 200).length, 100, JSON.stringify(statuses));
     assert.equal(statuses.filter((s) => s === 429).length, 140);
   });
@@ -112,10 +169,14 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     const url = (g: PorticoProcess) => `${g.urls.gateway}/demo/sandbox/logistics/shipping?zip=90210`;
     const approve = await api('POST', `/api/catalogs/sandbox/subscriptions/${app.subscriptionId}/approve`);
     assert.equal(approve.body.state, 'active');
-    const publishMs = await within(1000, async () => (await Promise.all(gateways.map((g) => statusOf(url(g), headers)))).every((s) => s === 200));
+    const publishMs = await within(1000, async () =>
+      (await Promise.all(gateways.map((g) => statusOf(url(g), headers)))).every((s) => s === 200),
+    );
     assert.ok(publishMs < 1000, `approval reached every node in ${publishMs} ms`);
     assert.equal((await api('POST', `/api/catalogs/sandbox/subscriptions/${app.subscriptionId}/revoke`)).status, 204);
-    const revokeMs = await within(1000, async () => (await Promise.all(gateways.map((g) => statusOf(url(g), headers)))).every((s) => s === 401));
+    const revokeMs = await within(1000, async () =>
+      (await Promise.all(gateways.map((g) => statusOf(url(g), headers)))).every((s) => s === 401),
+    );
     assert.ok(revokeMs < 1000, `revocation reached every node in ${revokeMs} ms`);
   });
 
@@ -123,14 +184,28 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     const app = await newApp('gold', 'Survivors');
     await api('POST', `/api/catalogs/sandbox/subscriptions/${app.subscriptionId}/approve`);
     const headers = { 'X-IBM-Client-Id': app.clientId };
-    await within(2000, async () => (await Promise.all(gateways.map((g) => statusOf(`${g.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, headers)))).every((s) => s === 200));
+    await within(2000, async () =>
+      (
+        await Promise.all(
+          gateways.map((g) => statusOf(`${g.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, headers)),
+        )
+      ).every((s) => s === 200),
+    );
     const before = await db.store.db.selectFrom('subscriptions').select(['id', 'state']).orderBy('id').execute();
     const victim = gateways[2];
-    const load = Promise.allSettled(Array.from({ length: 60 }, () => statusOf(`${victim.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, headers)));
+    const load = Promise.allSettled(
+      Array.from({ length: 60 }, () =>
+        statusOf(`${victim.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, headers),
+      ),
+    );
     await victim.stop('SIGKILL');
     await load;
     const survivors = gateways.slice(0, 2);
-    const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => statusOf(`${survivors[i % 2].urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, headers)));
+    const statuses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        statusOf(`${survivors[i % 2].urls.gateway}/demo/sandbox/logistics/stores?zip=90210`, headers),
+      ),
+    );
     assert.deepEqual([...new Set(statuses)], [200]);
     const after = await db.store.db.selectFrom('subscriptions').select(['id', 'state']).orderBy('id').execute();
     assert.deepEqual(after, before);
@@ -142,8 +217,15 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     const app = await newApp('silver', 'Failover');
     const headers = { 'X-IBM-Client-Id': app.clientId };
     const dead = { PORTICO_DATABASE_URL: db.url, PORTICO_REDIS_URL: 'redis://127.0.0.1:1' };
-    const open = await startPortico(['serve', '--role', 'gateway'], { ...dead, PORTICO_RATELIMIT_FAIL_OPEN: 'true' }, ['gateway', 'status']);
-    const closed = await startPortico(['serve', '--role', 'gateway'], { ...dead, PORTICO_RATELIMIT_FAIL_OPEN: 'false' }, ['gateway', 'status']);
+    const open = await startPortico(['serve', '--role', 'gateway'], { ...dead, PORTICO_RATELIMIT_FAIL_OPEN: 'true' }, [
+      'gateway',
+      'status',
+    ]);
+    const closed = await startPortico(
+      ['serve', '--role', 'gateway'],
+      { ...dead, PORTICO_RATELIMIT_FAIL_OPEN: 'false' },
+      ['gateway', 'status'],
+    );
     extra.push(open, closed);
     const path = '/demo/sandbox/logistics/stores?zip=90210';
     assert.equal(await statusOf(`${open.urls.gateway}${path}`, headers), 200);
@@ -165,7 +247,11 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     relays.push(relay);
     const url = new URL(db.url);
     url.port = String(relay.port);
-    const node = await startPortico(['serve', '--role', 'gateway'], { PORTICO_DATABASE_URL: url.toString(), PORTICO_REDIS_URL: redisUrl }, ['gateway', 'status']);
+    const node = await startPortico(
+      ['serve', '--role', 'gateway'],
+      { PORTICO_DATABASE_URL: url.toString(), PORTICO_REDIS_URL: redisUrl },
+      ['gateway', 'status'],
+    );
     extra.push(node);
     const headers = { 'X-IBM-Client-Id': app.clientId };
     const target = `${node.urls.gateway}/demo/sandbox/logistics/stores?zip=90210`;
@@ -176,7 +262,10 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
     });
     assert.deepEqual([...new Set(statuses)], [200]);
     await within(10_000, async () => {
-      const ready = (await (await fetch(`${node.urls.status}/ready`)).json()) as { storeReachable: boolean; status: string };
+      const ready = (await (await fetch(`${node.urls.status}/ready`)).json()) as {
+        storeReachable: boolean;
+        status: string;
+      };
       return ready.storeReachable === false && ready.status === 'ready';
     });
     assert.equal(await statusOf(target, headers), 200);
@@ -184,8 +273,12 @@ describe('a cluster: three gateway nodes and a management node on PostgreSQL and
 
   test('a gateway that cannot reach PostgreSQL at start exits with one clear line', async () => {
     await assert.rejects(
-      startPortico(['serve', '--role', 'gateway'], { PORTICO_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, ['gateway']),
-      (error: Error) => /exited with 1/.test(error.message) && /portico: Cannot reach the database at postgres:\/\/postgres@127\.0\.0\.1:1\/none/.test(error.message),
+      startPortico(['serve', '--role', 'gateway'], { PORTICO_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, [
+        'gateway',
+      ]),
+      (error: Error) =>
+        /exited with 1/.test(error.message) &&
+        /portico: Cannot reach the database at postgres:\/\/postgres@127\.0\.0\.1:1\/none/.test(error.message),
     );
   });
 });

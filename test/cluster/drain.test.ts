@@ -60,10 +60,13 @@ function startBalancer(nodes: Node[]): { server: Server; errors: string[]; stop(
       res.writeHead(502).end();
       return;
     }
-    const upstream = request({ host: node.gateway.hostname, port: node.gateway.port, path: req.url, method: req.method, agent }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = request(
+      { host: node.gateway.hostname, port: node.gateway.port, path: req.url, method: req.method, agent },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       errors.push(`${error.code ?? error.message} from ${node.gateway.port}`);
       if (!res.headersSent) res.writeHead(502);
@@ -84,7 +87,9 @@ function startBalancer(nodes: Node[]): { server: Server; errors: string[]; stop(
 describe('drain under load', () => {
   let db: TestStore;
   let nodes: Node[] = [];
-  const backend = createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), backendDelayMs));
+  const backend = createServer((_req, res) =>
+    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), backendDelayMs),
+  );
 
   before(async () => {
     await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
@@ -93,10 +98,21 @@ describe('drain under load', () => {
     const { orgId } = await services.ensureOrg('acme');
     const target = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
     await services.importApi(orgId, { text: apiText(target), file: 'work.yaml', state: 'online' });
-    await services.putProduct(orgId, 'sandbox', { text: productText, file: 'work-product.yaml', state: 'published' });
+    await services.putProduct(orgId, 'sandbox', {
+      text: productText,
+      file: 'work-product.yaml',
+      state: 'published',
+    });
     const env = { PORTICO_DATABASE_URL: db.url, PORTICO_DRAIN_SECONDS: '1' };
-    const started = await Promise.all([0, 1].map(() => startPortico(['serve', '--role', 'gateway'], env, ['gateway', 'status'])));
-    nodes = started.map((process) => ({ process, gateway: new URL(process.urls.gateway), status: process.urls.status, ready: true }));
+    const started = await Promise.all(
+      [0, 1].map(() => startPortico(['serve', '--role', 'gateway'], env, ['gateway', 'status'])),
+    );
+    nodes = started.map((process) => ({
+      process,
+      gateway: new URL(process.urls.gateway),
+      status: process.urls.status,
+      ready: true,
+    }));
   });
   after(async () => {
     await Promise.all(nodes.map((node) => node.process.stop('SIGKILL')));

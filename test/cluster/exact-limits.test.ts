@@ -29,7 +29,10 @@ async function sendBurst(urls: string[], headers: Record<string, string>, total:
   const worker = async () => {
     while (next < total) {
       const i = next++;
-      const response = await fetch(`${urls[i % urls.length]}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
+      const response = await fetch(`${urls[i % urls.length]}${path}`, {
+        headers,
+        signal: AbortSignal.timeout(30_000),
+      });
       await response.arrayBuffer();
       statuses.push(response.status);
     }
@@ -77,31 +80,46 @@ describe('issue-15: exact plan limits across three gateway processes under stall
   });
 
   for (let run = 1; run <= runs; run++) {
-    test(`burst ${run}: 2,000 calls, one node stopped 300 ms at a time: exactly 100 admitted`, { timeout: 120_000 }, async () => {
-      const app = await cluster.newApp('silver', `Exact${run}`);
-      const headers = { 'X-IBM-Client-Id': app.clientId };
-      const urls = gateways.map((g) => g.urls.gateway);
-      // Every node knows the subscription before the burst (a 401 would not be a rate-limit answer).
-      // /ready is on each node's status listener.
-      const change = await latestChange(db.store.db);
-      await within(5000, async () => {
-        const readyOf = async (g: PorticoProcess) => {
-          const response = await fetch(`${g.urls.status}/ready`);
-          return (await response.json()) as { change: number };
-        };
-        const ready = await Promise.all(gateways.map(readyOf));
-        return ready.every((r) => r.change >= change);
-      });
-      const calls = sendBurst(urls, headers, burst);
-      const stops = await stutter(gateways[run % 3], calls);
-      const statuses = await calls;
-      const admitted = statuses.filter((s) => s === 200).length;
-      const others = statuses.filter((s) => s !== 200 && s !== 429);
-      assert.deepEqual(others, [], 'every call is admitted (200) or refused by the limit (429)');
-      assert.ok(stops >= 2, `the node was stopped ${stops} times during the burst`);
-      // What the nodes said about their counters, to tell a counting fault from an outage decision.
-      const said = gateways.map((g, i) => `node ${i}:\n${g.output().split('\n').filter((l) => /rate-limit|redis/i.test(l)).join('\n')}`);
-      assert.equal(admitted, 100, `issue-15: admitted ${admitted} of ${burst} on a 100/hour plan\n${said.join('\n')}`);
-    });
+    test(
+      `burst ${run}: 2,000 calls, one node stopped 300 ms at a time: exactly 100 admitted`,
+      { timeout: 120_000 },
+      async () => {
+        const app = await cluster.newApp('silver', `Exact${run}`);
+        const headers = { 'X-IBM-Client-Id': app.clientId };
+        const urls = gateways.map((g) => g.urls.gateway);
+        // Every node knows the subscription before the burst (a 401 would not be a rate-limit answer).
+        // /ready is on each node's status listener.
+        const change = await latestChange(db.store.db);
+        await within(5000, async () => {
+          const readyOf = async (g: PorticoProcess) => {
+            const response = await fetch(`${g.urls.status}/ready`);
+            return (await response.json()) as { change: number };
+          };
+          const ready = await Promise.all(gateways.map(readyOf));
+          return ready.every((r) => r.change >= change);
+        });
+        const calls = sendBurst(urls, headers, burst);
+        const stops = await stutter(gateways[run % 3], calls);
+        const statuses = await calls;
+        const admitted = statuses.filter((s) => s === 200).length;
+        const others = statuses.filter((s) => s !== 200 && s !== 429);
+        assert.deepEqual(others, [], 'every call is admitted (200) or refused by the limit (429)');
+        assert.ok(stops >= 2, `the node was stopped ${stops} times during the burst`);
+        // What the nodes said about their counters, to tell a counting fault from an outage decision.
+        const said = gateways.map(
+          (g, i) =>
+            `node ${i}:\n${g
+              .output()
+              .split('\n')
+              .filter((l) => /rate-limit|redis/i.test(l))
+              .join('\n')}`,
+        );
+        assert.equal(
+          admitted,
+          100,
+          `issue-15: admitted ${admitted} of ${burst} on a 100/hour plan\n${said.join('\n')}`,
+        );
+      },
+    );
   }
 });

@@ -21,9 +21,25 @@ describe('serve --workers 2 without Redis', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'portico-workers-'));
     // The demo sets up the catalog and its sample backends in this process, on a SQLite file
     // the worker cluster then serves from.
-    const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_DRAIN_SECONDS: '0' }, { dataDir });
-    demo = await startDemo(settings, pino({ level: 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
-    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, ['gateway', 'status']);
+    const settings = loadSettings(
+      {
+        PORTICO_GATEWAY_PORT: '0',
+        PORTICO_PORTAL_PORT: '0',
+        PORTICO_MANAGEMENT_PORT: '0',
+        PORTICO_DRAIN_SECONDS: '0',
+      },
+      { dataDir },
+    );
+    demo = await startDemo(settings, pino({ level: 'silent' }), {
+      financing: 0,
+      shipping: 0,
+      geocoder: 0,
+      inventory: 0,
+    });
+    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, [
+      'gateway',
+      'status',
+    ]);
   });
   after(async () => {
     await node?.stop();
@@ -36,7 +52,11 @@ describe('serve --workers 2 without Redis', () => {
     const services = demo.platform.services;
     const consumerServices = demo.platform.consumerServices;
     const { orgId, sandbox } = await services.ensureOrg('demo');
-    await consumerServices.signUp(sandbox.id, { email: 'workers@example.com', password: 'dev-pass-1234', orgTitle: 'Workers' });
+    await consumerServices.signUp(sandbox.id, {
+      email: 'workers@example.com',
+      password: 'dev-pass-1234',
+      orgTitle: 'Workers',
+    });
     const org = (await findConsumerOrgByName(services.store.db, sandbox.id, 'workers'))!;
     const { app, credential } = await consumerServices.createApp(org.id, { title: 'Workers App' });
     const product = await services.product(orgId, 'sandbox', 'accessories', '1.0.0');
@@ -49,26 +69,38 @@ describe('serve --workers 2 without Redis', () => {
     const deadline = Date.now() + 10_000;
     let current = 0;
     while (Date.now() < deadline && current < 12) {
-      const ready = (await (await fetch(`${node.urls.status}/ready`, { headers: { connection: 'close' } })).json()) as { change: number };
+      const ready = (await (await fetch(`${node.urls.status}/ready`, { headers: { connection: 'close' } })).json()) as {
+        change: number;
+      };
       current = ready.change >= latest ? current + 1 : 0;
       if (current === 0) await new Promise((r) => setTimeout(r, 50));
     }
     assert.equal(current, 12, 'both workers reflect the new subscription');
     const statuses = await Promise.all(
-      Array.from({ length: 150 }, () => fetch(url, { headers: { ...headers, connection: 'close' } }).then(async (r) => (await r.arrayBuffer(), r.status))),
+      Array.from({ length: 150 }, () =>
+        fetch(url, { headers: { ...headers, connection: 'close' } }).then(
+          async (r) => (await r.arrayBuffer(), r.status),
+        ),
+      ),
     );
     assert.equal(statuses.filter((s) => s === 200).length, 100, JSON.stringify(statuses));
     assert.equal(statuses.filter((s) => s === 429).length, 50);
   });
 
   test('a worker that dies is logged once with its own pid under workerPid (issue 15, item 7)', async () => {
-    const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(node.child.pid)], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+    const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(node.child.pid)], { encoding: 'utf8' })
+      .trim()
+      .split(/\s+/)
+      .map(Number);
     assert.equal(workers.length, 2);
     process.kill(workers[0], 'SIGKILL');
     const deadline = Date.now() + 5000;
     let line: string | undefined;
     while (line === undefined && Date.now() < deadline) {
-      line = node.output().split('\n').find((text) => text.includes('gateway worker died'));
+      line = node
+        .output()
+        .split('\n')
+        .find((text) => text.includes('gateway worker died'));
       if (line === undefined) await new Promise((r) => setTimeout(r, 50));
     }
     assert.ok(line, node.output());

@@ -21,15 +21,34 @@ describe('detectDocumentKind', () => {
   });
 
   it('reads a WSDL 2.0 description as wsdl', () => {
-    assert.equal(detectDocumentKind('<?xml version="1.0"?>\n<description xmlns="http://www.w3.org/ns/wsdl"/>', 'x.wsdl'), 'wsdl');
+    assert.equal(
+      detectDocumentKind('<?xml version="1.0"?>\n<description xmlns="http://www.w3.org/ns/wsdl"/>', 'x.wsdl'),
+      'wsdl',
+    );
   });
 
   it('refuses other XML as a parse error', () => {
-    assert.throws(() => detectDocumentKind('<note><to>Tove</to></note>', 'note.xml'), { code: 'DEF_PARSE', params: { file: 'note.xml', format: 'WSDL', reason: 'XML document without a WSDL definitions (or description) element' } });
+    assert.throws(() => detectDocumentKind('<note><to>Tove</to></note>', 'note.xml'), {
+      code: 'DEF_PARSE',
+      params: {
+        file: 'note.xml',
+        format: 'WSDL',
+        reason: 'XML document without a WSDL definitions (or description) element',
+      },
+    });
   });
 
   it('refuses a document that is none of the kinds', () => {
-    assert.throws(() => detectDocumentKind('name: something\n', 'x.yaml'), { code: 'DEF_INVALID', problems: [{ path: '$', rule: 'document-kind', reason: 'not an API (swagger: or openapi:), a product (product:) or a WSDL document' }] });
+    assert.throws(() => detectDocumentKind('name: something\n', 'x.yaml'), {
+      code: 'DEF_INVALID',
+      problems: [
+        {
+          path: '$',
+          rule: 'document-kind',
+          reason: 'not an API (swagger: or openapi:), a product (product:) or a WSDL document',
+        },
+      ],
+    });
   });
 
   it('passes YAML syntax errors on as DEF_PARSE', () => {

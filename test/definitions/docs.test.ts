@@ -10,8 +10,10 @@ describe('docs/definitions.md', () => {
     it(`documents the ${name} policy with each of its fields`, () => {
       const section = doc.split(`\n### ${name}\n`)[1]?.split('\n### ')[0];
       assert.ok(section !== undefined, `no section for ${name}`);
-      for (const field of Object.keys(entry.schema.properties as object)) assert.ok(section.includes(`| \`${field}\` |`), `${name}.${field} is not documented`);
-      for (const version of entry.versions) assert.ok(section.includes(`\`${version}\``), `${name} ${version} is not documented`);
+      for (const field of Object.keys(entry.schema.properties as object))
+        assert.ok(section.includes(`| \`${field}\` |`), `${name}.${field} is not documented`);
+      for (const version of entry.versions)
+        assert.ok(section.includes(`\`${version}\``), `${name} ${version} is not documented`);
     });
   }
 });

@@ -9,7 +9,10 @@ import { fixture } from './fixtures.ts';
 const parseApiDocument = (text: string, file: string) => parseDocument(text, file, assemblyProblems);
 
 /** The [path, rule] pairs of the DefinitionError thrown for a broken fixture. */
-function problemsOf(name: string, parse: (text: string, file: string) => unknown = parseApiDocument): Array<[string, string]> {
+function problemsOf(
+  name: string,
+  parse: (text: string, file: string) => unknown = parseApiDocument,
+): Array<[string, string]> {
   try {
     parse(fixture(`broken/${name}`), `broken/${name}`);
   } catch (error) {
@@ -52,11 +55,23 @@ describe('malformed text', () => {
   });
 
   it('refuses duplicate keys in YAML', () => {
-    assert.throws(() => parseApiDocument("swagger: '2.0'\nswagger: '2.0'\n", 'dup.yaml'), { code: 'DEF_PARSE', params: { file: 'dup.yaml', format: 'YAML', reason: 'line 2, column 1: Map keys must be unique', line: 2, column: 1 } });
+    assert.throws(() => parseApiDocument("swagger: '2.0'\nswagger: '2.0'\n", 'dup.yaml'), {
+      code: 'DEF_PARSE',
+      params: {
+        file: 'dup.yaml',
+        format: 'YAML',
+        reason: 'line 2, column 1: Map keys must be unique',
+        line: 2,
+        column: 1,
+      },
+    });
   });
 
   it('refuses a document that is not an object', () => {
-    assert.throws(() => parseApiDocument('- a\n- b\n', 'list.yaml'), (error: DefinitionError) => error.problems[0].path === '$' && error.problems[0].rule === 'type');
+    assert.throws(
+      () => parseApiDocument('- a\n- b\n', 'list.yaml'),
+      (error: DefinitionError) => error.problems[0].path === '$' && error.problems[0].rule === 'type',
+    );
   });
 });
 
@@ -79,7 +94,10 @@ describe('API document problems', () => {
 
   it('suggests the closest field for a typo', () => {
     const text = fixture('broken/unknown-invoke-field.yaml').replace('retries: 3', 'timout: 3');
-    assert.throws(() => parseApiDocument(text, 'typo.yaml'), (error: DefinitionError) => error.problems[0].reason === 'unknown field timout (did you mean timeout?)');
+    assert.throws(
+      () => parseApiDocument(text, 'typo.yaml'),
+      (error: DefinitionError) => error.problems[0].reason === 'unknown field timout (did you mean timeout?)',
+    );
   });
 
   it('names every unresolved $ref, in paths and in map inputs and outputs', () => {
@@ -91,7 +109,9 @@ describe('API document problems', () => {
   });
 
   it('refuses a duplicate operationId at its second use', () => {
-    assert.deepEqual(problemsOf('duplicate-operation-id.yaml'), [["$.paths['/b'].get.operationId", 'duplicate-operation-id']]);
+    assert.deepEqual(problemsOf('duplicate-operation-id.yaml'), [
+      ["$.paths['/b'].get.operationId", 'duplicate-operation-id'],
+    ]);
   });
 
   it('names operation-switch cases that reference missing operations, by id and by verb and path', () => {
@@ -103,11 +123,15 @@ describe('API document problems', () => {
   });
 
   it('refuses a policy version the policy does not have', () => {
-    assert.deepEqual(problemsOf('bad-policy-version.yaml'), [[`${policyPath}[0].gatewayscript.version`, 'unsupported-version']]);
+    assert.deepEqual(problemsOf('bad-policy-version.yaml'), [
+      [`${policyPath}[0].gatewayscript.version`, 'unsupported-version'],
+    ]);
   });
 
   it('refuses an activity-log content level outside none, activity, header, payload', () => {
-    assert.deepEqual(problemsOf('bad-activity-log.yaml'), [['$.x-ibm-configuration.activity-log.success-content', 'enum']]);
+    assert.deepEqual(problemsOf('bad-activity-log.yaml'), [
+      ['$.x-ibm-configuration.activity-log.success-content', 'enum'],
+    ]);
   });
 
   it('requires info.version', () => {
@@ -134,7 +158,10 @@ describe('API document problems', () => {
     assert.throws(
       () => parseApiDocument(fixture('broken/many-problems.yaml'), 'many.yaml'),
       (error: DefinitionError) => {
-        assert.equal(error.message, "many.yaml: $.paths['/items/{id}'].get.parameters: path parameter id of /items/{id} is not declared (and 10 more problems)");
+        assert.equal(
+          error.message,
+          "many.yaml: $.paths['/items/{id}'].get.parameters: path parameter id of /items/{id} is not declared (and 10 more problems)",
+        );
         assert.equal(error.toJSON().error.rule, 'missing-path-parameter');
         return true;
       },
@@ -142,15 +169,27 @@ describe('API document problems', () => {
   });
 
   it('refuses a path parameter that is not required', () => {
-    const text = fixture('inventory-plain.yaml').replace('    required: true\n    type: integer', '    required: false\n    type: integer');
-    assert.throws(() => parseApiDocument(text, 'inventory.yaml'), (error: DefinitionError) => {
-      assert.deepEqual(error.problems.map((problem) => [problem.path, problem.rule]), [['$.parameters.itemId.required', 'enum']]);
-      return true;
-    });
+    const text = fixture('inventory-plain.yaml').replace(
+      '    required: true\n    type: integer',
+      '    required: false\n    type: integer',
+    );
+    assert.throws(
+      () => parseApiDocument(text, 'inventory.yaml'),
+      (error: DefinitionError) => {
+        assert.deepEqual(
+          error.problems.map((problem) => [problem.path, problem.rule]),
+          [['$.parameters.itemId.required', 'enum']],
+        );
+        return true;
+      },
+    );
   });
 
   it('refuses a swagger version other than 2.0', () => {
-    assert.throws(() => parseApiDocument("swagger: '1.2'\n", 'old.yaml'), (error: DefinitionError) => error.problems[0].path === '$.swagger' && error.problems[0].rule === 'enum');
+    assert.throws(
+      () => parseApiDocument("swagger: '1.2'\n", 'old.yaml'),
+      (error: DefinitionError) => error.problems[0].path === '$.swagger' && error.problems[0].rule === 'enum',
+    );
   });
 });
 
@@ -176,12 +215,18 @@ describe('product document problems', () => {
   });
 
   it('requires info.name and info.version', () => {
-    assert.throws(() => parseProductDocument('product: 1.0.0\ninfo: { title: x }\nplans: { default: {} }\n', 'p.yaml'), (error: DefinitionError) => {
-      assert.deepEqual(error.problems.map((problem) => [problem.path, problem.rule]), [
-        ['$.info.name', 'required'],
-        ['$.info.version', 'required'],
-      ]);
-      return true;
-    });
+    assert.throws(
+      () => parseProductDocument('product: 1.0.0\ninfo: { title: x }\nplans: { default: {} }\n', 'p.yaml'),
+      (error: DefinitionError) => {
+        assert.deepEqual(
+          error.problems.map((problem) => [problem.path, problem.rule]),
+          [
+            ['$.info.name', 'required'],
+            ['$.info.version', 'required'],
+          ],
+        );
+        return true;
+      },
+    );
   });
 });

@@ -16,16 +16,28 @@ describe('parseApiDocument: Swagger 2.0 with x-ibm-configuration (logistics)', (
   const api = parse('logistics.yaml');
 
   it('takes name, version, title and base path from the document', () => {
-    assert.deepEqual([api.name, api.version, api.title, api.basePath, api.openapi], ['logistics', '2.0.0', 'logistics', '/logistics', '2.0']);
+    assert.deepEqual(
+      [api.name, api.version, api.title, api.basePath, api.openapi],
+      ['logistics', '2.0.0', 'logistics', '/logistics', '2.0'],
+    );
   });
 
   it('lists both operations with their query parameter folded into a schema', () => {
-    assert.deepEqual(api.operations.map((operation) => [operation.id, operation.verb, operation.path]), [
-      ['shipping.calc', 'get', '/shipping'],
-      ['get.stores', 'get', '/stores'],
-    ]);
+    assert.deepEqual(
+      api.operations.map((operation) => [operation.id, operation.verb, operation.path]),
+      [
+        ['shipping.calc', 'get', '/shipping'],
+        ['get.stores', 'get', '/stores'],
+      ],
+    );
     assert.deepEqual(api.operations[0].parameters, [
-      { name: 'zip', in: 'query', required: true, schema: { type: 'string' }, description: 'Destination zip code.' },
+      {
+        name: 'zip',
+        in: 'query',
+        required: true,
+        schema: { type: 'string' },
+        description: 'Destination zip code.',
+      },
     ]);
   });
 
@@ -34,7 +46,12 @@ describe('parseApiDocument: Swagger 2.0 with x-ibm-configuration (logistics)', (
   });
 
   it('marks the X-IBM-Client-Id key as the client id', () => {
-    assert.deepEqual(api.securitySchemes.clientID, { type: 'apiKey', name: 'X-IBM-Client-Id', in: 'header', role: 'client-id' });
+    assert.deepEqual(api.securitySchemes.clientID, {
+      type: 'apiKey',
+      name: 'X-IBM-Client-Id',
+      in: 'header',
+      role: 'client-id',
+    });
   });
 
   it('reads properties and catalog overrides', () => {
@@ -44,7 +61,9 @@ describe('parseApiDocument: Swagger 2.0 with x-ibm-configuration (logistics)', (
       encoded: false,
     });
     assert.deepEqual(api.properties.maps_url, { value: 'https://www.google.com/maps' });
-    assert.deepEqual(api.catalogProperties, { sandbox: { shipping_svc_url: 'http://127.0.0.1:4001/shipping/calculate' } });
+    assert.deepEqual(api.catalogProperties, {
+      sandbox: { shipping_svc_url: 'http://127.0.0.1:4001/shipping/calculate' },
+    });
   });
 
   it('reads activity-log, buffering, cors and type as written', () => {
@@ -82,23 +101,37 @@ describe('parseApiDocument: Swagger 2.0 without x-ibm-configuration', () => {
 
   it('folds type, format, items and constraints of non-body parameters into schemas', () => {
     const find = api.operations.find((operation) => operation.id === 'Item.find');
-    assert.deepEqual(find?.parameters.map((parameter) => parameter.schema), [
-      { type: 'array', items: { type: 'string' } },
-      { type: 'integer', default: 20, maximum: 100 },
-    ]);
+    assert.deepEqual(
+      find?.parameters.map((parameter) => parameter.schema),
+      [
+        { type: 'array', items: { type: 'string' } },
+        { type: 'integer', default: 20, maximum: 100 },
+      ],
+    );
   });
 
   it('uses the body parameter schema as the request body schema', () => {
     const create = api.operations.find((operation) => operation.id === 'Item.create');
     assert.deepEqual(create?.requestBodySchema, { $ref: '#/definitions/Item' });
-    assert.deepEqual(create?.parameters[0], { name: 'data', in: 'body', required: true, schema: { $ref: '#/definitions/Item' } });
+    assert.deepEqual(create?.parameters[0], {
+      name: 'data',
+      in: 'body',
+      required: true,
+      schema: { $ref: '#/definitions/Item' },
+    });
   });
 
   it('merges $ref and path-level parameters, the operation winning on name and location', () => {
     const byId = api.operations.find((operation) => operation.id === 'Item.findById');
     assert.deepEqual(byId?.parameters, [
       { name: 'id', in: 'path', required: true, schema: { type: 'integer', format: 'int64', minimum: 1 } },
-      { name: 'X-Trace', in: 'header', required: true, schema: { type: 'string' }, description: 'overrides the path-level header' },
+      {
+        name: 'X-Trace',
+        in: 'header',
+        required: true,
+        schema: { type: 'string' },
+        description: 'overrides the path-level header',
+      },
     ]);
   });
 
@@ -120,7 +153,12 @@ describe('parseApiDocument: Swagger 2.0 without x-ibm-configuration', () => {
 
   it('gives client-id and client-secret roles by key name, case-insensitively', () => {
     assert.equal(api.securitySchemes.clientSecret.role, 'client-secret');
-    assert.deepEqual(api.securitySchemes.queryId, { type: 'apiKey', name: 'client_id', in: 'query', role: 'client-id' });
+    assert.deepEqual(api.securitySchemes.queryId, {
+      type: 'apiKey',
+      name: 'client_id',
+      in: 'query',
+      role: 'client-id',
+    });
     assert.deepEqual(api.securitySchemes.basicAuth, { type: 'basic' });
   });
 });
@@ -182,16 +220,22 @@ describe('parseApiDocument: v5 financing with a WSDL target', () => {
 
   it('resolves map refs into the target and refs inside the target against the target', () => {
     assert.doesNotThrow(() => parse('financing-v5.yaml'));
-    const broken = fixture('financing-v5.yaml').replace("{ $ref: '#/definitions/financingResult' }", "{ $ref: '#/definitions/financingResultX' }");
+    const broken = fixture('financing-v5.yaml').replace(
+      "{ $ref: '#/definitions/financingResult' }",
+      "{ $ref: '#/definitions/financingResultX' }",
+    );
     assert.throws(
       () => parseApiDocument(broken, 'financing-v5.yaml'),
       (error: DefinitionError) => {
-        assert.deepEqual(error.problems.map((problem) => [problem.path, problem.rule]), [
+        assert.deepEqual(
+          error.problems.map((problem) => [problem.path, problem.rule]),
           [
-            '$.x-ibm-configuration.targets.financingService.definitions.financingOutput.properties.Envelope.properties.Body.properties.financingResult.$ref',
-            'unresolved-ref',
+            [
+              '$.x-ibm-configuration.targets.financingService.definitions.financingOutput.properties.Envelope.properties.Body.properties.financingResult.$ref',
+              'unresolved-ref',
+            ],
           ],
-        ]);
+        );
         return true;
       },
     );

@@ -9,8 +9,15 @@ describe('parseProductDocument: Accessories', () => {
   it('reads info, contact and license', () => {
     assert.deepEqual([product.name, product.version, product.title], ['accessories', '1.0.0', 'Accessories']);
     assert.equal(product.summary, 'The Accessories product will provide really awesome APIs to your application.');
-    assert.deepEqual(product.contact, { name: 'Thomas Watson', email: 'watson@ibm.com', url: 'https://developer.ibm.com/apiconnect/' });
-    assert.deepEqual(product.license, { name: 'The MIT License (MIT)', url: 'https://opensource.org/licenses/MIT' });
+    assert.deepEqual(product.contact, {
+      name: 'Thomas Watson',
+      email: 'watson@ibm.com',
+      url: 'https://developer.ibm.com/apiconnect/',
+    });
+    assert.deepEqual(product.license, {
+      name: 'The MIT License (MIT)',
+      url: 'https://opensource.org/licenses/MIT',
+    });
   });
 
   it('is visible to and subscribable by authenticated consumers only', () => {
@@ -26,14 +33,25 @@ describe('parseProductDocument: Accessories', () => {
       title: 'Silver',
       description: 'Limited access to the Accessories APIs',
       approval: false,
-      rateLimits: [{ name: 'default', unlimited: false, count: 100, windowMs: 3_600_000, value: '100/1hour', hardLimit: true }],
+      rateLimits: [
+        {
+          name: 'default',
+          unlimited: false,
+          count: 100,
+          windowMs: 3_600_000,
+          value: '100/1hour',
+          hardLimit: true,
+        },
+      ],
       burstLimits: [],
     });
   });
 
   it('gives gold, which has no rate limits, one unlimited limit and approval', () => {
     assert.equal(product.plans[1].approval, true);
-    assert.deepEqual(product.plans[1].rateLimits, [{ name: 'default', unlimited: true, count: 0, windowMs: 0, value: 'unlimited', hardLimit: false }]);
+    assert.deepEqual(product.plans[1].rateLimits, [
+      { name: 'default', unlimited: true, count: 0, windowMs: 0, value: 'unlimited', hardLimit: false },
+    ]);
     assert.equal(product.plans[1].apis, undefined);
   });
 
@@ -70,13 +88,22 @@ describe('parseProductDocument: defaults', () => {
 
   it('makes burst limits hard', () => {
     assert.deepEqual(product.plans[0].burstLimits, [
-      { name: 'Default burst-limit', unlimited: false, count: 5, windowMs: 120_000, value: '5/2minutes', hardLimit: true },
+      {
+        name: 'Default burst-limit',
+        unlimited: false,
+        count: 5,
+        windowMs: 120_000,
+        value: '5/2minutes',
+        hardLimit: true,
+      },
     ]);
   });
 
   it('reads value: unlimited and the plan api list', () => {
     const open = product.plans[1];
-    assert.deepEqual(open.rateLimits, [{ name: 'default', unlimited: true, count: 0, windowMs: 0, value: 'unlimited', hardLimit: false }]);
+    assert.deepEqual(open.rateLimits, [
+      { name: 'default', unlimited: true, count: 0, windowMs: 0, value: 'unlimited', hardLimit: false },
+    ]);
     assert.deepEqual(open.apis, ['inventory']);
   });
 });
@@ -86,11 +113,23 @@ describe('parseProductDocument: v5 form', () => {
 
   it('reads a single rate-limit as the default limit', () => {
     assert.deepEqual(product.plans[0].rateLimits, [
-      { name: 'default', unlimited: false, count: 1000, windowMs: 86_400_000, value: '1000/1day', hardLimit: false },
+      {
+        name: 'default',
+        unlimited: false,
+        count: 1000,
+        windowMs: 86_400_000,
+        value: '1000/1day',
+        hardLimit: false,
+      },
     ]);
   });
 
   it('reads custom subscribe visibility with its organisations', () => {
-    assert.deepEqual(product.visibility.subscribe, { type: 'custom', enabled: true, orgs: ['partners'], tags: [] });
+    assert.deepEqual(product.visibility.subscribe, {
+      type: 'custom',
+      enabled: true,
+      orgs: ['partners'],
+      tags: [],
+    });
   });
 });

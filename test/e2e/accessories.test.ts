@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { consoleSignIn, createApp, launchChromium, screenshot, signIn, signOut, subscribe } from '../helpers/browser.ts';
+import {
+  consoleSignIn,
+  createApp,
+  launchChromium,
+  screenshot,
+  signIn,
+  signOut,
+  subscribe,
+} from '../helpers/browser.ts';
 import zipcodes from '../helpers/zipcodes.ts';
 
 const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
@@ -74,14 +82,19 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
   let page: Page;
   let token: string;
 
-  const call = (path: string, clientId = demo.clientId) => fetch(`${demo.gateway}${path}`, { headers: { 'X-IBM-Client-Id': clientId } });
+  const call = (path: string, clientId = demo.clientId) =>
+    fetch(`${demo.gateway}${path}`, { headers: { 'X-IBM-Client-Id': clientId } });
   const manage = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${demo.management}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
-    return { status: response.status, body: (await response.text().then((t) => (t ? JSON.parse(t) : undefined))) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    return {
+      status: response.status,
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON the API answers
+      body: (await response.text().then((t) => (t ? JSON.parse(t) : undefined))) as any,
+    };
   };
 
   before(async () => {
@@ -115,17 +128,32 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
   });
 
   test('§9: API versions and base paths, product version', async () => {
-    const apis = (await manage('GET', '/api/apis')).body as Array<{ name: string; version: string; basePath: string; state: string }>;
+    const apis = (await manage('GET', '/api/apis')).body as Array<{
+      name: string;
+      version: string;
+      basePath: string;
+      state: string;
+    }>;
     const byName = Object.fromEntries(apis.map((a) => [a.name, a]));
     assert.deepEqual([byName.financing.version, byName.financing.basePath], ['1.0.0', '/financing']);
     assert.deepEqual([byName.logistics.version, byName.logistics.basePath], ['2.0.0', '/logistics']);
     const product = (await manage('GET', '/api/catalogs/sandbox/products/accessories/1.0.0')).body;
     assert.equal(product.version, '1.0.0');
-    assert.deepEqual(product.plans.map((p: { title: string; approval: boolean }) => [p.title, p.approval]), [['Silver', false], ['Gold', true]]);
+    assert.deepEqual(
+      product.plans.map((p: { title: string; approval: boolean }) => [p.title, p.approval]),
+      [
+        ['Silver', false],
+        ['Gold', true],
+      ],
+    );
     assert.deepEqual(product.visibility, { view: 'authenticated', subscribe: 'authenticated' });
     const definition = (await manage('GET', '/api/apis/financing/1.0.0')).body.document;
     const policies = JSON.stringify(definition['x-ibm-configuration'].assembly);
-    assert.equal((policies.match(/"version":"2\.0\.0"/g) ?? []).length >= 3, true, 'map, invoke, map declare version 2.0.0');
+    assert.equal(
+      (policies.match(/"version":"2\.0\.0"/g) ?? []).length >= 3,
+      true,
+      'map, invoke, map declare version 2.0.0',
+    );
   });
 
   test('§4.1: GET /financing/calculate converts REST to SOAP and back: 10000/36/5 → 299.71', async () => {
@@ -148,11 +176,16 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
   test('§4.3: GET /logistics/stores answers maps_link from the first geocoding result', async () => {
     const response = await call('/logistics/stores?zip=90210');
     const place = zipcodes.lookup('90210')!;
-    assert.deepEqual(await json(response), { maps_link: `https://www.google.com/maps?q=${place.latitude},${place.longitude}` });
+    assert.deepEqual(await json(response), {
+      maps_link: `https://www.google.com/maps?q=${place.latitude},${place.longitude}`,
+    });
   });
 
   test('§1: the logistics API is imported offline and activated separately', async () => {
-    const text = readFileSync(new URL('../../examples/accessories/logistics.yaml', import.meta.url), 'utf8').replace('version: 2.0.0\n', 'version: 2.0.1\n');
+    const text = readFileSync(new URL('../../examples/accessories/logistics.yaml', import.meta.url), 'utf8').replace(
+      'version: 2.0.0\n',
+      'version: 2.0.1\n',
+    );
     const imported = await manage('POST', '/api/apis', { document: text, file: 'logistics.yaml' });
     assert.equal(imported.body.state, 'offline');
     assert.equal((await manage('POST', '/api/apis/logistics/2.0.1/activate')).body.state, 'online');
@@ -166,7 +199,12 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
     const bad = await call('/logistics/shipping');
     const badTx = bad.headers.get('x-global-transaction-id');
     await bad.arrayBuffer();
-    let events: Array<{ tx_id: string; content: string; response_body: string | null; request_headers: string | null }> = [];
+    let events: Array<{
+      tx_id: string;
+      content: string;
+      response_body: string | null;
+      request_headers: string | null;
+    }> = [];
     for (let i = 0; i < 100 && !(events.some((e) => e.tx_id === okTx) && events.some((e) => e.tx_id === badTx)); i++) {
       await new Promise((r) => setTimeout(r, 100));
       events = (await manage('GET', '/api/catalogs/sandbox/analytics/events?api=logistics&limit=50')).body;
@@ -193,7 +231,15 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
 
   test('§8: Silver admits 100 calls in the hour and the 101st is 429', async () => {
     const app = await createApp(page, demo.portal, 'E2E Silver App');
-    assert.equal(await subscribe(page, demo.portal, { product: 'accessories', version: '1.0.0', planTitle: 'Silver', appTitle: 'E2E Silver App' }), 'Active');
+    assert.equal(
+      await subscribe(page, demo.portal, {
+        product: 'accessories',
+        version: '1.0.0',
+        planTitle: 'Silver',
+        appTitle: 'E2E Silver App',
+      }),
+      'Active',
+    );
     for (let i = 1; i <= 100; i++) {
       const response = await call('/logistics/stores?zip=90210', app.clientId);
       assert.equal(response.status, 200, `call ${i}`);
@@ -201,19 +247,34 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
     }
     const over = await call('/logistics/stores?zip=90210', app.clientId);
     assert.equal(over.status, 429);
-    assert.deepEqual(await json(over), { httpCode: '429', httpMessage: 'Too Many Requests', moreInformation: 'Rate Limit exceeded' });
+    assert.deepEqual(await json(over), {
+      httpCode: '429',
+      httpMessage: 'Too Many Requests',
+      moreInformation: 'Rate Limit exceeded',
+    });
   });
 
   test('§3, §8: Gold is pending until the provider approves it, then unlimited', async () => {
     const app = await createApp(page, demo.portal, 'E2E Gold App');
-    assert.equal(await subscribe(page, demo.portal, { product: 'accessories', version: '1.0.0', planTitle: 'Gold', appTitle: 'E2E Gold App' }), 'Pending approval');
+    assert.equal(
+      await subscribe(page, demo.portal, {
+        product: 'accessories',
+        version: '1.0.0',
+        planTitle: 'Gold',
+        appTitle: 'E2E Gold App',
+      }),
+      'Pending approval',
+    );
     const pending = await call('/logistics/shipping?zip=90210', app.clientId);
     assert.equal(pending.status, 401);
     await pending.arrayBuffer();
 
     const consolePage = await browser.newPage();
     await consoleSignIn(consolePage, demo.management, provider.username, provider.password);
-    await consolePage.getByRole('link', { name: /^Approvals/ }).first().click();
+    await consolePage
+      .getByRole('link', { name: /^Approvals/ })
+      .first()
+      .click();
     const request = consolePage.locator('tr').filter({ hasText: 'E2E Gold App' });
     await request.getByRole('button', { name: 'Approve' }).click();
     await consolePage.getByText('No requests are waiting.').waitFor();
@@ -227,7 +288,11 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
       if (status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(status, 200);
-    const statuses = await Promise.all(Array.from({ length: 110 }, () => call('/logistics/stores?zip=90210', app.clientId).then(async (r) => (await r.arrayBuffer(), r.status))));
+    const statuses = await Promise.all(
+      Array.from({ length: 110 }, () =>
+        call('/logistics/stores?zip=90210', app.clientId).then(async (r) => (await r.arrayBuffer(), r.status)),
+      ),
+    );
     assert.deepEqual([...new Set(statuses)], [200]);
     await page.goto(app.url);
     assert.match(await page.locator('table').filter({ hasText: 'Accessories' }).innerText(), /Gold\s+Active/);
@@ -238,7 +303,10 @@ describe('the Accessories scenario, end to end, on `portico demo`', () => {
     const session = cookies.find((c) => c.name === 'portico_portal');
     assert.ok(session);
     await signOut(page);
-    const reuse = await fetch(`${demo.portal}/apps`, { headers: { cookie: `portico_portal=${session.value}` }, redirect: 'manual' });
+    const reuse = await fetch(`${demo.portal}/apps`, {
+      headers: { cookie: `portico_portal=${session.value}` },
+      redirect: 'manual',
+    });
     assert.notEqual(reuse.status, 200);
     await page.goto(`${demo.portal}/products`);
     assert.doesNotMatch(await page.locator('main').innerText(), /Accessories/);

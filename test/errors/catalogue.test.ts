@@ -20,7 +20,9 @@ test('messages fill their placeholders and keep unknown ones visible', () => {
   assert.equal(formatMessage('{a} and {b}', { a: 1 }), '1 and {b}');
   const error = new PorticoError('MGMT_NOT_FOUND', { kind: 'API', id: 'x:1' });
   assert.equal(error.status, 404);
-  assert.deepEqual(error.toJSON(), { error: { code: 'MGMT_NOT_FOUND', message: 'API x:1 not found', kind: 'API', id: 'x:1' } });
+  assert.deepEqual(error.toJSON(), {
+    error: { code: 'MGMT_NOT_FOUND', message: 'API x:1 not found', kind: 'API', id: 'x:1' },
+  });
 });
 
 test('a definition error carries every problem with file, path and rule', () => {
@@ -34,5 +36,9 @@ test('a definition error carries every problem with file, path and rule', () => 
 });
 
 test('the consumer envelope has a string httpCode, as API Connect writes it', () => {
-  assert.deepEqual(errorEnvelope(429, 'Rate Limit exceeded'), { httpCode: '429', httpMessage: 'Too Many Requests', moreInformation: 'Rate Limit exceeded' });
+  assert.deepEqual(errorEnvelope(429, 'Rate Limit exceeded'), {
+    httpCode: '429',
+    httpMessage: 'Too Many Requests',
+    moreInformation: 'Rate Limit exceeded',
+  });
 });

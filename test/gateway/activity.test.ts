@@ -29,7 +29,9 @@ describe('activity log', () => {
   });
 
   test('a success of the logistics API records the payload (success-content: payload)', async () => {
-    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': t.handle.clientId, 'X-IBM-Client-Secret': 'never-logged' } });
+    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, {
+      headers: { 'X-IBM-Client-Id': t.handle.clientId, 'X-IBM-Client-Secret': 'never-logged' },
+    });
     const body = await response.text();
     const event = await eventFor(t, response.headers.get('x-global-transaction-id')!);
     assert.equal(event.content, 'payload');
@@ -49,7 +51,9 @@ describe('activity log', () => {
   });
 
   test('an error records only activity (error-content: activity)', async () => {
-    const response = await fetch(`${t.base}/logistics/shipping`, { headers: { 'X-IBM-Client-Id': t.handle.clientId } });
+    const response = await fetch(`${t.base}/logistics/shipping`, {
+      headers: { 'X-IBM-Client-Id': t.handle.clientId },
+    });
     assert.equal(response.status, 400);
     const event = await eventFor(t, response.headers.get('x-global-transaction-id')!);
     assert.equal(event.content, 'activity');
@@ -59,11 +63,16 @@ describe('activity log', () => {
   });
 
   test('a clean stop writes the events still queued', async () => {
-    const other = await startTestDemo({ PORTICO_ANALYTICS_FLUSH_MS: '600000', PORTICO_ANALYTICS_BATCH: '100000' });
+    const other = await startTestDemo({
+      PORTICO_ANALYTICS_FLUSH_MS: '600000',
+      PORTICO_ANALYTICS_BATCH: '100000',
+    });
     const url = other.handle.platform.settings.databaseUrl;
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const response = await fetch(`${other.base}/logistics/stores?zip=90210`, { headers: { 'X-IBM-Client-Id': other.handle.clientId } });
+      const response = await fetch(`${other.base}/logistics/stores?zip=90210`, {
+        headers: { 'X-IBM-Client-Id': other.handle.clientId },
+      });
       await response.arrayBuffer();
       ids.push(response.headers.get('x-global-transaction-id')!);
     }
@@ -71,7 +80,10 @@ describe('activity log', () => {
     const store = await openStore(url);
     try {
       const stored = new Set((await listEvents(store.db, {}, 1000)).map((e) => e.tx_id));
-      assert.deepEqual(ids.filter((id) => !stored.has(id)), []);
+      assert.deepEqual(
+        ids.filter((id) => !stored.has(id)),
+        [],
+      );
     } finally {
       await store.close();
       rmSync(other.handle.platform.settings.dataDir, { recursive: true, force: true });
@@ -89,7 +101,9 @@ describe('activity log redaction', () => {
   });
 
   test('named headers and JSON fields are recorded as [redacted]; the consumer still gets them', async () => {
-    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': t.handle.clientId, 'X-Trace-Token': 'secret-trace' } });
+    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, {
+      headers: { 'X-IBM-Client-Id': t.handle.clientId, 'X-Trace-Token': 'secret-trace' },
+    });
     const body = (await response.json()) as { xyz: { ground: string } };
     assert.equal(body.xyz.ground, '19.85');
     const event = await eventFor(t, response.headers.get('x-global-transaction-id')!);
@@ -113,15 +127,30 @@ describe('activity log redaction of the credentials an API names', () => {
   });
 
   test('every header and query credential the security names, Authorization and Cookie never reach the analytics API', async () => {
-    const echo = { 'set-variable': { actions: [{ set: 'message.body', value: 'id=$(request.headers.x-app-id) secret=$(request.headers.client-secret)' }] } };
+    const echo = {
+      'set-variable': {
+        actions: [
+          {
+            set: 'message.body',
+            value: 'id=$(request.headers.x-app-id) secret=$(request.headers.client-secret)',
+          },
+        ],
+      },
+    };
     const idScheme = { type: 'apiKey', in: 'header', name: 'X-App-Id', 'x-key-type': 'client_id' };
     const secretScheme = { type: 'apiKey', in: 'header', name: 'client-secret' };
     const querySecret = { type: 'apiKey', in: 'query', name: 'client_secret' };
     await p.publish(
       secApi({
         schemes: { id: idScheme, secret: secretScheme, querySecret },
-        security: [{ id: [], secret: [] }, { id: [], querySecret: [] }],
-        ibm: { assembly: { execute: [echo] }, 'activity-log': { enabled: true, 'success-content': 'payload', 'error-content': 'payload' } },
+        security: [
+          { id: [], secret: [] },
+          { id: [], querySecret: [] },
+        ],
+        ibm: {
+          assembly: { execute: [echo] },
+          'activity-log': { enabled: true, 'success-content': 'payload', 'error-content': 'payload' },
+        },
       }),
     );
     const app = await p.newApp('default');
@@ -146,14 +175,18 @@ describe('activity log redaction of the credentials an API names', () => {
       assert.equal(text.includes(value), false, `${value} is in the activity log: ${text}`);
     }
     const headers = JSON.parse(events[0].request_headers) as Record<string, string>;
-    for (const name of ['x-app-id', 'client-secret', 'authorization', 'cookie', 'proxy-authorization']) assert.equal(headers[name], '[redacted]', name);
+    for (const name of ['x-app-id', 'client-secret', 'authorization', 'cookie', 'proxy-authorization'])
+      assert.equal(headers[name], '[redacted]', name);
     assert.equal(events[0].response_body, 'id=[redacted] secret=[redacted]');
     assert.equal(events[0].client_id, app.clientId);
   });
 });
 
 /** The events of these transactions, as the analytics API serves them. */
-async function analyticsEvents(p: SecurityPlatform, txIds: Array<string | null>): Promise<Array<Record<string, string>>> {
+async function analyticsEvents(
+  p: SecurityPlatform,
+  txIds: Array<string | null>,
+): Promise<Array<Record<string, string>>> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     const { body } = await p.t.call('GET', '/api/catalogs/sandbox/analytics/events?api=sec&limit=100');

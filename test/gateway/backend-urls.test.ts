@@ -51,7 +51,12 @@ function apiDocument(backend: string): string {
     [
       'dynamic.script',
       [
-        { gatewayscript: { version: '2.0.0', source: `context.set('target-url', '${backend}/dynamic/script');` } },
+        {
+          gatewayscript: {
+            version: '2.0.0',
+            source: `context.set('target-url', '${backend}/dynamic/script');`,
+          },
+        },
         invoke('scripted', '$(target-url)/orders/$(request.parameters.id)'),
       ],
     ],

@@ -23,7 +23,9 @@ let authServer: Server;
 let authUrl: string;
 let calls = 0;
 
-const echoUser = { execute: [{ 'set-variable': { actions: [{ set: 'message.body', value: '$(request.authenticated-credential)' }] } }] };
+const echoUser = {
+  execute: [{ 'set-variable': { actions: [{ set: 'message.body', value: '$(request.authenticated-credential)' }] } }],
+};
 const basicApi = (registry: string) =>
   secApi({
     schemes: { b: { type: 'basic', 'x-ibm-authentication-registry': registry } },
@@ -42,10 +44,26 @@ before(async () => {
   platform = await startSecurityPlatform();
   registries = new UserRegistries(platform.t.platform.services);
   const orgId = platform.t.orgId;
-  await registries.create(orgId, { name: 'staff', registry_type: 'authurl', configuration: { url: `${authUrl}/check`, timeout: 2 } });
-  await registries.create(orgId, { name: 'down', registry_type: 'authurl', configuration: { url: 'http://127.0.0.1:1/', timeout: 1 } });
-  await registries.create(orgId, { name: 'silent', registry_type: 'authurl', configuration: { url: `${authUrl}/silent`, timeout: 1 } });
-  await registries.create(orgId, { name: 'elsewhere', registry_type: 'authurl', configuration: { url: `${authUrl}/check` } });
+  await registries.create(orgId, {
+    name: 'staff',
+    registry_type: 'authurl',
+    configuration: { url: `${authUrl}/check`, timeout: 2 },
+  });
+  await registries.create(orgId, {
+    name: 'down',
+    registry_type: 'authurl',
+    configuration: { url: 'http://127.0.0.1:1/', timeout: 1 },
+  });
+  await registries.create(orgId, {
+    name: 'silent',
+    registry_type: 'authurl',
+    configuration: { url: `${authUrl}/silent`, timeout: 1 },
+  });
+  await registries.create(orgId, {
+    name: 'elsewhere',
+    registry_type: 'authurl',
+    configuration: { url: `${authUrl}/check` },
+  });
   for (const name of ['staff', 'down', 'silent']) await registries.enable(orgId, 'sandbox', name);
 });
 after(async () => {
@@ -109,11 +127,14 @@ describe('basic scheme with an authentication URL registry', () => {
     assert.ok(Date.now() - started < 5000);
   });
   test('publishing an API whose registry the catalog does not enable is refused', async () => {
-    await assert.rejects(platform.publish(basicApi('elsewhere')), (error: Error & { code?: string; params?: { rule?: string } }) => {
-      assert.equal(error.code, 'DEF_INVALID');
-      assert.equal(error.params?.rule, 'unknown-user-registry');
-      return true;
-    });
+    await assert.rejects(
+      platform.publish(basicApi('elsewhere')),
+      (error: Error & { code?: string; params?: { rule?: string } }) => {
+        assert.equal(error.code, 'DEF_INVALID');
+        assert.equal(error.params?.rule, 'unknown-user-registry');
+        return true;
+      },
+    );
   });
   test('a stored document naming an unknown registry is refused by the gateway (500), with or without credentials', async () => {
     await platform.publish(basicApi('staff'));
@@ -129,7 +150,12 @@ describe('user registry management', () => {
     const created = await registries.create(orgId, {
       name: 'corp',
       registry_type: 'ldap',
-      configuration: { url: 'ldap://127.0.0.1:1', admin_dn: 'cn=a', admin_password: 'top-secret-1', search_dn_base: 'dc=x' },
+      configuration: {
+        url: 'ldap://127.0.0.1:1',
+        admin_dn: 'cn=a',
+        admin_password: 'top-secret-1',
+        search_dn_base: 'dc=x',
+      },
     });
     assert.equal(JSON.stringify(created).includes('top-secret-1'), false);
     assert.equal(created.configuration.admin_password_set, true);
@@ -137,9 +163,18 @@ describe('user registry management', () => {
   });
   test('invalid configurations name the field', async () => {
     const orgId = platform.t.orgId;
-    await assert.rejects(registries.create(orgId, { name: 'x1', registry_type: 'authurl', configuration: { url: 'ftp://a' } }), /configuration.url/);
-    await assert.rejects(registries.create(orgId, { name: 'x2', registry_type: 'ldap', configuration: { url: 'ldap://a' } }), /search_dn_base/);
-    await assert.rejects(registries.create(orgId, { name: 'Bad Name', registry_type: 'authurl', configuration: {} }), /name/);
+    await assert.rejects(
+      registries.create(orgId, { name: 'x1', registry_type: 'authurl', configuration: { url: 'ftp://a' } }),
+      /configuration.url/,
+    );
+    await assert.rejects(
+      registries.create(orgId, { name: 'x2', registry_type: 'ldap', configuration: { url: 'ldap://a' } }),
+      /search_dn_base/,
+    );
+    await assert.rejects(
+      registries.create(orgId, { name: 'Bad Name', registry_type: 'authurl', configuration: {} }),
+      /name/,
+    );
   });
 });
 

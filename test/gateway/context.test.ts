@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
-import { GatewayContext, VariableError, emptyMessage, headerBag, maxVariableNameLength, pathCacheUsage } from '../../src/gateway/context.ts';
+import {
+  GatewayContext,
+  VariableError,
+  emptyMessage,
+  headerBag,
+  maxVariableNameLength,
+  pathCacheUsage,
+} from '../../src/gateway/context.ts';
 import { AssemblyError } from '../../src/policies/types.ts';
 import { inlineRefs } from '../../src/policies/policy-config.ts';
 import { apiInput, compile, makeContext } from '../policies/helpers.ts';
@@ -20,7 +27,16 @@ function refused(action: () => void): AssemblyError {
 /** A context whose `api` holds `shared`, as the gateway's snapshot shares it between requests. */
 function contextSharing(shared: { properties: Record<string, unknown>; list: unknown[] }): GatewayContext {
   return new GatewayContext({
-    request: { verb: 'GET', uri: 'http://h/', path: '/', search: '', headers: {}, parameters: {}, body: undefined, 'content-type': '' },
+    request: {
+      verb: 'GET',
+      uri: 'http://h/',
+      path: '/',
+      search: '',
+      headers: {},
+      parameters: {},
+      body: undefined,
+      'content-type': '',
+    },
     message: emptyMessage(),
     api: { name: 'shared', properties: shared.properties, list: shared.list },
     properties: shared.properties as Record<string, string>,
@@ -33,7 +49,14 @@ function contextSharing(shared: { properties: Record<string, unknown>; list: unk
 describe('flow context variables', () => {
   test('issue-12: writes and clears through __proto__, prototype or constructor are refused as RuntimeError', () => {
     const ctx = makeContext();
-    const names = ['__proto__.x-tier', 'message.__proto__.x', "message['__proto__'].x", 'constructor.prototype.x', 'message.headers.__PROTO__.x', 'a.prototype'];
+    const names = [
+      '__proto__.x-tier',
+      'message.__proto__.x',
+      "message['__proto__'].x",
+      'constructor.prototype.x',
+      'message.headers.__PROTO__.x',
+      'a.prototype',
+    ];
     for (const name of names) {
       const error = refused(() => ctx.set(name, 'gold'));
       assert.equal(error.errorName, 'RuntimeError');
@@ -48,7 +71,13 @@ describe('flow context variables', () => {
 
   test('issue-12: reads see own keys only; prototype segments read as undefined', () => {
     const ctx = makeContext({ headers: { 'x-tier': 'silver' } });
-    for (const name of ['__proto__', 'constructor', 'message.headers.toString', 'request.headers.hasOwnProperty', 'message.body.__proto__']) {
+    for (const name of [
+      '__proto__',
+      'constructor',
+      'message.headers.toString',
+      'request.headers.hasOwnProperty',
+      'message.body.__proto__',
+    ]) {
       assert.equal(ctx.get(name), undefined, name);
     }
     ctx.set('obj', JSON.parse('{"__proto__": {"polluted": 1}, "a": 1}'));
@@ -92,7 +121,10 @@ describe('flow context variables', () => {
   });
 
   test('issue-12: api.* shared between requests is copied on write: the writer sees it, the next request does not', () => {
-    const shared = { properties: { maps_url: 'https://maps.example' } as Record<string, unknown>, list: ['a'] };
+    const shared = {
+      properties: { maps_url: 'https://maps.example' } as Record<string, unknown>,
+      list: ['a'],
+    };
     const first = contextSharing(shared);
     first.set('api.properties.maps_url', 'https://evil.example');
     first.set('api.properties.extra', 'x'.repeat(1024));
@@ -112,16 +144,39 @@ describe('flow context variables', () => {
   test('issue-12: set-variable add appends to a shared list in this request only', async () => {
     const shared = { properties: {}, list: ['a'] };
     const ctx = contextSharing(shared);
-    await compile({ execute: [{ 'set-variable': { version: '2.0.0', actions: [{ add: 'api.list', value: 'b' }] } }] })(ctx);
+    await compile({
+      execute: [{ 'set-variable': { version: '2.0.0', actions: [{ add: 'api.list', value: 'b' }] } }],
+    })(ctx);
     assert.deepEqual(ctx.get('api.list'), ['a', 'b']);
     assert.deepEqual(shared.list, ['a']);
   });
 
   test('issue-12: set-variable and map refuse prototype segments at publish', () => {
-    assert.throws(() => compile({ execute: [{ 'set-variable': { version: '2.0.0', actions: [{ set: '__proto__.x', value: '1' }] } }] }), /would reach a prototype/);
-    assert.throws(() => compile({ execute: [{ 'set-variable': { version: '2.0.0', actions: [{ clear: 'a.constructor' }] } }] }), /would reach a prototype/);
+    assert.throws(
+      () =>
+        compile({
+          execute: [{ 'set-variable': { version: '2.0.0', actions: [{ set: '__proto__.x', value: '1' }] } }],
+        }),
+      /would reach a prototype/,
+    );
+    assert.throws(
+      () =>
+        compile({
+          execute: [{ 'set-variable': { version: '2.0.0', actions: [{ clear: 'a.constructor' }] } }],
+        }),
+      /would reach a prototype/,
+    );
     const map = (set: string) => ({
-      execute: [{ map: { version: '2.0.0', inputs: { in: { variable: 'request.body' } }, outputs: { out: { variable: 'message.body' } }, actions: [{ set, from: 'in' }] } }],
+      execute: [
+        {
+          map: {
+            version: '2.0.0',
+            inputs: { in: { variable: 'request.body' } },
+            outputs: { out: { variable: 'message.body' } },
+            actions: [{ set, from: 'in' }],
+          },
+        },
+      ],
     });
     assert.throws(() => compile(map('out.__proto__.polluted')), /would reach a prototype/);
     assert.throws(() => compile(map('out.constructor.prototype.x')), /would reach a prototype/);

@@ -47,7 +47,11 @@ async function echoPlatform(env: Record<string, string> = {}): Promise<TestPlatf
   const t = await startTestPlatform({ role: 'all', env });
   const target = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
   await t.platform.services.importApi(t.orgId, { text: apiText(target), file: 'echo.yaml', state: 'online' });
-  await t.platform.services.putProduct(t.orgId, 'sandbox', { text: productText, file: 'echo-product.yaml', state: 'published' });
+  await t.platform.services.putProduct(t.orgId, 'sandbox', {
+    text: productText,
+    file: 'echo-product.yaml',
+    state: 'published',
+  });
   await t.platform.gateway!.reload();
   return t;
 }
@@ -114,11 +118,14 @@ describe('gateway edges', () => {
     );
     assert.match(answer, /^HTTP\/1\.1 400 /);
     assert.match(answer, /"moreInformation":"The request header Host is invalid: it is sent more than once"/);
-    const single = await rawRequest(t.gateway, `GET /acme/sandbox/echo/headers HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    const single = await rawRequest(
+      t.gateway,
+      `GET /acme/sandbox/echo/headers HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
     assert.match(single, /^HTTP\/1\.1 200 /);
   });
 
-  test('refuses two Content-Length lines (Node\'s parser) before the gateway sees the request', async () => {
+  test("refuses two Content-Length lines (Node's parser) before the gateway sees the request", async () => {
     const answer = await rawRequest(
       t.gateway,
       'POST /acme/sandbox/echo/headers HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx',
@@ -155,7 +162,9 @@ describe('gateway edges', () => {
       await Promise.all(connected);
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const slow = connect(Number(port), '127.0.0.1', () => slow.write('GET /acme/sandbox/echo/headers HTTP/1.1\r\nHost: a\r\n'));
+    const slow = connect(Number(port), '127.0.0.1', () =>
+      slow.write('GET /acme/sandbox/echo/headers HTTP/1.1\r\nHost: a\r\n'),
+    );
     slow.on('error', () => {});
     slow.resume();
     // Bytes every 200 ms keep the socket active, but the head is never complete.
@@ -163,7 +172,8 @@ describe('gateway edges', () => {
     let slowClosed = false;
     slow.once('close', () => (slowClosed = true));
     const started = Date.now();
-    while ((idleClosed < sockets.length || !slowClosed) && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 50));
+    while ((idleClosed < sockets.length || !slowClosed) && Date.now() - started < 10_000)
+      await new Promise((r) => setTimeout(r, 50));
     const elapsed = Date.now() - started;
     clearInterval(drip);
     for (const socket of [...sockets, slow]) socket.destroy();
@@ -181,13 +191,20 @@ describe('gateway edges', () => {
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on('warning', onWarning);
     try {
-      const calls = Array.from({ length: 50 }, () => fetch(`${t.gateway}/acme/sandbox/echo/headers?wait=${backendDelayMs}`).then((r) => r.arrayBuffer().then(() => r.status)));
+      const calls = Array.from({ length: 50 }, () =>
+        fetch(`${t.gateway}/acme/sandbox/echo/headers?wait=${backendDelayMs}`).then((r) =>
+          r.arrayBuffer().then(() => r.status),
+        ),
+      );
       assert.deepEqual(new Set(await Promise.all(calls)), new Set([200]));
       await new Promise((resolve) => setImmediate(resolve));
     } finally {
       process.off('warning', onWarning);
     }
-    assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), []);
+    assert.deepEqual(
+      warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+      [],
+    );
   });
 });
 
@@ -203,7 +220,7 @@ describe('gateway behind a trusted proxy', () => {
     await new Promise((resolve) => backend.close(resolve));
   });
 
-  test('appends the peer to the proxy\'s X-Forwarded-For chain and keeps what the proxy said', async () => {
+  test("appends the peer to the proxy's X-Forwarded-For chain and keeps what the proxy said", async () => {
     const seen = await backendHeaders(t, spoofed);
     assert.equal(seen['x-forwarded-for'], '203.0.113.7, 127.0.0.1');
     assert.equal(seen['x-forwarded-host'], 'admin.internal');

@@ -30,7 +30,10 @@ async function startJwks(): Promise<Jwks> {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: state.keys }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return Object.assign(state, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`, server });
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`,
+    server,
+  });
 }
 
 async function rsaKey(kid: string): Promise<{ privateKey: CryptoKey; publicKey: CryptoKey; jwk: JWK }> {
@@ -38,14 +41,27 @@ async function rsaKey(kid: string): Promise<{ privateKey: CryptoKey; publicKey: 
   return { privateKey, publicKey, jwk: { ...(await exportJWK(publicKey)), kid, use: 'sig' } };
 }
 
-function sign(key: CryptoKey | Uint8Array, kid: string, claims: Record<string, unknown> = {}, alg = 'RS256', expires = '5m') {
-  return new SignJWT({ sub: 'alice', iss: 'https://idp.example', aud: 'portico', ...claims }).setProtectedHeader({ alg, kid })
-    .setIssuedAt().setExpirationTime(expires).sign(key);
+function sign(
+  key: CryptoKey | Uint8Array,
+  kid: string,
+  claims: Record<string, unknown> = {},
+  alg = 'RS256',
+  expires = '5m',
+) {
+  return new SignJWT({ sub: 'alice', iss: 'https://idp.example', aud: 'portico', ...claims })
+    .setProtectedHeader({ alg, kid })
+    .setIssuedAt()
+    .setExpirationTime(expires)
+    .sign(key);
 }
 
 async function call(url: string, token: string) {
   const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-  return { status: response.status, body: await response.text(), challenge: response.headers.get('www-authenticate') };
+  return {
+    status: response.status,
+    body: await response.text(),
+    challenge: response.headers.get('www-authenticate'),
+  };
 }
 
 function validatingApi(jwksUrl: string) {
@@ -56,7 +72,14 @@ function validatingApi(jwksUrl: string) {
       properties: { jwks: { value: jwksUrl } },
       assembly: {
         execute: [
-          { 'jwt-validate': { version: '2.0.0', 'jwks-url': '$(jwks)', 'iss-claim': '^https://idp\\.example$', 'aud-claim': '^portico$' } },
+          {
+            'jwt-validate': {
+              version: '2.0.0',
+              'jwks-url': '$(jwks)',
+              'iss-claim': '^https://idp\\.example$',
+              'aud-claim': '^portico$',
+            },
+          },
           { 'set-variable': { actions: [{ set: 'message.body', value: 'served $(decoded.claims.sub)' }] } },
         ],
       },
@@ -73,7 +96,11 @@ describe('jwt-validate with a JWKS URL', () => {
     jwks = await startJwks();
     first = await rsaKey('k1');
     jwks.keys = [first.jwk];
-    p = await startSecurityPlatform({ PORTICO_JWKS_UNKNOWN_KID_INTERVAL_MS: '1000', PORTICO_JWKS_REFRESH_SECONDS: '1', PORTICO_JWKS_MAX_STALE_SECONDS: '3' });
+    p = await startSecurityPlatform({
+      PORTICO_JWKS_UNKNOWN_KID_INTERVAL_MS: '1000',
+      PORTICO_JWKS_REFRESH_SECONDS: '1',
+      PORTICO_JWKS_MAX_STALE_SECONDS: '3',
+    });
     await p.publish(validatingApi(jwks.url));
   });
   after(async () => {
@@ -82,12 +109,18 @@ describe('jwt-validate with a JWKS URL', () => {
   });
 
   test('a valid token is served and its claims reach the assembly', async () => {
-    assert.deepEqual(await call(`${p.base}/thing?n=1`, await sign(first.privateKey, 'k1')), { status: 200, body: 'served alice', challenge: null });
+    assert.deepEqual(await call(`${p.base}/thing?n=1`, await sign(first.privateKey, 'k1')), {
+      status: 200,
+      body: 'served alice',
+      challenge: null,
+    });
   });
 
   test('alg none is refused (401 UnauthorizedError with the Bearer challenge)', async () => {
     const header = base64url.encode(JSON.stringify({ alg: 'none', kid: 'k1' }));
-    const payload = base64url.encode(JSON.stringify({ sub: 'mallory', iss: 'https://idp.example', aud: 'portico', exp: 9999999999 }));
+    const payload = base64url.encode(
+      JSON.stringify({ sub: 'mallory', iss: 'https://idp.example', aud: 'portico', exp: 9999999999 }),
+    );
     const answer = await call(`${p.base}/thing?n=1`, `${header}.${payload}.`);
     assert.equal(answer.status, 401);
     assert.equal(answer.challenge, 'Bearer error="invalid_token"');
@@ -116,7 +149,11 @@ describe('jwt-validate with a JWKS URL', () => {
   test('a flood of unknown kids makes at most one JWKS fetch per interval', async () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const before = jwks.fetches;
-    const answers = await Promise.all(Array.from({ length: 40 }, async (_, i) => call(`${p.base}/thing?n=1`, await sign(first.privateKey, `random-${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) =>
+        call(`${p.base}/thing?n=1`, await sign(first.privateKey, `random-${i}`)),
+      ),
+    );
     assert.ok(answers.every((answer) => answer.status === 401));
     assert.ok(jwks.fetches - before <= 2, `${jwks.fetches - before} fetches for 40 unknown kids`);
   });
@@ -170,13 +207,41 @@ describe('jwt-generate then jwt-validate with keys in API properties', () => {
         schemes: {},
         security: [],
         ibm: {
-          properties: { signing: { value: JSON.stringify(privateJwk) }, verifying: { value: JSON.stringify({ keys: [publicJwk] }) } },
+          properties: {
+            signing: { value: JSON.stringify(privateJwk) },
+            verifying: { value: JSON.stringify({ keys: [publicJwk] }) },
+          },
           assembly: {
             execute: [
-              { 'set-variable': { actions: [{ set: 'iss.claim', value: 'https://portico.example' }, { set: 'extra', value: { role: 'admin', exp: 1 } }] } },
-              { 'jwt-generate': { version: '2.0.0', 'jws-jwk': 'api.properties.signing', 'exp-claim': 120, 'private-claims': 'extra', 'jti-claim': true } },
-              { 'set-variable': { actions: [{ set: 'request.headers.authorization', value: 'Bearer $(generated.jwt)' }] } },
-              { 'jwt-validate': { version: '2.0.0', 'jws-jwk': 'api.properties.verifying', 'iss-claim': '^https://portico\\.example$' } },
+              {
+                'set-variable': {
+                  actions: [
+                    { set: 'iss.claim', value: 'https://portico.example' },
+                    { set: 'extra', value: { role: 'admin', exp: 1 } },
+                  ],
+                },
+              },
+              {
+                'jwt-generate': {
+                  version: '2.0.0',
+                  'jws-jwk': 'api.properties.signing',
+                  'exp-claim': 120,
+                  'private-claims': 'extra',
+                  'jti-claim': true,
+                },
+              },
+              {
+                'set-variable': {
+                  actions: [{ set: 'request.headers.authorization', value: 'Bearer $(generated.jwt)' }],
+                },
+              },
+              {
+                'jwt-validate': {
+                  version: '2.0.0',
+                  'jws-jwk': 'api.properties.verifying',
+                  'iss-claim': '^https://portico\\.example$',
+                },
+              },
               { 'set-variable': { actions: [{ set: 'message.body', value: '$(generated.jwt)' }] } },
             ],
           },
@@ -201,7 +266,11 @@ describe('jwt-generate then jwt-validate with keys in API properties', () => {
   });
 
   test('jws-crypto (a DataPower crypto object) is refused at import', async () => {
-    const doc = secApi({ schemes: {}, security: [], ibm: { assembly: { execute: [{ 'jwt-validate': { 'jws-jwk': 'jwk', 'jws-crypto': 'my-cert' } }] } } });
+    const doc = secApi({
+      schemes: {},
+      security: [],
+      ibm: { assembly: { execute: [{ 'jwt-validate': { 'jws-jwk': 'jwk', 'jws-crypto': 'my-cert' } }] } },
+    });
     await assert.rejects(p.publish(doc), /jws-crypto/);
   });
 });

@@ -4,7 +4,6 @@ import zipcodes from '../helpers/zipcodes.ts';
 import { startTestDemo } from '../helpers/demo.ts';
 import type { TestDemo } from '../helpers/demo.ts';
 
-
 describe('the logistics flow of the spec (§4.2, §4.3) through the real gateway', () => {
   let t: TestDemo;
   let headers: Record<string, string>;
@@ -27,19 +26,24 @@ describe('the logistics flow of the spec (§4.2, §4.3) through the real gateway
   });
 
   test('GET /shipping?zip=10001 gives the other sample figures', async () => {
-    const body = (await (await fetch(`${t.base}/logistics/shipping?zip=10001`, { headers })).json()) as Record<string, Record<string, string>>;
+    const body = (await (await fetch(`${t.base}/logistics/shipping?zip=10001`, { headers })).json()) as Record<
+      string,
+      Record<string, string>
+    >;
     assert.deepEqual(body.xyz, { next_day: '20.94', two_day: '14.33', ground: '11.02' });
     assert.deepEqual(body.cek, { next_day: '19.04', two_day: '13.03', ground: '10.02' });
   });
 
-  test('GET /stores?zip=90210 answers the maps link built from the geocoder\'s first result', async () => {
+  test("GET /stores?zip=90210 answers the maps link built from the geocoder's first result", async () => {
     const response = await fetch(`${t.base}/logistics/stores?zip=90210`, { headers });
     assert.equal(response.status, 200);
     const place = zipcodes.lookup('90210')!;
-    assert.deepEqual(await response.json(), { maps_link: `https://www.google.com/maps?q=${place.latitude},${place.longitude}` });
+    assert.deepEqual(await response.json(), {
+      maps_link: `https://www.google.com/maps?q=${place.latitude},${place.longitude}`,
+    });
   });
 
-  test('the response carries a transaction id and not the request\'s own headers', async () => {
+  test("the response carries a transaction id and not the request's own headers", async () => {
     const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers });
     assert.match(response.headers.get('x-global-transaction-id') ?? '', /^[0-9a-f]{16}$/);
     assert.equal(response.headers.get('x-ibm-client-id'), null);
@@ -56,18 +60,23 @@ describe('the logistics flow of the spec (§4.2, §4.3) through the real gateway
     });
   });
 
-  test('with a vendor down, stop-on-error unchecked lets the flow go on: the other vendor\'s rates come back', async () => {
+  test("with a vendor down, stop-on-error unchecked lets the flow go on: the other vendor's rates come back", async () => {
     const services = t.handle.platform.services;
     const original = (await services.api(t.orgId, 'logistics', '2.0.0')).document;
     // Only vendor xyz goes to a closed port; cek keeps the live service.
-    const down = original.replace('$(shipping_svc_url)?company=xyz', 'http://127.0.0.1:1/shipping/calculate?company=xyz');
+    const down = original.replace(
+      '$(shipping_svc_url)?company=xyz',
+      'http://127.0.0.1:1/shipping/calculate?company=xyz',
+    );
     assert.notEqual(down, original);
     await services.importApi(t.orgId, { text: down, file: 'logistics.json', replace: true });
     await t.handle.platform.gateway!.reload();
     try {
       const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers });
       assert.equal(response.status, 200);
-      assert.deepEqual(await response.json(), { cek: { next_day: '34.28', two_day: '23.45', ground: '18.04' } });
+      assert.deepEqual(await response.json(), {
+        cek: { next_day: '34.28', two_day: '23.45', ground: '18.04' },
+      });
     } finally {
       await services.importApi(t.orgId, { text: original, file: 'logistics.json', replace: true });
       await t.handle.platform.gateway!.reload();
@@ -76,7 +85,7 @@ describe('the logistics flow of the spec (§4.2, §4.3) through the real gateway
     assert.equal(((await restored.json()) as { xyz?: unknown }).xyz !== undefined, true);
   });
 
-  test('an unknown zip at the geocoder gives the script\'s defined 404 answer', async () => {
+  test("an unknown zip at the geocoder gives the script's defined 404 answer", async () => {
     const response = await fetch(`${t.base}/logistics/stores?zip=00000`, { headers });
     assert.equal(response.status, 404);
     const body = (await response.json()) as { httpCode: string; moreInformation: string };
@@ -94,12 +103,18 @@ describe('responses built by the assembly itself', () => {
     await t.close();
   });
 
-  test('do not echo the request\'s headers back', async () => {
+  test("do not echo the request's headers back", async () => {
     const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, {
-      headers: { 'X-IBM-Client-Id': t.handle.clientId, 'Sec-Fetch-Mode': 'cors', 'X-Trace-Me': 'abc', DNT: '1' },
+      headers: {
+        'X-IBM-Client-Id': t.handle.clientId,
+        'Sec-Fetch-Mode': 'cors',
+        'X-Trace-Me': 'abc',
+        DNT: '1',
+      },
     });
     assert.equal(response.status, 200);
-    for (const name of ['sec-fetch-mode', 'x-trace-me', 'dnt', 'x-ibm-client-id', 'user-agent']) assert.equal(response.headers.get(name), null, name);
+    for (const name of ['sec-fetch-mode', 'x-trace-me', 'dnt', 'x-ibm-client-id', 'user-agent'])
+      assert.equal(response.headers.get(name), null, name);
     assert.match(response.headers.get('content-type') ?? '', /application\/json/);
   });
 });

@@ -40,7 +40,11 @@ for (const backend of backends) {
       }
       const over = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers });
       assert.equal(over.status, 429);
-      assert.deepEqual(await over.json(), { httpCode: '429', httpMessage: 'Too Many Requests', moreInformation: 'Rate Limit exceeded' });
+      assert.deepEqual(await over.json(), {
+        httpCode: '429',
+        httpMessage: 'Too Many Requests',
+        moreInformation: 'Rate Limit exceeded',
+      });
       const retryAfter = Number(over.headers.get('retry-after'));
       assert.ok(retryAfter > 0 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
       assert.equal(over.headers.get('x-ratelimit-remaining'), 'name=default,0;');
@@ -50,7 +54,11 @@ for (const backend of backends) {
       const app = await t.newApp('gold');
       const headers = { 'X-IBM-Client-Id': app.clientId };
       const statuses = await Promise.all(
-        Array.from({ length: 120 }, () => fetch(`${t.base}/logistics/stores?zip=90210`, { headers }).then(async (r) => (await r.arrayBuffer(), r.status))),
+        Array.from({ length: 120 }, () =>
+          fetch(`${t.base}/logistics/stores?zip=90210`, { headers }).then(
+            async (r) => (await r.arrayBuffer(), r.status),
+          ),
+        ),
       );
       assert.deepEqual([...new Set(statuses)], [200]);
     });
@@ -59,7 +67,11 @@ for (const backend of backends) {
       const app = await t.newApp('silver');
       const headers = { 'X-IBM-Client-Id': app.clientId };
       const statuses = await Promise.all(
-        Array.from({ length: 160 }, () => fetch(`${t.base}/logistics/stores?zip=90210`, { headers }).then(async (r) => (await r.arrayBuffer(), r.status))),
+        Array.from({ length: 160 }, () =>
+          fetch(`${t.base}/logistics/stores?zip=90210`, { headers }).then(
+            async (r) => (await r.arrayBuffer(), r.status),
+          ),
+        ),
       );
       assert.equal(statuses.filter((s) => s === 200).length, 100);
       assert.equal(statuses.filter((s) => s === 429).length, 60);
@@ -110,12 +122,16 @@ describe('two gateway processes sharing Redis', () => {
   test('never admit more than the plan limit together under concurrent load', async () => {
     const app = await t.newApp('silver');
     const settings = t.handle.platform.settings;
-    const gateways = await Promise.all([0, 1].map(() => startGatewayProcess(settings.databaseUrl, join(settings.dataDir, 'gw'))));
+    const gateways = await Promise.all(
+      [0, 1].map(() => startGatewayProcess(settings.databaseUrl, join(settings.dataDir, 'gw'))),
+    );
     children.push(...gateways.map((g) => g.child));
     const headers = { 'X-IBM-Client-Id': app.clientId };
     const statuses = await Promise.all(
       Array.from({ length: 180 }, (_, i) =>
-        fetch(`${gateways[i % 2].url}/demo/sandbox/logistics/stores?zip=90210`, { headers }).then(async (r) => (await r.arrayBuffer(), r.status)),
+        fetch(`${gateways[i % 2].url}/demo/sandbox/logistics/stores?zip=90210`, { headers }).then(
+          async (r) => (await r.arrayBuffer(), r.status),
+        ),
       ),
     );
     assert.equal(statuses.filter((s) => s === 200).length, 100, JSON.stringify(statuses));

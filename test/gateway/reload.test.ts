@@ -5,7 +5,10 @@ import { Agent } from 'undici';
 import { startTestDemo } from '../helpers/demo.ts';
 import type { TestDemo } from '../helpers/demo.ts';
 
-const productText = readFileSync(new URL('../../examples/accessories/accessories-product.yaml', import.meta.url), 'utf8');
+const productText = readFileSync(
+  new URL('../../examples/accessories/accessories-product.yaml', import.meta.url),
+  'utf8',
+);
 
 describe('snapshot swap under load', () => {
   let t: TestDemo;
@@ -23,7 +26,10 @@ describe('snapshot swap under load', () => {
     const gateway = t.handle.platform.gateway!;
     const before = gateway.current!.change;
     const calls = Array.from({ length: 1000 }, (_, i) =>
-      fetch(`${t.base}/logistics/${i % 2 ? 'stores' : 'shipping'}?zip=90210`, { headers, dispatcher: agent } as RequestInit).then(async (r) => {
+      fetch(`${t.base}/logistics/${i % 2 ? 'stores' : 'shipping'}?zip=90210`, {
+        headers,
+        dispatcher: agent,
+      } as RequestInit).then(async (r) => {
         await r.arrayBuffer();
         return r.status;
       }),
@@ -49,7 +55,11 @@ describe('snapshot swap under load', () => {
     const gateway = t.handle.platform.gateway!;
     const find = () => gateway.current!.catalogs.get('demo/sandbox')!.apis.find((a) => a.name === 'logistics')!;
     const first = find();
-    await t.handle.platform.services.putProduct(t.orgId, 'sandbox', { text: productText.replace(/summary: .*/, 'summary: Once more'), file: 'p.yaml', state: 'published' });
+    await t.handle.platform.services.putProduct(t.orgId, 'sandbox', {
+      text: productText.replace(/summary: .*/, 'summary: Once more'),
+      file: 'p.yaml',
+      state: 'published',
+    });
     await gateway.reload();
     assert.equal(find().flow, first.flow);
   });

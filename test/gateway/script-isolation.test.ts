@@ -10,7 +10,10 @@ import { after, before, describe, test } from 'node:test';
 import { startTestDemo } from '../helpers/demo.ts';
 import type { TestDemo } from '../helpers/demo.ts';
 
-const productText = readFileSync(new URL('../../examples/accessories/accessories-product.yaml', import.meta.url), 'utf8');
+const productText = readFileSync(
+  new URL('../../examples/accessories/accessories-product.yaml', import.meta.url),
+  'utf8',
+);
 
 function scriptApi(name: string, source: string): string {
   return JSON.stringify({
@@ -20,7 +23,9 @@ function scriptApi(name: string, source: string): string {
     securityDefinitions: { clientID: { type: 'apiKey', in: 'header', name: 'X-IBM-Client-Id' } },
     security: [{ clientID: [] }],
     paths: { '/run': { post: { responses: { 200: { description: 'ok' } } } } },
-    'x-ibm-configuration': { assembly: { execute: [{ gatewayscript: { version: '2.0.0', title: `${name}-script`, source } }] } },
+    'x-ibm-configuration': {
+      assembly: { execute: [{ gatewayscript: { version: '2.0.0', title: `${name}-script`, source } }] },
+    },
   });
 }
 
@@ -45,13 +50,25 @@ describe('issue 12: GatewayScript isolation through the gateway', () => {
   before(async () => {
     t = await startTestDemo({ PORTICO_SCRIPT_TIMEOUT_MS: '1000', PORTICO_SCRIPT_WORKERS: '2' });
     const services = t.handle.platform.services;
-    await services.importApi(t.orgId, { text: scriptApi('attack', attackSource), file: 'attack.json', state: 'online' });
-    await services.importApi(t.orgId, { text: scriptApi('victim', victimSource), file: 'victim.json', state: 'online' });
+    await services.importApi(t.orgId, {
+      text: scriptApi('attack', attackSource),
+      file: 'attack.json',
+      state: 'online',
+    });
+    await services.importApi(t.orgId, {
+      text: scriptApi('victim', victimSource),
+      file: 'victim.json',
+      state: 'online',
+    });
     const scripts = productText
       .replace(/name: accessories/, 'name: scripts')
       .replace(/title: Accessories/, 'title: Scripts')
       .replace(/apis:[\s\S]*$/, "apis:\n  attack:\n    name: 'attack:1.0.0'\n  victim:\n    name: 'victim:1.0.0'\n");
-    await services.putProduct(t.orgId, 'sandbox', { text: scripts, file: 'scripts.yaml', state: 'published' });
+    await services.putProduct(t.orgId, 'sandbox', {
+      text: scripts,
+      file: 'scripts.yaml',
+      state: 'published',
+    });
     const scriptsApp = await t.newApp('silver', { product: 'scripts' });
     const accessoriesApp = await t.newApp('silver');
     headers = { 'X-IBM-Client-Id': scriptsApp.clientId, 'content-type': 'application/json' };
@@ -73,7 +90,11 @@ describe('issue 12: GatewayScript isolation through the gateway', () => {
   });
 
   function attack(mode: string, body = '{}', caller = 'a'): Promise<Response> {
-    return fetch(`${t.base}/attack/run?mode=${mode}`, { method: 'POST', headers: { ...headers, 'x-caller': caller }, body });
+    return fetch(`${t.base}/attack/run?mode=${mode}`, {
+      method: 'POST',
+      headers: { ...headers, 'x-caller': caller },
+      body,
+    });
   }
 
   async function victim(): Promise<Response> {
@@ -98,21 +119,25 @@ describe('issue 12: GatewayScript isolation through the gateway', () => {
 
   test('finding 3: an async storm ends at the time limit, and other APIs answer within 100 ms during and after', async () => {
     let status = 0;
-    const slowest = await slowestDuring(attack('storm').then(async (r) => {
-      status = r.status;
-      await r.arrayBuffer();
-    }));
+    const slowest = await slowestDuring(
+      attack('storm').then(async (r) => {
+        status = r.status;
+        await r.arrayBuffer();
+      }),
+    );
     assert.equal(status, 500);
     assert.ok(slowest < 100, `financing took ${slowest.toFixed(0)} ms during the storm`);
     assert.ok((await financing()) < 100);
     assert.equal((await attack('ok')).status, 200);
   });
 
-  test('finding 8: ten parallel spins to the 1 s limit never delay another API by 100 ms, and another API\'s script still runs', async () => {
-    const spins = Array.from({ length: 10 }, () => attack('spin').then(async (r) => {
-      await r.arrayBuffer();
-      return r.status;
-    }));
+  test("finding 8: ten parallel spins to the 1 s limit never delay another API by 100 ms, and another API's script still runs", async () => {
+    const spins = Array.from({ length: 10 }, () =>
+      attack('spin').then(async (r) => {
+        await r.arrayBuffer();
+        return r.status;
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     const started = performance.now();
     // Without the per-API cap the victim would wait for a spin to end (≥ 1 s).
@@ -123,7 +148,10 @@ describe('issue 12: GatewayScript isolation through the gateway', () => {
     const slowest = await slowestDuring(Promise.all(spins));
     assert.ok(slowest < 100, `financing took ${slowest.toFixed(0)} ms during the spins`);
     const statuses = await Promise.all(spins);
-    assert.ok(statuses.every((s) => s === 500 || s === 503), `spins answered ${statuses.join(',')}`);
+    assert.ok(
+      statuses.every((s) => s === 500 || s === 503),
+      `spins answered ${statuses.join(',')}`,
+    );
     assert.ok(statuses.includes(503), 'runs queued past their own time limit were refused with 503');
     assert.ok((await financing()) < 100);
   });

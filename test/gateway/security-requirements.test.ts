@@ -9,7 +9,11 @@ import { after, before, describe, test } from 'node:test';
 import { clientIdScheme, clientSecretScheme, secApi, startSecurityPlatform } from '../helpers/security-api.ts';
 import type { SecurityPlatform, TestApp } from '../helpers/security-api.ts';
 
-const schemes = { id: clientIdScheme, secret: clientSecretScheme, queryId: { type: 'apiKey', in: 'query', name: 'client_id' } };
+const schemes = {
+  id: clientIdScheme,
+  secret: clientSecretScheme,
+  queryId: { type: 'apiKey', in: 'query', name: 'client_id' },
+};
 
 interface Answer {
   status: number;
@@ -22,7 +26,14 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<A
 }
 
 const served: Answer = { status: 200, body: 'served' };
-const invalid: Answer = { status: 401, body: JSON.stringify({ httpCode: '401', httpMessage: 'Unauthorized', moreInformation: 'Invalid client id or secret.' }) };
+const invalid: Answer = {
+  status: 401,
+  body: JSON.stringify({
+    httpCode: '401',
+    httpMessage: 'Unauthorized',
+    moreInformation: 'Invalid client id or secret.',
+  }),
+};
 
 describe('security requirements: OR of AND, {} open, operation replaces document', () => {
   let p: SecurityPlatform;
@@ -48,20 +59,35 @@ describe('security requirements: OR of AND, {} open, operation replaces document
     await p.close();
   });
 
-  test('an operation without its own security takes the document\'s client id', async () => {
+  test("an operation without its own security takes the document's client id", async () => {
     assert.deepEqual(await get(`${p.base}/inherits?n=1`), invalid);
     assert.deepEqual(await get(`${p.base}/inherits?n=1`, { 'X-IBM-Client-Id': app.clientId }), served);
   });
 
   test('the schemes of one requirement must all hold (AND)', async () => {
     assert.deepEqual(await get(`${p.base}/and?n=1`, { 'X-IBM-Client-Id': app.clientId }), invalid);
-    assert.deepEqual(await get(`${p.base}/and?n=1`, { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': 'wrong' }), invalid);
-    assert.deepEqual(await get(`${p.base}/and?n=1`, { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': app.clientSecret }), served);
+    assert.deepEqual(
+      await get(`${p.base}/and?n=1`, { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': 'wrong' }),
+      invalid,
+    );
+    assert.deepEqual(
+      await get(`${p.base}/and?n=1`, {
+        'X-IBM-Client-Id': app.clientId,
+        'X-IBM-Client-Secret': app.clientSecret,
+      }),
+      served,
+    );
   });
 
   test('any one requirement of the list is enough (OR)', async () => {
     assert.deepEqual(await get(`${p.base}/or?n=1`), invalid);
-    assert.deepEqual(await get(`${p.base}/or?n=1`, { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': app.clientSecret }), served);
+    assert.deepEqual(
+      await get(`${p.base}/or?n=1`, {
+        'X-IBM-Client-Id': app.clientId,
+        'X-IBM-Client-Secret': app.clientSecret,
+      }),
+      served,
+    );
     assert.deepEqual(await get(`${p.base}/or?n=1&client_id=${app.clientId}`), served);
     // The header id alone satisfies neither alternative.
     assert.deepEqual(await get(`${p.base}/or?n=1`, { 'X-IBM-Client-Id': app.clientId }), invalid);
@@ -72,7 +98,7 @@ describe('security requirements: OR of AND, {} open, operation replaces document
     assert.deepEqual(await get(`${p.base}/optional?n=1`, { 'X-IBM-Client-Id': app.clientId }), served);
   });
 
-  test('an operation\'s security: [] replaces the document\'s requirement', async () => {
+  test("an operation's security: [] replaces the document's requirement", async () => {
     assert.deepEqual(await get(`${p.base}/none?n=1`), served);
   });
 
@@ -90,7 +116,13 @@ describe('client id answers do not tell a valid id from an invalid one', () => {
   let pending: TestApp;
   before(async () => {
     p = await startSecurityPlatform();
-    await p.publish(secApi({ schemes, security: [{ id: [] }], operations: { '/id': {}, '/secret': { security: [{ id: [], secret: [] }] } } }));
+    await p.publish(
+      secApi({
+        schemes,
+        security: [{ id: [] }],
+        operations: { '/id': {}, '/secret': { security: [{ id: [], secret: [] }] } },
+      }),
+    );
     unsubscribed = await p.newApp();
     pending = await p.newApp('gold');
   });
@@ -100,23 +132,46 @@ describe('client id answers do not tell a valid id from an invalid one', () => {
 
   test('unknown, unsubscribed and pending client ids get the same answer', async () => {
     const answers = await Promise.all(
-      ['f'.repeat(32), unsubscribed.clientId, pending.clientId].map((id) => get(`${p.base}/id?n=1`, { 'X-IBM-Client-Id': id })),
+      ['f'.repeat(32), unsubscribed.clientId, pending.clientId].map((id) =>
+        get(`${p.base}/id?n=1`, { 'X-IBM-Client-Id': id }),
+      ),
     );
     assert.deepEqual(answers, [invalid, invalid, invalid]);
   });
 
   test('without the right secret, the same answer again', async () => {
     for (const app of [unsubscribed, pending]) {
-      assert.deepEqual(await get(`${p.base}/secret?n=1`, { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': 'wrong' }), invalid);
+      assert.deepEqual(
+        await get(`${p.base}/secret?n=1`, {
+          'X-IBM-Client-Id': app.clientId,
+          'X-IBM-Client-Secret': 'wrong',
+        }),
+        invalid,
+      );
     }
-    assert.deepEqual(await get(`${p.base}/secret?n=1`, { 'X-IBM-Client-Id': 'f'.repeat(32), 'X-IBM-Client-Secret': 'wrong' }), invalid);
+    assert.deepEqual(
+      await get(`${p.base}/secret?n=1`, {
+        'X-IBM-Client-Id': 'f'.repeat(32),
+        'X-IBM-Client-Secret': 'wrong',
+      }),
+      invalid,
+    );
   });
 
   test('a caller who proved ownership with the secret learns why it is refused', async () => {
-    const none = await get(`${p.base}/secret?n=1`, { 'X-IBM-Client-Id': unsubscribed.clientId, 'X-IBM-Client-Secret': unsubscribed.clientSecret });
+    const none = await get(`${p.base}/secret?n=1`, {
+      'X-IBM-Client-Id': unsubscribed.clientId,
+      'X-IBM-Client-Secret': unsubscribed.clientSecret,
+    });
     assert.equal(none.status, 401);
-    assert.match(JSON.parse(none.body).moreInformation, /is not subscribed to a plan that contains this API \(no subscription\)/);
-    const waiting = await get(`${p.base}/secret?n=1`, { 'X-IBM-Client-Id': pending.clientId, 'X-IBM-Client-Secret': pending.clientSecret });
+    assert.match(
+      JSON.parse(none.body).moreInformation,
+      /is not subscribed to a plan that contains this API \(no subscription\)/,
+    );
+    const waiting = await get(`${p.base}/secret?n=1`, {
+      'X-IBM-Client-Id': pending.clientId,
+      'X-IBM-Client-Secret': pending.clientSecret,
+    });
     assert.equal(waiting.status, 401);
     assert.match(JSON.parse(waiting.body).moreInformation, /pending approval/);
   });

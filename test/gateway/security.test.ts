@@ -3,7 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { startTestDemo } from '../helpers/demo.ts';
 import type { TestDemo } from '../helpers/demo.ts';
 
-async function envelope(response: Response): Promise<{ httpCode: string; httpMessage: string; moreInformation: string }> {
+async function envelope(
+  response: Response,
+): Promise<{ httpCode: string; httpMessage: string; moreInformation: string }> {
   assert.match(response.headers.get('content-type') ?? '', /application\/json/);
   return (await response.json()) as { httpCode: string; httpMessage: string; moreInformation: string };
 }
@@ -22,7 +24,11 @@ describe('gateway security, routing and consumer errors', () => {
     for (const headers of attempts) {
       const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers });
       assert.equal(response.status, 401);
-      assert.deepEqual(await envelope(response), { httpCode: '401', httpMessage: 'Unauthorized', moreInformation: 'Invalid client id or secret.' });
+      assert.deepEqual(await envelope(response), {
+        httpCode: '401',
+        httpMessage: 'Unauthorized',
+        moreInformation: 'Invalid client id or secret.',
+      });
     }
   });
 
@@ -35,7 +41,14 @@ describe('gateway security, routing and consumer errors', () => {
     await t.handle.platform.gateway!.reload();
     try {
       assert.equal((await fetch(`${t.base}/logistics/shipping?zip=90210&client_id=${t.handle.clientId}`)).status, 200);
-      assert.equal((await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': t.handle.clientId } })).status, 401);
+      assert.equal(
+        (
+          await fetch(`${t.base}/logistics/shipping?zip=90210`, {
+            headers: { 'X-IBM-Client-Id': t.handle.clientId },
+          })
+        ).status,
+        401,
+      );
     } finally {
       await services.importApi(t.orgId, { text: original, file: 'logistics.json', replace: true });
       await t.handle.platform.gateway!.reload();
@@ -53,8 +66,18 @@ describe('gateway security, routing and consumer errors', () => {
     try {
       const url = `${t.base}/logistics/shipping?zip=90210`;
       assert.equal((await fetch(url, { headers: { 'X-IBM-Client-Id': app.clientId } })).status, 401);
-      assert.equal((await fetch(url, { headers: { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': 'wrong' } })).status, 401);
-      assert.equal((await fetch(url, { headers: { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': app.clientSecret } })).status, 200);
+      assert.equal(
+        (await fetch(url, { headers: { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': 'wrong' } })).status,
+        401,
+      );
+      assert.equal(
+        (
+          await fetch(url, {
+            headers: { 'X-IBM-Client-Id': app.clientId, 'X-IBM-Client-Secret': app.clientSecret },
+          })
+        ).status,
+        200,
+      );
     } finally {
       await services.importApi(t.orgId, { text: original, file: 'logistics.json', replace: true });
       await t.handle.platform.gateway!.reload();
@@ -80,17 +103,28 @@ describe('gateway security, routing and consumer errors', () => {
 
   test('an app subscribed to another product gets 401 on this one', async () => {
     const app = await t.newApp('default', { product: 'inventory' });
-    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': app.clientId } });
+    const response = await fetch(`${t.base}/logistics/shipping?zip=90210`, {
+      headers: { 'X-IBM-Client-Id': app.clientId },
+    });
     assert.equal(response.status, 401);
     assert.equal((await fetch(`${t.base}/api/items`, { headers: { 'X-IBM-Client-Id': app.clientId } })).status, 200);
   });
 
   test('returns 404 for an unknown catalog, API or path, and 405 with Allow for a wrong method', async () => {
     const headers = { 'X-IBM-Client-Id': t.handle.clientId };
-    for (const path of ['/demo/nowhere/logistics/shipping', '/nope', '/demo/sandbox/nothing/here', '/demo/sandbox/logistics/unknown']) {
+    for (const path of [
+      '/demo/nowhere/logistics/shipping',
+      '/nope',
+      '/demo/sandbox/nothing/here',
+      '/demo/sandbox/logistics/unknown',
+    ]) {
       const response = await fetch(`${t.handle.platform.urls.gateway}${path}`, { headers });
       assert.equal(response.status, 404, path);
-      assert.deepEqual(await envelope(response), { httpCode: '404', httpMessage: 'Not Found', moreInformation: 'No resources match requested URI' });
+      assert.deepEqual(await envelope(response), {
+        httpCode: '404',
+        httpMessage: 'Not Found',
+        moreInformation: 'No resources match requested URI',
+      });
     }
     const wrong = await fetch(`${t.base}/logistics/shipping?zip=90210`, { method: 'DELETE', headers });
     assert.equal(wrong.status, 405);
@@ -107,7 +141,10 @@ describe('gateway security, routing and consumer errors', () => {
   });
 
   test('returns 400 when a required body is missing, before the backend is called', async () => {
-    const response = await fetch(`${t.base}/api/items`, { method: 'POST', headers: { 'X-IBM-Client-Id': t.handle.clientId, 'content-type': 'application/json' } });
+    const response = await fetch(`${t.base}/api/items`, {
+      method: 'POST',
+      headers: { 'X-IBM-Client-Id': t.handle.clientId, 'content-type': 'application/json' },
+    });
     assert.equal(response.status, 400);
     assert.match((await envelope(response)).moreInformation, /Missing: body \(body\)/);
   });
@@ -123,7 +160,9 @@ describe('gateway security, routing and consumer errors', () => {
   test('a consumer value cannot change the backend host, path or parameters', async () => {
     const headers = { 'X-IBM-Client-Id': t.handle.clientId };
     // zip flows into `to_zip={zip}`: an attempt to add a parameter is encoded, so the vendor sees one bad zip.
-    const response = await fetch(`${t.base}/logistics/shipping?zip=${encodeURIComponent('90210&company=evil')}`, { headers });
+    const response = await fetch(`${t.base}/logistics/shipping?zip=${encodeURIComponent('90210&company=evil')}`, {
+      headers,
+    });
     assert.equal(response.status, 200);
     const text = await response.text();
     // Sent raw, `&company=evil` would have left `to_zip=90210` valid and rates would come back.
@@ -133,7 +172,11 @@ describe('gateway security, routing and consumer errors', () => {
   test('answers a CORS preflight when the API enables CORS', async () => {
     const response = await fetch(`${t.base}/logistics/shipping`, {
       method: 'OPTIONS',
-      headers: { Origin: 'http://portal.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'X-IBM-Client-Id' },
+      headers: {
+        Origin: 'http://portal.example',
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'X-IBM-Client-Id',
+      },
     });
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('access-control-allow-origin'), 'http://portal.example');

@@ -53,8 +53,16 @@ describe('gateway stop', () => {
     await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
     t = await startTestPlatform({ role: 'all' });
     const url = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
-    await t.platform.services.importApi(t.orgId, { text: slowApiText(url), file: 'slow.yaml', state: 'online' });
-    await t.platform.services.putProduct(t.orgId, 'sandbox', { text: productText, file: 'slow-product.yaml', state: 'published' });
+    await t.platform.services.importApi(t.orgId, {
+      text: slowApiText(url),
+      file: 'slow.yaml',
+      state: 'online',
+    });
+    await t.platform.services.putProduct(t.orgId, 'sandbox', {
+      text: productText,
+      file: 'slow-product.yaml',
+      state: 'published',
+    });
     await t.platform.gateway!.reload();
   });
   after(async () => {

@@ -22,13 +22,17 @@ let platform: SecurityPlatform;
 let authServer: Server;
 let calls = 0;
 
-const echoUser = { 'set-variable': { actions: [{ set: 'message.body', value: 'user=$(request.authenticated-credential)' }] } };
+const echoUser = {
+  'set-variable': { actions: [{ set: 'message.body', value: 'user=$(request.authenticated-credential)' }] },
+};
 type Block = Record<string, unknown>;
 
 /** An open API (no security definitions) whose assembly runs `steps` then answers the user. */
 const guarded = (steps: Block[], extra: Block = {}) =>
   secApi({ schemes: {}, ibm: { assembly: { execute: [...steps, echoUser], ...extra } } });
-const userSecurity = (fields: Block): Block => ({ 'user-security': { version: '2.0.0', 'user-registry': 'staff', ...fields } });
+const userSecurity = (fields: Block): Block => ({
+  'user-security': { version: '2.0.0', 'user-registry': 'staff', ...fields },
+});
 
 before(async () => {
   authServer = createServer((req, res) => {
@@ -40,9 +44,21 @@ before(async () => {
   platform = await startSecurityPlatform();
   const registries = new UserRegistries(platform.t.platform.services);
   const orgId = platform.t.orgId;
-  await registries.create(orgId, { name: 'staff', registry_type: 'authurl', configuration: { url: authUrl, timeout: 2 } });
-  await registries.create(orgId, { name: 'down', registry_type: 'authurl', configuration: { url: 'http://127.0.0.1:1/', timeout: 1 } });
-  await registries.create(orgId, { name: 'elsewhere', registry_type: 'authurl', configuration: { url: authUrl } });
+  await registries.create(orgId, {
+    name: 'staff',
+    registry_type: 'authurl',
+    configuration: { url: authUrl, timeout: 2 },
+  });
+  await registries.create(orgId, {
+    name: 'down',
+    registry_type: 'authurl',
+    configuration: { url: 'http://127.0.0.1:1/', timeout: 1 },
+  });
+  await registries.create(orgId, {
+    name: 'elsewhere',
+    registry_type: 'authurl',
+    configuration: { url: authUrl },
+  });
   for (const name of ['staff', 'down']) await registries.enable(orgId, 'sandbox', name);
 });
 after(async () => {
@@ -60,7 +76,10 @@ describe('user-security with basic identity extraction', () => {
     const response = await call();
     assert.equal(response.status, 401);
     assert.equal(response.headers.get('www-authenticate'), 'Basic realm="staff"');
-    assert.match((await envelope(response)).moreInformation, /^Invalid user name or password\. \(policy user-security\)$/);
+    assert.match(
+      (await envelope(response)).moreInformation,
+      /^Invalid user name or password\. \(policy user-security\)$/,
+    );
   });
   test('a password the registry refuses: 401', async () => {
     const response = await call({ authorization: wrong });
@@ -89,7 +108,9 @@ describe('user-security with basic identity extraction', () => {
     assert.equal(event.user_name, 'alice');
   });
   test('a registry that cannot be reached: 503, never served open, whatever the stop flags', async () => {
-    await platform.publish(guarded([userSecurity({ 'user-registry': 'down', 'au-stop-on-error': false, 'user-az-method': 'disabled' })]));
+    await platform.publish(
+      guarded([userSecurity({ 'user-registry': 'down', 'au-stop-on-error': false, 'user-az-method': 'disabled' })]),
+    );
     const response = await call({ authorization: good });
     assert.equal(response.status, 503);
     assert.match((await envelope(response)).moreInformation, /user registry/);
@@ -106,14 +127,22 @@ describe('user-security with context-var identity extraction', () => {
         ],
       },
     };
-    const fields = { 'extract-identity-method': 'context-var', 'user-context-var': 'login.user', 'pass-context-var': 'login.pass' };
+    const fields = {
+      'extract-identity-method': 'context-var',
+      'user-context-var': 'login.user',
+      'pass-context-var': 'login.pass',
+    };
     await platform.publish(guarded([fromHeaders, userSecurity(fields)]));
     const ok = await call({ 'x-user': 'alice', 'x-pass': 'alice-pass-1' });
     assert.equal(ok.status, 200);
     assert.equal(await ok.text(), 'user=alice');
     const refused = await call({ 'x-user': 'alice', 'x-pass': 'wrong' });
     assert.equal(refused.status, 401);
-    assert.equal(refused.headers.get('www-authenticate'), null, 'no Basic challenge when the identity is not read from Authorization');
+    assert.equal(
+      refused.headers.get('www-authenticate'),
+      null,
+      'no Basic challenge when the identity is not read from Authorization',
+    );
   });
 });
 
@@ -132,7 +161,9 @@ describe('user-security stop flags, authorization and error names', () => {
   });
   test('a catch naming UnauthorizedError handles the refusal', async () => {
     const handler = { 'set-variable': { actions: [{ set: 'message.body', value: 'caught $(error.name)' }] } };
-    await platform.publish(guarded([userSecurity({})], { catch: [{ errors: ['UnauthorizedError'], execute: [handler] }] }));
+    await platform.publish(
+      guarded([userSecurity({})], { catch: [{ errors: ['UnauthorizedError'], execute: [handler] }] }),
+    );
     const response = await call({ authorization: wrong });
     assert.equal(await response.text(), 'caught UnauthorizedError');
   });
@@ -143,13 +174,19 @@ describe('user-security variants Portico does not run are refused, never skipped
     await assert.rejects(platform.publish(guarded([userSecurity(fields)])), (error: unknown) => {
       assert.ok(error instanceof DefinitionError, String(error));
       const paths = error.problems.map((problem) => problem.path);
-      assert.ok(paths.some((p) => p.endsWith(path)), `${path} not in ${paths.join(', ')}`);
+      assert.ok(
+        paths.some((p) => p.endsWith(path)),
+        `${path} not in ${paths.join(', ')}`,
+      );
       return true;
     });
   };
   test('html-form and redirect identity extraction', async () => {
     await refusedAt({ 'extract-identity-method': 'html-form' }, 'user-security.extract-identity-method');
-    await refusedAt({ 'extract-identity-method': 'redirect', 'redirect-url': '/x' }, 'user-security.extract-identity-method');
+    await refusedAt(
+      { 'extract-identity-method': 'redirect', 'redirect-url': '/x' },
+      'user-security.extract-identity-method',
+    );
   });
   test('inline auth-url and ldap authentication', async () => {
     await refusedAt({ 'user-auth-method': 'auth-url', 'auth-url': 'http://x/' }, 'user-security.user-auth-method');
@@ -159,7 +196,10 @@ describe('user-security variants Portico does not run are refused, never skipped
     await refusedAt({ 'user-az-method': 'html-form' }, 'user-security.user-az-method');
   });
   test('context-var without pass-context-var; user-registry without a name or an identity', async () => {
-    await refusedAt({ 'extract-identity-method': 'context-var', 'user-context-var': 'a.b' }, 'user-security.pass-context-var');
+    await refusedAt(
+      { 'extract-identity-method': 'context-var', 'user-context-var': 'a.b' },
+      'user-security.pass-context-var',
+    );
     await refusedAt({ 'user-registry': '' }, 'user-security.user-registry');
     await refusedAt({ 'extract-identity-method': 'disabled' }, 'user-security.extract-identity-method');
   });
@@ -168,17 +208,23 @@ describe('user-security variants Portico does not run are refused, never skipped
     await refusedAt({ version: '1.0.0' }, 'user-security.version');
   });
   test('a registry the catalog does not enable is refused at publish', async () => {
-    await assert.rejects(platform.publish(guarded([userSecurity({ 'user-registry': 'elsewhere' })])), (error: Error & { code?: string; params?: { rule?: string } }) => {
-      assert.equal(error.code, 'DEF_INVALID');
-      assert.equal(error.params?.rule, 'unknown-user-registry');
-      return true;
-    });
+    await assert.rejects(
+      platform.publish(guarded([userSecurity({ 'user-registry': 'elsewhere' })])),
+      (error: Error & { code?: string; params?: { rule?: string } }) => {
+        assert.equal(error.code, 'DEF_INVALID');
+        assert.equal(error.params?.rule, 'unknown-user-registry');
+        return true;
+      },
+    );
   });
   test('a stored document naming a registry the catalog does not enable is not served: the gateway says why', async () => {
     await platform.publish(guarded([userSecurity({})]));
     await platform.store(guarded([userSecurity({ 'user-registry': 'nobody' })]));
     assert.equal((await call({ authorization: good })).status, 404);
     const failures = platform.t.platform.gateway!.current!.failures;
-    assert.ok(failures.some((f) => f.api === 'sec:1.0.0' && /user registry nobody is not enabled/.test(f.reason)), JSON.stringify(failures));
+    assert.ok(
+      failures.some((f) => f.api === 'sec:1.0.0' && /user registry nobody is not enabled/.test(f.reason)),
+      JSON.stringify(failures),
+    );
   });
 });

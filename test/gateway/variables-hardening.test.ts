@@ -33,7 +33,11 @@ let serial = 0;
 /** Imports an open API (no security) in `org`, brings it online and publishes it in a product. */
 async function publish(platform: Platform, orgId: string, document: Record<string, unknown>): Promise<void> {
   const services = platform.services;
-  const imported = await services.importApi(orgId, { text: JSON.stringify(document), file: 'api.json', replace: true });
+  const imported = await services.importApi(orgId, {
+    text: JSON.stringify(document),
+    file: 'api.json',
+    replace: true,
+  });
   await services.setApiState(orgId, imported.api.name, imported.api.version, 'online');
   const product = `vars-product-${++serial}`;
   const text = [
@@ -46,7 +50,12 @@ async function publish(platform: Platform, orgId: string, document: Record<strin
   await services.putProduct(orgId, 'sandbox', { text, file: `${product}.yaml`, state: 'published' });
 }
 
-function api(name: string, paths: Record<string, unknown[]>, extra: Record<string, unknown> = {}, catches?: unknown[]): Record<string, unknown> {
+function api(
+  name: string,
+  paths: Record<string, unknown[]>,
+  extra: Record<string, unknown> = {},
+  catches?: unknown[],
+): Record<string, unknown> {
   const operations: Record<string, unknown> = {};
   const cases = Object.entries(paths).map(([path, execute]) => {
     operations[path] = { get: { operationId: path.slice(1), responses: { 200: { description: 'ok' } } } };
@@ -59,14 +68,17 @@ function api(name: string, paths: Record<string, unknown[]>, extra: Record<strin
     paths: operations,
     'x-ibm-configuration': {
       ...extra,
-      assembly: { execute: [{ 'operation-switch': { version: '1.0.0', title: 'by operation', case: cases } }], ...(catches ? { catch: catches } : {}) },
+      assembly: {
+        execute: [{ 'operation-switch': { version: '1.0.0', title: 'by operation', case: cases } }],
+        ...(catches ? { catch: catches } : {}),
+      },
     },
   };
 }
 
 const script = (source: string) => ({ gatewayscript: { version: '2.0.0', title: 'script', source } });
 
-describe('issue 12: one tenant cannot change another tenant\'s context or the gateway\'s memory', () => {
+describe("issue 12: one tenant cannot change another tenant's context or the gateway's memory", () => {
   let platform: Platform;
   let dataDir: string;
   let backend: Server;
@@ -85,7 +97,12 @@ describe('issue 12: one tenant cannot change another tenant\'s context or the ga
     dataDir = mkdtempSync(join(tmpdir(), 'portico-vars-'));
     // A generous script time limit: the 12 MiB names take a while to cross on a shared machine.
     const settings = loadSettings(
-      { PORTICO_GATEWAY_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_SCRIPT_TIMEOUT_MS: '10000' },
+      {
+        PORTICO_GATEWAY_PORT: '0',
+        PORTICO_MANAGEMENT_PORT: '0',
+        PORTICO_PORTAL_PORT: '0',
+        PORTICO_SCRIPT_TIMEOUT_MS: '10000',
+      },
       { dataDir },
     );
     platform = await startPlatform(settings, pino({ level: 'silent' }), 'gateway');
@@ -93,21 +110,57 @@ describe('issue 12: one tenant cannot change another tenant\'s context or the ga
     const tenantA = await services.ensureOrg('tenant-a', 'Tenant A');
     const tenantB = await services.ensureOrg('tenant-b', 'Tenant B');
     // Tenant A: gold callers get a canned answer; everyone else goes to the backend.
-    await publish(platform, tenantA.orgId, api('victim', {
-      '/tier': [{
-        switch: {
-          version: '1.0.0',
-          title: 'tier',
-          case: [
-            { condition: "$header('X-Tier') = 'gold'", execute: [{ 'set-variable': { version: '1.0.0', actions: [{ set: 'message.body', value: 'gold' }] } }] },
-            { otherwise: [{ invoke: { version: '2.0.0', title: 'backend', 'target-url': `http://127.0.0.1:${port}/echo` } }] },
+    await publish(
+      platform,
+      tenantA.orgId,
+      api(
+        'victim',
+        {
+          '/tier': [
+            {
+              switch: {
+                version: '1.0.0',
+                title: 'tier',
+                case: [
+                  {
+                    condition: "$header('X-Tier') = 'gold'",
+                    execute: [
+                      {
+                        'set-variable': {
+                          version: '1.0.0',
+                          actions: [{ set: 'message.body', value: 'gold' }],
+                        },
+                      },
+                    ],
+                  },
+                  {
+                    otherwise: [
+                      {
+                        invoke: {
+                          version: '2.0.0',
+                          title: 'backend',
+                          'target-url': `http://127.0.0.1:${port}/echo`,
+                        },
+                      },
+                    ],
+                  },
+                ],
+              },
+            },
           ],
         },
-      }],
-    }, { properties: { shared: { value: 'original' } } }));
+        { properties: { shared: { value: 'original' } } },
+      ),
+    );
     // Tenant B: scripts that try to reach Object.prototype and to leave memory behind.
-    await publish(platform, tenantB.orgId, api('attacker', {
-      '/pollute': [script(`
+    await publish(
+      platform,
+      tenantB.orgId,
+      api(
+        'attacker',
+        {
+          '/pollute': [
+            script(`
         var refused = [];
         function attempt(label, action) { try { action(); } catch (e) { refused.push(label + ': ' + e.message); } }
         attempt('context.set', function () { context.set('__proto__.x-tier', 'gold'); });
@@ -117,19 +170,38 @@ describe('issue 12: one tenant cannot change another tenant\'s context or the ga
         attempt('bracket', function () { context.set("message['__proto__']['x-tier']", 'gold'); });
         attempt('header bag', function () { context.set('message.headers.__proto__.x-tier', 'gold'); });
         attempt('clear', function () { context.clear('__proto__.toString'); });
-        context.message.body.write({ refused: refused, read: context.get('__proto__') === undefined });`)],
-      '/names': [script(`
+        context.message.body.write({ refused: refused, read: context.get('__proto__') === undefined });`),
+          ],
+          '/names': [
+            script(`
         var big = new Array(12 * 1024 * 1024 + 1).join('x') + context.get('request.headers.x-key'), refused = 0;
         for (var i = 0; i < 4; i++) { try { context.get(big + '.' + i); } catch (e) { refused++; } }
-        context.message.body.write({ refused: refused });`)],
-      '/properties': [script(`
+        context.message.body.write({ refused: refused });`),
+          ],
+          '/properties': [
+            script(`
         var key = 'p' + context.get('request.headers.x-key');
         context.set('api.properties.' + key, new Array(4 * 1024 * 1024 + 1).join('y'));
-        context.message.body.write({ own: context.get('api.properties.' + key).length, keys: Object.keys(context.get('api.properties')) });`)],
-      '/caught': [script(`context.set('constructor.prototype.x', 1);`)],
-    }, { properties: { shared: { value: 'original' } } }, [
-      { errors: ['JavaScriptError'], execute: [{ 'set-variable': { version: '1.0.0', actions: [{ set: 'message.body', value: 'caught $(error.name)' }] } }] },
-    ]));
+        context.message.body.write({ own: context.get('api.properties.' + key).length, keys: Object.keys(context.get('api.properties')) });`),
+          ],
+          '/caught': [script(`context.set('constructor.prototype.x', 1);`)],
+        },
+        { properties: { shared: { value: 'original' } } },
+        [
+          {
+            errors: ['JavaScriptError'],
+            execute: [
+              {
+                'set-variable': {
+                  version: '1.0.0',
+                  actions: [{ set: 'message.body', value: 'caught $(error.name)' }],
+                },
+              },
+            ],
+          },
+        ],
+      ),
+    );
     await platform.gateway!.reload();
     victim = `${platform.urls.gateway}/tenant-a/sandbox/victim`;
     attacker = `${platform.urls.gateway}/tenant-b/sandbox/attacker`;
@@ -141,7 +213,7 @@ describe('issue 12: one tenant cannot change another tenant\'s context or the ga
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('issue-12 finding 2: a script\'s writes through __proto__/constructor are exceptions and reach no other tenant', async () => {
+  test("issue-12 finding 2: a script's writes through __proto__/constructor are exceptions and reach no other tenant", async () => {
     const attack = await fetch(`${attacker}/pollute`);
     assert.equal(attack.status, 200);
     const outcome = (await attack.json()) as { refused: string[]; read: boolean };
@@ -158,9 +230,14 @@ describe('issue 12: one tenant cannot change another tenant\'s context or the ga
     const gold = await fetch(`${victim}/tier`, { headers: { 'X-Tier': 'gold' } });
     assert.equal(await gold.text(), 'gold');
 
-    assert.equal(outcome.refused.length, 7, `every attempt is an exception in the script: ${outcome.refused.join('; ')}`);
+    assert.equal(
+      outcome.refused.length,
+      7,
+      `every attempt is an exception in the script: ${outcome.refused.join('; ')}`,
+    );
     assert.equal(outcome.read, true);
-    for (const key of ['x-tier', 'x-injected', 'query', 'toString']) assert.equal(Object.hasOwn(Object.prototype, key), key === 'toString');
+    for (const key of ['x-tier', 'x-injected', 'query', 'toString'])
+      assert.equal(Object.hasOwn(Object.prototype, key), key === 'toString');
   });
 
   test('issue-12 finding 2: a refused write the script does not catch fails the policy, and a catch case sees it', async () => {
@@ -195,9 +272,14 @@ describe('issue 12: one tenant cannot change another tenant\'s context or the ga
     const grown = heapMiB() - start;
     assert.ok(grown < 16, `heap grew by ${grown.toFixed(1)} MiB over 6 requests writing 4 MiB each`);
     // Each request sees its own write, and only its own: the shared property and its key.
-    const expected = Array.from({ length: 6 }, (_, i) => ({ status: 200, body: { own: 4 * 1024 * 1024, keys: ['shared', `p${i}`] } }));
+    const expected = Array.from({ length: 6 }, (_, i) => ({
+      status: 200,
+      body: { own: 4 * 1024 * 1024, keys: ['shared', `p${i}`] },
+    }));
     assert.deepEqual(answers, expected);
-    const compiled = platform.gateway!.current!.catalogs.get('tenant-b/sandbox')!.apis.find((entry) => entry.name === 'attacker')!;
+    const compiled = platform
+      .gateway!.current!.catalogs.get('tenant-b/sandbox')!
+      .apis.find((entry) => entry.name === 'attacker')!;
     assert.deepEqual(Object.keys(compiled.properties), ['shared']);
   });
 });

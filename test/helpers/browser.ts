@@ -19,11 +19,25 @@ import { verificationLink } from './mail.ts';
 
 export const chromiumPath = '/usr/bin/chromium';
 
-const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const chromiumArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Launches Debian's Chromium headless. */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true, timeout: 60_000 });
+  return chromium.launch({
+    executablePath: chromiumPath,
+    args: chromiumArgs,
+    headless: true,
+    timeout: 60_000,
+  });
 }
 
 export interface RunningDemo {
@@ -128,7 +142,11 @@ export async function createApp(page: Page, portal: string, title: string, descr
  * Goes through the subscribe wizard: product page → Subscribe under the plan → select the app →
  * review (Next) → summary. Returns the state the summary shows ("Active", "Pending approval").
  */
-export async function subscribe(page: Page, portal: string, input: { product: string; version: string; planTitle: string; appTitle: string }): Promise<string> {
+export async function subscribe(
+  page: Page,
+  portal: string,
+  input: { product: string; version: string; planTitle: string; appTitle: string },
+): Promise<string> {
   await page.goto(`${portal}/products/${input.product}/${input.version}`);
   await page.getByRole('link', { name: `Subscribe to the ${input.planTitle} plan` }).click();
   await page.getByLabel(input.appTitle, { exact: true }).check();
@@ -161,7 +179,12 @@ export async function seriousAccessibilityFindings(page: Page): Promise<AxeFindi
   const results = await new AxeBuilder({ page }).analyze();
   return results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ id: v.id, impact: v.impact ?? '', help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+    .map((v) => ({
+      id: v.id,
+      impact: v.impact ?? '',
+      help: v.help,
+      nodes: v.nodes.map((n) => n.target.join(' ')),
+    }));
 }
 
 const screenshotDir = join(process.cwd(), 'test-artifacts', 'screenshots');

@@ -18,7 +18,10 @@ export interface TestDemo {
   orgId: string;
   catalogId: string;
   /** A new app in a new consumer org, subscribed to `plan` of `product` (approved when needed). */
-  newApp(plan: string, options?: { product?: string; approve?: boolean }): Promise<{ clientId: string; clientSecret: string; appId: string; subscriptionId: string }>;
+  newApp(
+    plan: string,
+    options?: { product?: string; approve?: boolean },
+  ): Promise<{ clientId: string; clientSecret: string; appId: string; subscriptionId: string }>;
   close(): Promise<void>;
 }
 
@@ -27,10 +30,22 @@ let counter = 0;
 export async function startTestDemo(env: Record<string, string> = {}): Promise<TestDemo> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-demo-'));
   const settings = loadSettings(
-    { PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_DRAIN_SECONDS: '0', PORTICO_ANALYTICS_FLUSH_MS: '50', ...env },
+    {
+      PORTICO_GATEWAY_PORT: '0',
+      PORTICO_PORTAL_PORT: '0',
+      PORTICO_MANAGEMENT_PORT: '0',
+      PORTICO_DRAIN_SECONDS: '0',
+      PORTICO_ANALYTICS_FLUSH_MS: '50',
+      ...env,
+    },
     { dataDir },
   );
-  const handle = await startDemo(settings, pino({ level: process.env.PORTICO_TEST_LOG ?? 'silent' }), { financing: 0, shipping: 0, geocoder: 0, inventory: 0 });
+  const handle = await startDemo(settings, pino({ level: process.env.PORTICO_TEST_LOG ?? 'silent' }), {
+    financing: 0,
+    shipping: 0,
+    geocoder: 0,
+    inventory: 0,
+  });
   const services = handle.platform.services;
   const consumerServices = handle.platform.consumerServices;
   const { orgId, sandbox } = await services.ensureOrg(demo.org);
@@ -42,11 +57,21 @@ export async function startTestDemo(env: Record<string, string> = {}): Promise<T
     async newApp(plan, options = {}) {
       counter++;
       const email = `dev${counter}-${process.pid}@example.com`;
-      await consumerServices.signUp(sandbox.id, { email, password: 'dev-pass-1234', orgTitle: `Devs ${counter}` });
+      await consumerServices.signUp(sandbox.id, {
+        email,
+        password: 'dev-pass-1234',
+        orgTitle: `Devs ${counter}`,
+      });
       const org = (await findConsumerOrgByName(services.store.db, sandbox.id, `devs-${counter}`))!;
-      const { app, credential, clientSecret } = await consumerServices.createApp(org.id, { title: `App ${counter}` });
+      const { app, credential, clientSecret } = await consumerServices.createApp(org.id, {
+        title: `App ${counter}`,
+      });
       const product = await services.product(orgId, demo.catalog, options.product ?? 'accessories', '1.0.0');
-      let subscription = await consumerServices.subscribe(org.id, { appId: app.id, productId: product.id, planName: plan });
+      let subscription = await consumerServices.subscribe(org.id, {
+        appId: app.id,
+        productId: product.id,
+        planName: plan,
+      });
       if (subscription.state === 'pending' && options.approve !== false) {
         subscription = await services.decideSubscription(orgId, demo.catalog, subscription.id, 'approve');
       }

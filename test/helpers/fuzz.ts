@@ -21,9 +21,45 @@ export function pick<T>(random: () => number, items: readonly T[]): T {
 }
 
 const segments = [
-  '__proto__', '__PROTO__', 'constructor', 'prototype', 'Constructor', 'toString', 'valueOf', 'hasOwnProperty', 'length',
-  'request', 'message', 'api', 'properties', 'headers', 'body', 'status', 'code', 'client', 'plan', 'x-tier', 'Content-Type',
-  'a', 'b', '0', '1', '4294967294', '-1', '', ' ', 'é', '日本', '😀', '\u0000', 'a.b', "it's", 'say "hi"', '[', ']', '.',
+  '__proto__',
+  '__PROTO__',
+  'constructor',
+  'prototype',
+  'Constructor',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'length',
+  'request',
+  'message',
+  'api',
+  'properties',
+  'headers',
+  'body',
+  'status',
+  'code',
+  'client',
+  'plan',
+  'x-tier',
+  'Content-Type',
+  'a',
+  'b',
+  '0',
+  '1',
+  '4294967294',
+  '-1',
+  '',
+  ' ',
+  'é',
+  '日本',
+  '😀',
+  '\u0000',
+  'a.b',
+  "it's",
+  'say "hi"',
+  '[',
+  ']',
+  '.',
 ];
 
 /** A variable name: hostile and ordinary segments in dot and bracket notation, now and then huge. */
@@ -91,7 +127,8 @@ export function unchangedSince(before: Intrinsics): string[] {
   const changes: string[] = [];
   for (const [label, target, keys] of before) {
     const now = describeOwn(target);
-    if (now.join('|') !== keys.join('|')) changes.push(`${label}: ${now.filter((key) => !keys.includes(key)).join(', ')}`);
+    if (now.join('|') !== keys.join('|'))
+      changes.push(`${label}: ${now.filter((key) => !keys.includes(key)).join(', ')}`);
   }
   if (Object.getPrototypeOf(Object.prototype) !== null) changes.push('Object.prototype has a prototype');
   return changes;

@@ -2,7 +2,12 @@
 import type { MailSink, SinkMessage } from '../../src/cli/mail-sink.ts';
 
 /** The first message to `to` whose subject matches, among those after the first `skip`; waits up to `timeoutMs`. */
-export async function waitForMail(sink: MailSink, to: string, subject: RegExp, timeoutMs = 10_000): Promise<SinkMessage> {
+export async function waitForMail(
+  sink: MailSink,
+  to: string,
+  subject: RegExp,
+  timeoutMs = 10_000,
+): Promise<SinkMessage> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = sink.messages.find((m) => m.to.toLowerCase().includes(to.toLowerCase()) && subject.test(m.subject));
@@ -27,6 +32,8 @@ export function linkIn(message: SinkMessage, path: string): string {
 /** The verification link sent to `email` (the latest). */
 export async function verificationLink(sink: MailSink, email: string): Promise<string> {
   await waitForMail(sink, email, /Verify your email/);
-  const latest = mailTo(sink, email).filter((m) => /Verify your email/.test(m.subject)).at(-1)!;
+  const latest = mailTo(sink, email)
+    .filter((m) => /Verify your email/.test(m.subject))
+    .at(-1)!;
   return linkIn(latest, '/verify-email?token=');
 }

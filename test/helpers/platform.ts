@@ -24,21 +24,43 @@ export interface TestPlatform {
   /** A bearer token for `admin`. */
   token(): Promise<string>;
   /** Calls the management API as `admin`; returns status and parsed body. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON the API answers
-  call(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; body: any }>;
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string | null,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON the API answers
+  ): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
-export async function startTestPlatform(options: { role?: Role; env?: Record<string, string>; overrides?: Partial<Settings> } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  options: { role?: Role; env?: Record<string, string>; overrides?: Partial<Settings> } = {},
+): Promise<TestPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-platform-'));
   const settings = loadSettings(
     // No drain on close: a test that drains says so.
-    { PORTICO_GATEWAY_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_ANALYTICS_FLUSH_MS: '50', PORTICO_DRAIN_SECONDS: '0', ...options.env },
+    {
+      PORTICO_GATEWAY_PORT: '0',
+      PORTICO_PORTAL_PORT: '0',
+      PORTICO_MANAGEMENT_PORT: '0',
+      PORTICO_ANALYTICS_FLUSH_MS: '50',
+      PORTICO_DRAIN_SECONDS: '0',
+      ...options.env,
+    },
     { dataDir, ...options.overrides },
   );
-  const platform = await startPlatform(settings, pino({ level: process.env.PORTICO_TEST_LOG ?? 'silent' }), options.role ?? 'all');
+  const platform = await startPlatform(
+    settings,
+    pino({ level: process.env.PORTICO_TEST_LOG ?? 'silent' }),
+    options.role ?? 'all',
+  );
   const { orgId } = await platform.services.ensureOrg('acme', 'Acme');
-  await platform.services.addProviderUser(orgId, { username: 'admin', email: 'admin@example.com', password: adminPassword });
+  await platform.services.addProviderUser(orgId, {
+    username: 'admin',
+    email: 'admin@example.com',
+    password: adminPassword,
+  });
   let cached: string | undefined;
   const management = platform.urls.management ?? '';
   const self: TestPlatform = {
@@ -63,7 +85,11 @@ export async function startTestPlatform(options: { role?: Role; env?: Record<str
       const bearer = token === null ? undefined : (token ?? (await self.token()));
       if (bearer) headers.authorization = `Bearer ${bearer}`;
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${management}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${management}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : undefined };
     },

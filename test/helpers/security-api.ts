@@ -12,7 +12,9 @@ import type { TestPlatform } from './platform.ts';
 export type Doc = Record<string, unknown>;
 
 /** The assembly of every test API: no backend, the body names what answered. */
-export const servedAssembly = { execute: [{ 'set-variable': { actions: [{ set: 'message.body', value: 'served' }] } }] };
+export const servedAssembly = {
+  execute: [{ 'set-variable': { actions: [{ set: 'message.body', value: 'served' }] } }],
+};
 
 /** An API document `sec:1.0.0` with the given schemes and requirements, one operation per path. */
 export function secApi(options: {
@@ -25,10 +27,25 @@ export function secApi(options: {
   const swagger = (options.openapi ?? '2.0') === '2.0';
   const paths: Doc = {};
   for (const [path, operation] of Object.entries(options.operations ?? { '/thing': {} })) {
-    const parameter = swagger ? { name: 'n', in: 'query', required: true, type: 'integer' } : { name: 'n', in: 'query', required: true, schema: { type: 'integer' } };
-    paths[path] = { get: { operationId: path.slice(1), parameters: [parameter], responses: { 200: { description: 'ok' } }, ...operation } };
+    const parameter = swagger
+      ? { name: 'n', in: 'query', required: true, type: 'integer' }
+      : { name: 'n', in: 'query', required: true, schema: { type: 'integer' } };
+    paths[path] = {
+      get: {
+        operationId: path.slice(1),
+        parameters: [parameter],
+        responses: { 200: { description: 'ok' } },
+        ...operation,
+      },
+    };
   }
-  const head = swagger ? { swagger: '2.0', basePath: '/sec', securityDefinitions: options.schemes } : { openapi: options.openapi, servers: [{ url: '/sec' }], components: { securitySchemes: options.schemes } };
+  const head = swagger
+    ? { swagger: '2.0', basePath: '/sec', securityDefinitions: options.schemes }
+    : {
+        openapi: options.openapi,
+        servers: [{ url: '/sec' }],
+        components: { securitySchemes: options.schemes },
+      };
   return {
     ...head,
     info: { title: 'Sec', version: '1.0.0', 'x-ibm-name': 'sec' },
@@ -82,13 +99,26 @@ export async function startSecurityPlatform(env: Record<string, string> = {}): P
     t,
     base: `${t.gateway}/acme/sandbox/sec`,
     async publish(document) {
-      await services.importApi(t.orgId, { text: JSON.stringify(document), file: 'sec.json', replace: true, state: 'online' });
-      await services.putProduct(t.orgId, 'sandbox', { text: product, file: 'sec-product.yaml', state: 'published' });
+      await services.importApi(t.orgId, {
+        text: JSON.stringify(document),
+        file: 'sec.json',
+        replace: true,
+        state: 'online',
+      });
+      await services.putProduct(t.orgId, 'sandbox', {
+        text: product,
+        file: 'sec-product.yaml',
+        state: 'published',
+      });
       await gateway.reload();
     },
     async store(document) {
       const api = await services.api(t.orgId, 'sec', '1.0.0');
-      await apisRepo.replaceApiDocument(services.store.db, api.id, { title: 'Sec', basePath: '/sec', document });
+      await apisRepo.replaceApiDocument(services.store.db, api.id, {
+        title: 'Sec',
+        basePath: '/sec',
+        document,
+      });
       await gateway.reload();
     },
     async newApp(plan) {
@@ -96,14 +126,24 @@ export async function startSecurityPlatform(env: Record<string, string> = {}): P
       const title = `Sec Devs ${counter} ${process.pid}`;
       const email = `sec${counter}-${process.pid}@example.com`;
       await consumerServices.signUp(sandbox.id, { email, password: 'dev-pass-1234', orgTitle: title });
-      const org = (await findConsumerOrgByName(services.store.db, sandbox.id, title.toLowerCase().replace(/[^a-z0-9]+/g, '-')))!;
-      const { app, credential, clientSecret } = await consumerServices.createApp(org.id, { title: `App ${counter}` });
+      const org = (await findConsumerOrgByName(
+        services.store.db,
+        sandbox.id,
+        title.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+      ))!;
+      const { app, credential, clientSecret } = await consumerServices.createApp(org.id, {
+        title: `App ${counter}`,
+      });
       if (plan === undefined) {
         await gateway.reload();
         return { clientId: credential.client_id, clientSecret, email };
       }
       const published = await services.product(t.orgId, 'sandbox', 'sec', '1.0.0');
-      const subscription = await consumerServices.subscribe(org.id, { appId: app.id, productId: published.id, planName: plan });
+      const subscription = await consumerServices.subscribe(org.id, {
+        appId: app.id,
+        productId: published.id,
+        planName: plan,
+      });
       await gateway.reload();
       return { clientId: credential.client_id, clientSecret, email, subscriptionId: subscription.id };
     },

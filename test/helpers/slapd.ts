@@ -38,7 +38,10 @@ async function waitForPort(port: number, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => { socket.destroy(); resolve(true); });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
       socket.once('error', () => resolve(false));
     });
     if (open) return;
@@ -74,10 +77,27 @@ export async function startSlapd(): Promise<Slapd> {
   const dir = mkdtempSync(join(tmpdir(), 'portico-slapd-'));
   const data = join(dir, 'data');
   execFileSync('mkdir', ['-p', data]);
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   const config = `include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
@@ -102,7 +122,9 @@ access to * by * read
   const port = await freePort();
   const tlsPort = await freePort();
   const urls = `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${tlsPort}/`;
-  const child: ChildProcess = spawn('/usr/sbin/slapd', ['-f', conf, '-h', urls, '-d', '0'], { stdio: 'ignore' });
+  const child: ChildProcess = spawn('/usr/sbin/slapd', ['-f', conf, '-h', urls, '-d', '0'], {
+    stdio: 'ignore',
+  });
   await waitForPort(port, Date.now() + 10_000);
   await waitForPort(tlsPort, Date.now() + 10_000);
   return {

@@ -35,7 +35,12 @@ export class WebClient {
     const text = await answer.text();
     const token = /name="_csrf" value="([^"]+)"/.exec(text);
     if (token) this.csrf = token[1];
-    return { status: answer.status, location: answer.headers.get('location') ?? '', text, headers: answer.headers };
+    return {
+      status: answer.status,
+      location: answer.headers.get('location') ?? '',
+      text,
+      headers: answer.headers,
+    };
   }
 
   get(path: string) {

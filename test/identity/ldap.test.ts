@@ -21,10 +21,21 @@ after(async () => {
   await slapd?.stop();
 });
 
-const credentials = (username: string, password: string) => ({ username, password, header: basicHeaderFor(username, password) });
+const credentials = (username: string, password: string) => ({
+  username,
+  password,
+  header: basicHeaderFor(username, password),
+});
 
 function searchConfig(extra: Record<string, unknown> = {}): LdapConfiguration {
-  const written = { url: slapd.url, admin_dn: adminDn, admin_password: adminPassword, search_dn_base: baseDn, timeout: 2, ...extra };
+  const written = {
+    url: slapd.url,
+    admin_dn: adminDn,
+    admin_password: adminPassword,
+    search_dn_base: baseDn,
+    timeout: 2,
+    ...extra,
+  };
   return checkConfiguration('ldap', written) as LdapConfiguration;
 }
 
@@ -33,13 +44,20 @@ const verifier = (config: LdapConfiguration, tls?: { ca: string }, cache?: Verdi
 
 describe('LDAP search-then-bind', () => {
   test('authenticates a user with the right password', async () => {
-    assert.deepEqual(await verifier(searchConfig()).verify(credentials('alice', 'alice-pass-1')), { outcome: 'authenticated', user: 'alice' });
+    assert.deepEqual(await verifier(searchConfig()).verify(credentials('alice', 'alice-pass-1')), {
+      outcome: 'authenticated',
+      user: 'alice',
+    });
   });
   test('refuses a wrong password', async () => {
-    assert.deepEqual(await verifier(searchConfig()).verify(credentials('alice', 'wrong')), { outcome: 'refused' });
+    assert.deepEqual(await verifier(searchConfig()).verify(credentials('alice', 'wrong')), {
+      outcome: 'refused',
+    });
   });
   test('refuses an unknown user', async () => {
-    assert.deepEqual(await verifier(searchConfig()).verify(credentials('mallory', 'alice-pass-1')), { outcome: 'refused' });
+    assert.deepEqual(await verifier(searchConfig()).verify(credentials('mallory', 'alice-pass-1')), {
+      outcome: 'refused',
+    });
   });
   test('refuses an empty password (it would be an unauthenticated bind, which LDAP answers with success)', async () => {
     assert.deepEqual(await verifier(searchConfig()).verify(credentials('alice', '')), { outcome: 'refused' });
@@ -51,18 +69,30 @@ describe('LDAP search-then-bind', () => {
     assert.deepEqual(await v.verify(credentials('al*', 'alice-pass-1')), { outcome: 'refused' });
   });
   test('refuses a user name found twice (ambiguous) rather than picking one', async () => {
-    assert.deepEqual(await verifier(searchConfig()).verify(credentials('twin', 'twin-pass-1')), { outcome: 'refused' });
+    assert.deepEqual(await verifier(searchConfig()).verify(credentials('twin', 'twin-pass-1')), {
+      outcome: 'refused',
+    });
   });
   test('anonymous search works without a service DN', async () => {
-    const config = checkConfiguration('ldap', { url: slapd.url, search_dn_base: baseDn }) as LdapConfiguration;
-    assert.deepEqual(await verifier(config).verify(credentials('bob', 'bob-pass-1')), { outcome: 'authenticated', user: 'bob' });
+    const config = checkConfiguration('ldap', {
+      url: slapd.url,
+      search_dn_base: baseDn,
+    }) as LdapConfiguration;
+    assert.deepEqual(await verifier(config).verify(credentials('bob', 'bob-pass-1')), {
+      outcome: 'authenticated',
+      user: 'bob',
+    });
   });
   test('a service DN that cannot bind makes the registry unavailable (503), not the caller wrong', async () => {
-    const verdict = await verifier(searchConfig({ admin_password: 'not-the-password' })).verify(credentials('alice', 'alice-pass-1'));
+    const verdict = await verifier(searchConfig({ admin_password: 'not-the-password' })).verify(
+      credentials('alice', 'alice-pass-1'),
+    );
     assert.equal(verdict.outcome, 'unavailable');
   });
   test('a server that is down is unavailable', async () => {
-    const verdict = await verifier(searchConfig({ url: 'ldap://127.0.0.1:1' })).verify(credentials('alice', 'alice-pass-1'));
+    const verdict = await verifier(searchConfig({ url: 'ldap://127.0.0.1:1' })).verify(
+      credentials('alice', 'alice-pass-1'),
+    );
     assert.equal(verdict.outcome, 'unavailable');
   });
 });
@@ -76,10 +106,15 @@ describe('LDAP direct bind (compose_dn)', () => {
       bind_suffix: `,ou=people,${baseDn}`,
     }) as LdapConfiguration;
   test('authenticates with the composed DN', async () => {
-    assert.deepEqual(await verifier(compose()).verify(credentials('bob', 'bob-pass-1')), { outcome: 'authenticated', user: 'bob' });
+    assert.deepEqual(await verifier(compose()).verify(credentials('bob', 'bob-pass-1')), {
+      outcome: 'authenticated',
+      user: 'bob',
+    });
   });
   test('refuses a wrong password', async () => {
-    assert.deepEqual(await verifier(compose()).verify(credentials('bob', 'alice-pass-1')), { outcome: 'refused' });
+    assert.deepEqual(await verifier(compose()).verify(credentials('bob', 'alice-pass-1')), {
+      outcome: 'refused',
+    });
   });
   test('a user name cannot name another entry: `bob,ou=people` is escaped into one RDN value', async () => {
     const verdict = await verifier(compose()).verify(credentials(`admin,${baseDn.replace(/^/, '')}`, adminPassword));
@@ -90,7 +125,10 @@ describe('LDAP direct bind (compose_dn)', () => {
 describe('LDAP over TLS', () => {
   test('ldaps:// with the server certificate as CA authenticates', async () => {
     const v = verifier(searchConfig({ url: slapd.ldapsUrl }), { ca: slapd.certificate });
-    assert.deepEqual(await v.verify(credentials('alice', 'alice-pass-1')), { outcome: 'authenticated', user: 'alice' });
+    assert.deepEqual(await v.verify(credentials('alice', 'alice-pass-1')), {
+      outcome: 'authenticated',
+      user: 'alice',
+    });
   });
   test('ldaps:// with a certificate the gateway does not trust is unavailable, never open', async () => {
     const verdict = await verifier(searchConfig({ url: slapd.ldapsUrl })).verify(credentials('alice', 'alice-pass-1'));
@@ -98,7 +136,10 @@ describe('LDAP over TLS', () => {
   });
   test('StartTLS upgrades ldap:// before the bind', async () => {
     const v = verifier(searchConfig({ starttls: true }), { ca: slapd.certificate });
-    assert.deepEqual(await v.verify(credentials('alice', 'alice-pass-1')), { outcome: 'authenticated', user: 'alice' });
+    assert.deepEqual(await v.verify(credentials('alice', 'alice-pass-1')), {
+      outcome: 'authenticated',
+      user: 'alice',
+    });
   });
 });
 

@@ -57,7 +57,10 @@ describe('management API', () => {
     assert.equal(created.body.name, 'logistics');
     assert.equal(created.body.version, '2.0.0');
     assert.equal(created.body.state, 'offline');
-    const duplicate = await t.call('POST', '/api/apis', { document: logistics.replace('title: logistics', 'title: other'), file: 'copy.yaml' });
+    const duplicate = await t.call('POST', '/api/apis', {
+      document: logistics.replace('title: logistics', 'title: other'),
+      file: 'copy.yaml',
+    });
     assert.equal(duplicate.status, 409);
     assert.equal(duplicate.body.error.code, 'MGMT_CONFLICT');
     const stored = await t.call('GET', '/api/apis/logistics/2.0.0');
@@ -67,7 +70,10 @@ describe('management API', () => {
 
   test('a malformed YAML file is a 400 naming the file and line; nothing is stored', async () => {
     const before = (await t.call('GET', '/api/apis')).body.length;
-    const { status, body } = await t.call('POST', '/api/apis', { document: 'swagger: "2.0"\ninfo: [unclosed\n', file: 'broken.yaml' });
+    const { status, body } = await t.call('POST', '/api/apis', {
+      document: 'swagger: "2.0"\ninfo: [unclosed\n',
+      file: 'broken.yaml',
+    });
     assert.equal(status, 400);
     assert.equal(body.error.code, 'DEF_PARSE');
     assert.match(body.error.message, /^broken\.yaml: /);
@@ -77,19 +83,28 @@ describe('management API', () => {
 
   test('an unknown policy is a 400 with the file, JSON path and rule; nothing is stored', async () => {
     const broken = logistics.replace('- gatewayscript:', '- gatewayscrypt:');
-    const { status, body } = await t.call('POST', '/api/apis', { document: broken.replace('version: 2.0.0\n', 'version: 9.9.9\n'), file: 'bad.yaml' });
+    const { status, body } = await t.call('POST', '/api/apis', {
+      document: broken.replace('version: 2.0.0\n', 'version: 9.9.9\n'),
+      file: 'bad.yaml',
+    });
     assert.equal(status, 400);
     assert.equal(body.error.code, 'DEF_INVALID');
     assert.equal(body.error.file, 'bad.yaml');
     const problem = body.error.problems.find((p: { rule: string }) => p.rule === 'unknown-policy');
     assert.ok(problem, JSON.stringify(body.error.problems));
-    assert.match(problem.path, /^\$\.x-ibm-configuration\.assembly\.execute\[0\]\.operation-switch\.case\[1\]\.execute\[1\]/);
+    assert.match(
+      problem.path,
+      /^\$\.x-ibm-configuration\.assembly\.execute\[0\]\.operation-switch\.case\[1\]\.execute\[1\]/,
+    );
     const list = (await t.call('GET', '/api/apis')).body.map((a: { version: string }) => a.version);
     assert.equal(list.includes('9.9.9'), false);
   });
 
   test('a product naming an API that does not exist is refused and nothing is stored', async () => {
-    const { status, body } = await t.call('POST', '/api/catalogs/sandbox/products', { document: product, file: 'accessories-product.yaml' });
+    const { status, body } = await t.call('POST', '/api/catalogs/sandbox/products', {
+      document: product,
+      file: 'accessories-product.yaml',
+    });
     assert.equal(status, 400);
     assert.equal(body.error.rule, 'unknown-api');
     assert.match(body.error.message, /financing:1\.0\.0/);
@@ -105,23 +120,40 @@ describe('management API', () => {
 
   test('publishes a product and moves it along the lifecycle; an illegal step is a 409', async () => {
     assert.equal((await t.call('POST', '/api/apis', { document: financing, file: 'financing.yaml' })).status, 201);
-    const published = await t.call('POST', '/api/catalogs/sandbox/products', { document: product, file: 'accessories-product.yaml', state: 'published' });
+    const published = await t.call('POST', '/api/catalogs/sandbox/products', {
+      document: product,
+      file: 'accessories-product.yaml',
+      state: 'published',
+    });
     assert.equal(published.status, 201);
     assert.equal(published.body.state, 'published');
     assert.deepEqual(published.body.visibility, { view: 'authenticated', subscribe: 'authenticated' });
-    const again = await t.call('POST', '/api/catalogs/sandbox/products', { document: product, file: 'accessories-product.yaml', state: 'published' });
+    const again = await t.call('POST', '/api/catalogs/sandbox/products', {
+      document: product,
+      file: 'accessories-product.yaml',
+      state: 'published',
+    });
     assert.equal(again.status, 200);
     assert.equal(again.body.changed, false);
 
     const detail = await t.call('GET', '/api/catalogs/sandbox/products/accessories/1.0.0');
-    assert.deepEqual(detail.body.plans.map((p: { name: string; approval: boolean }) => [p.name, p.approval]), [['silver', false], ['gold', true]]);
+    assert.deepEqual(
+      detail.body.plans.map((p: { name: string; approval: boolean }) => [p.name, p.approval]),
+      [
+        ['silver', false],
+        ['gold', true],
+      ],
+    );
     assert.deepEqual(detail.body.apis.map((a: { name: string }) => a.name).sort(), ['financing', 'logistics']);
 
     const deprecated = await t.call('POST', '/api/catalogs/sandbox/products/accessories/1.0.0/deprecate');
     assert.equal(deprecated.body.state, 'deprecated');
     const archive = await t.call('POST', '/api/catalogs/sandbox/products/accessories/1.0.0/archive');
     assert.equal(archive.status, 409);
-    assert.equal((await t.call('POST', '/api/catalogs/sandbox/products/accessories/1.0.0/publish')).body.state, 'published');
+    assert.equal(
+      (await t.call('POST', '/api/catalogs/sandbox/products/accessories/1.0.0/publish')).body.state,
+      'published',
+    );
   });
 
   test('activates and deactivates an API; deleting one a product uses is a 409', async () => {
@@ -130,7 +162,10 @@ describe('management API', () => {
     const inUse = await t.call('DELETE', '/api/apis/logistics/2.0.0');
     assert.equal(inUse.status, 409);
     assert.match(inUse.body.error.message, /accessories:1\.0\.0/);
-    const unused = await t.call('POST', '/api/apis', { document: logistics.replace('version: 2.0.0\n', 'version: 3.0.0\n'), file: 'l3.yaml' });
+    const unused = await t.call('POST', '/api/apis', {
+      document: logistics.replace('version: 2.0.0\n', 'version: 3.0.0\n'),
+      file: 'l3.yaml',
+    });
     assert.equal(unused.status, 201);
     assert.equal((await t.call('DELETE', '/api/apis/logistics/3.0.0')).status, 204);
     assert.equal((await t.call('GET', '/api/apis/logistics/3.0.0')).status, 404);
@@ -140,14 +175,24 @@ describe('management API', () => {
     const services = t.platform.services;
     const consumerServices = t.platform.consumerServices;
     const catalog = await services.catalog(t.orgId, 'sandbox');
-    const { org } = await consumerServices.signUp(catalog.id, { email: 'dev@example.com', password: 'dev-pass-1234' });
+    const { org } = await consumerServices.signUp(catalog.id, {
+      email: 'dev@example.com',
+      password: 'dev-pass-1234',
+    });
     const { app } = await consumerServices.createApp(org.id, { title: 'App' });
     const productRow = await services.product(t.orgId, 'sandbox', 'accessories', '1.0.0');
-    const pending = await consumerServices.subscribe(org.id, { appId: app.id, productId: productRow.id, planName: 'gold' });
+    const pending = await consumerServices.subscribe(org.id, {
+      appId: app.id,
+      productId: productRow.id,
+      planName: 'gold',
+    });
     assert.equal(pending.state, 'pending');
 
     const list = await t.call('GET', '/api/catalogs/sandbox/subscriptions?state=pending');
-    assert.deepEqual(list.body.map((s: { id: string; app_title: string; plan_name: string }) => [s.id, s.app_title, s.plan_name]), [[pending.id, 'App', 'gold']]);
+    assert.deepEqual(
+      list.body.map((s: { id: string; app_title: string; plan_name: string }) => [s.id, s.app_title, s.plan_name]),
+      [[pending.id, 'App', 'gold']],
+    );
     const approved = await t.call('POST', `/api/catalogs/sandbox/subscriptions/${pending.id}/approve`);
     assert.equal(approved.body.state, 'active');
     const twice = await t.call('POST', `/api/catalogs/sandbox/subscriptions/${pending.id}/reject`);
@@ -159,10 +204,17 @@ describe('management API', () => {
     const weak = await t.call('POST', '/api/users', { username: 'ops', password: 'short' });
     assert.equal(weak.status, 400);
     assert.equal(weak.body.error.field, 'password');
-    const ok = await t.call('POST', '/api/users', { username: 'ops', email: 'ops@example.com', password: 'long-enough-9' });
+    const ok = await t.call('POST', '/api/users', {
+      username: 'ops',
+      email: 'ops@example.com',
+      password: 'long-enough-9',
+    });
     assert.equal(ok.status, 201);
     const users = await t.call('GET', '/api/users');
-    assert.deepEqual(users.body.map((u: { username: string }) => u.username), ['admin', 'ops']);
+    assert.deepEqual(
+      users.body.map((u: { username: string }) => u.username),
+      ['admin', 'ops'],
+    );
   });
 
   test('issue-12: POST /api/users answers a name taken in another org as one taken in its own', async () => {
@@ -173,7 +225,10 @@ describe('management API', () => {
     const ours = await t.call('POST', '/api/users', { username: 'admin', password: 'long-enough-9' });
     assert.equal(theirs.status, 409);
     assert.equal(ours.status, 409);
-    const sameButName = { ...ours.body.error, message: ours.body.error.message.replace('admin', 'rival-admin') };
+    const sameButName = {
+      ...ours.body.error,
+      message: ours.body.error.message.replace('admin', 'rival-admin'),
+    };
     assert.deepEqual(theirs.body.error, sameButName);
     assert.equal(theirs.body.error.message, 'the user name rival-admin is not available; choose another');
     assert.equal(theirs.body.error.field, 'username');
@@ -199,15 +254,39 @@ describe('publishing and base paths', () => {
   test('a product whose API would share a base path with another published API is a 409, and nothing changes', async () => {
     await t.call('POST', '/api/apis', { document: logistics, file: 'logistics.yaml' });
     await t.call('POST', '/api/apis', { document: financing, file: 'financing.yaml' });
-    assert.equal((await t.call('POST', '/api/catalogs/sandbox/products', { document: product, file: 'p.yaml', state: 'published' })).status, 201);
+    assert.equal(
+      (
+        await t.call('POST', '/api/catalogs/sandbox/products', {
+          document: product,
+          file: 'p.yaml',
+          state: 'published',
+        })
+      ).status,
+      201,
+    );
     const twin = logistics.replace('version: 2.0.0\n', 'version: 2.1.0\n');
     assert.equal((await t.call('POST', '/api/apis', { document: twin, file: 'twin.yaml' })).status, 201);
-    const other = 'product: 1.0.0\ninfo: {name: twin, title: Twin, version: 1.0.0}\nplans: {default: {title: Default}}\napis: {logistics: {name: "logistics:2.1.0"}}\n';
-    const clash = await t.call('POST', '/api/catalogs/sandbox/products', { document: other, file: 'twin-product.yaml', state: 'published' });
+    const other =
+      'product: 1.0.0\ninfo: {name: twin, title: Twin, version: 1.0.0}\nplans: {default: {title: Default}}\napis: {logistics: {name: "logistics:2.1.0"}}\n';
+    const clash = await t.call('POST', '/api/catalogs/sandbox/products', {
+      document: other,
+      file: 'twin-product.yaml',
+      state: 'published',
+    });
     assert.equal(clash.status, 409);
-    assert.match(clash.body.error.message, /base path \/logistics, already served in this catalog by logistics:2\.0\.0/);
-    assert.deepEqual((await t.call('GET', '/api/catalogs/sandbox/products')).body.map((p: { name: string }) => p.name), ['accessories']);
-    const staged = await t.call('POST', '/api/catalogs/sandbox/products', { document: other, file: 'twin-product.yaml', state: 'staged' });
+    assert.match(
+      clash.body.error.message,
+      /base path \/logistics, already served in this catalog by logistics:2\.0\.0/,
+    );
+    assert.deepEqual(
+      (await t.call('GET', '/api/catalogs/sandbox/products')).body.map((p: { name: string }) => p.name),
+      ['accessories'],
+    );
+    const staged = await t.call('POST', '/api/catalogs/sandbox/products', {
+      document: other,
+      file: 'twin-product.yaml',
+      state: 'staged',
+    });
     assert.equal(staged.status, 201);
   });
 });

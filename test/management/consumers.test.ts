@@ -29,11 +29,21 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
   let app: { id: string; clientId: string; clientSecret: string };
   before(async () => {
     t = await startTestPlatform({ role: 'management' });
-    for (const [document, file] of [[logistics, 'logistics.yaml'], [financing, 'financing.yaml']]) {
+    for (const [document, file] of [
+      [logistics, 'logistics.yaml'],
+      [financing, 'financing.yaml'],
+    ]) {
       assert.equal((await t.call('POST', '/api/apis', { document, file })).status, 201);
     }
-    for (const [document, file] of [[product, 'p.yaml'], [partnersOnly, 'q.yaml']]) {
-      const published = await t.call('POST', '/api/catalogs/sandbox/products', { document, file, state: 'published' });
+    for (const [document, file] of [
+      [product, 'p.yaml'],
+      [partnersOnly, 'q.yaml'],
+    ]) {
+      const published = await t.call('POST', '/api/catalogs/sandbox/products', {
+        document,
+        file,
+        state: 'published',
+      });
       assert.equal(published.status, 201);
     }
     const walker = { name: 'walker', title: 'Walker Shops', owner: owner('wanda@walker.example') };
@@ -54,7 +64,10 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
   });
 
   test('POST apps answers 201 with the client id and secret; GET shows the client id only', async () => {
-    const created = await t.call('POST', `${orgPath}/apps`, { title: 'Walker Shop', description: 'the shop' });
+    const created = await t.call('POST', `${orgPath}/apps`, {
+      title: 'Walker Shop',
+      description: 'the shop',
+    });
     assert.equal(created.status, 201);
     app = created.body;
     assert.equal(created.body.consumerOrg, 'walker');
@@ -62,10 +75,16 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
     assert.ok(app.clientSecret.length >= 32);
     const got = await t.call('GET', `${orgPath}/apps/${app.id}`);
     assert.equal(got.status, 200);
-    assert.deepEqual(got.body.credentials.map((c: { clientId: string }) => c.clientId), [app.clientId]);
+    assert.deepEqual(
+      got.body.credentials.map((c: { clientId: string }) => c.clientId),
+      [app.clientId],
+    );
     assert.ok(!JSON.stringify(got.body).includes(app.clientSecret));
     const list = await t.call('GET', `${orgPath}/apps`);
-    assert.deepEqual(list.body.map((a: { id: string }) => a.id), [app.id]);
+    assert.deepEqual(
+      list.body.map((a: { id: string }) => a.id),
+      [app.id],
+    );
   });
 
   test('a bad app body is a 400 naming the field', async () => {
@@ -85,7 +104,10 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
     assert.equal(created.body.plan_name, 'gold');
     assert.equal(created.body.consumer_org_name, 'walker');
     const pending = await t.call('GET', '/api/catalogs/sandbox/subscriptions?state=pending');
-    assert.deepEqual(pending.body.map((s: { id: string }) => s.id), [created.body.id]);
+    assert.deepEqual(
+      pending.body.map((s: { id: string }) => s.id),
+      [created.body.id],
+    );
     const approved = await t.call('POST', `/api/catalogs/sandbox/subscriptions/${created.body.id}/approve`);
     assert.equal(approved.body.state, 'active');
     const got = await t.call('GET', `/api/catalogs/sandbox/subscriptions/${created.body.id}`);
@@ -116,7 +138,10 @@ describe('issue-16: provider REST routes for consumer organizations, apps and su
   });
 
   test("another organization's app is not reachable through this organization's path", async () => {
-    await t.call('POST', '/api/catalogs/sandbox/consumer-orgs', { name: 'other', owner: owner('otto@other.example') });
+    await t.call('POST', '/api/catalogs/sandbox/consumer-orgs', {
+      name: 'other',
+      owner: owner('otto@other.example'),
+    });
     assert.equal((await t.call('GET', `/api/catalogs/sandbox/consumer-orgs/other/apps/${app.id}`)).status, 404);
     assert.equal((await t.call('DELETE', `/api/catalogs/sandbox/consumer-orgs/other/apps/${app.id}`)).status, 404);
     assert.equal((await t.call('GET', `${orgPath}/apps/${app.id}`)).status, 200);
@@ -147,7 +172,10 @@ describe('issue-16: publishing a product brings its offline APIs online (API Con
   let t: TestPlatform;
   before(async () => {
     t = await startTestPlatform({ role: 'management' });
-    for (const [document, file] of [[logistics, 'logistics.yaml'], [financing, 'financing.yaml']]) {
+    for (const [document, file] of [
+      [logistics, 'logistics.yaml'],
+      [financing, 'financing.yaml'],
+    ]) {
       assert.equal((await t.call('POST', '/api/apis', { document, file })).status, 201);
     }
   });

@@ -13,7 +13,12 @@ const ldap = {
   name: 'corp',
   title: 'Corporate LDAP',
   registry_type: 'ldap',
-  configuration: { url: 'ldap://127.0.0.1:1389', admin_dn: 'cn=svc,dc=x', admin_password: 'bind-secret-42', search_dn_base: 'dc=x' },
+  configuration: {
+    url: 'ldap://127.0.0.1:1389',
+    admin_dn: 'cn=svc,dc=x',
+    admin_password: 'bind-secret-42',
+    search_dn_base: 'dc=x',
+  },
 };
 
 describe('user registry REST routes', () => {
@@ -26,13 +31,20 @@ describe('user registry REST routes', () => {
   });
 
   test('POST creates an authurl registry (201) and GET lists it', async () => {
-    const created = await t.call('POST', base, { name: 'staff', registry_type: 'authurl', configuration: { url: 'https://auth.example.com/check', timeout: 5 } });
+    const created = await t.call('POST', base, {
+      name: 'staff',
+      registry_type: 'authurl',
+      configuration: { url: 'https://auth.example.com/check', timeout: 5 },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.name, 'staff');
     assert.equal(created.body.configuration.url, 'https://auth.example.com/check');
     const listed = await t.call('GET', base);
     assert.equal(listed.status, 200);
-    assert.deepEqual(listed.body.map((r: { name: string }) => r.name), ['staff']);
+    assert.deepEqual(
+      listed.body.map((r: { name: string }) => r.name),
+      ['staff'],
+    );
   });
 
   test('an LDAP registry: the bind password is never returned by POST, GET or list', async () => {
@@ -40,14 +52,18 @@ describe('user registry REST routes', () => {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const one = await t.call('GET', `${base}/corp`);
     const all = await t.call('GET', base);
-    for (const body of [created.body, one.body, all.body]) assert.equal(JSON.stringify(body).includes('bind-secret-42'), false);
+    for (const body of [created.body, one.body, all.body])
+      assert.equal(JSON.stringify(body).includes('bind-secret-42'), false);
     assert.equal(one.body.configuration.admin_password_set, true);
     assert.equal(one.body.title, 'Corporate LDAP');
   });
 
   test('PUT replaces title and configuration; the stored bind password is kept when left out', async () => {
     const { admin_password: _dropped, ...rest } = ldap.configuration;
-    const updated = await t.call('PUT', `${base}/corp`, { title: 'Corp', configuration: { ...rest, url: 'ldaps://127.0.0.1:1636' } });
+    const updated = await t.call('PUT', `${base}/corp`, {
+      title: 'Corp',
+      configuration: { ...rest, url: 'ldaps://127.0.0.1:1636' },
+    });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
     assert.equal(updated.body.title, 'Corp');
     assert.equal(updated.body.configuration.url, 'ldaps://127.0.0.1:1636');
@@ -66,7 +82,11 @@ describe('user registry REST routes', () => {
       const answer = await t.call('POST', base, body);
       assert.equal(answer.status, 400, JSON.stringify(answer.body));
       assert.equal(answer.body.error.code, 'MGMT_VALIDATION');
-      assert.match(`${answer.body.error.field ?? ''} ${answer.body.error.message}`, new RegExp(field.replace('.', '\\.')), JSON.stringify(answer.body));
+      assert.match(
+        `${answer.body.error.field ?? ''} ${answer.body.error.message}`,
+        new RegExp(field.replace('.', '\\.')),
+        JSON.stringify(answer.body),
+      );
     }
     const typeChange = await t.call('PUT', `${base}/staff`, { registry_type: 'ldap' });
     assert.equal(typeChange.status, 400);
@@ -74,13 +94,20 @@ describe('user registry REST routes', () => {
   });
 
   test('a second registry with the same name is a 409', async () => {
-    const again = await t.call('POST', base, { name: 'staff', registry_type: 'authurl', configuration: { url: 'https://b/' } });
+    const again = await t.call('POST', base, {
+      name: 'staff',
+      registry_type: 'authurl',
+      configuration: { url: 'https://b/' },
+    });
     assert.equal(again.status, 409);
   });
 
   test('catalog enabling: PUT enables (204), GET lists, DELETE disables', async () => {
     assert.equal((await t.call('PUT', `${inSandbox}/staff`)).status, 204);
-    assert.deepEqual((await t.call('GET', inSandbox)).body.map((r: { name: string }) => r.name), ['staff']);
+    assert.deepEqual(
+      (await t.call('GET', inSandbox)).body.map((r: { name: string }) => r.name),
+      ['staff'],
+    );
     assert.equal((await t.call('DELETE', `${inSandbox}/staff`)).status, 204);
     assert.deepEqual((await t.call('GET', inSandbox)).body, []);
     assert.equal((await t.call('PUT', `${inSandbox}/nobody`)).status, 404);
@@ -90,7 +117,11 @@ describe('user registry REST routes', () => {
   test('another org and its registries answer 404, as an unknown one does', async () => {
     const other = await t.platform.services.ensureOrg('rivalreg', 'Rival');
     const { UserRegistries } = await import('../../src/services/user-registries.ts');
-    await new UserRegistries(t.platform.services).create(other.orgId, { name: 'theirs', registry_type: 'authurl', configuration: { url: 'https://r/' } });
+    await new UserRegistries(t.platform.services).create(other.orgId, {
+      name: 'theirs',
+      registry_type: 'authurl',
+      configuration: { url: 'https://r/' },
+    });
     for (const [method, path] of [
       ['GET', '/api/orgs/rivalreg/user-registries'],
       ['GET', '/api/orgs/rivalreg/user-registries/theirs'],
@@ -117,7 +148,12 @@ describe('console user registries page', () => {
   before(async () => {
     t = await startTestPlatform({ role: 'management' });
     await t.call('POST', base, ldap);
-    await t.call('POST', base, { name: 'staff', title: 'Staff', registry_type: 'authurl', configuration: { url: 'https://auth.example.com/check' } });
+    await t.call('POST', base, {
+      name: 'staff',
+      title: 'Staff',
+      registry_type: 'authurl',
+      configuration: { url: 'https://auth.example.com/check' },
+    });
     await t.call('PUT', `${inSandbox}/staff`);
   });
   after(async () => {
@@ -127,9 +163,17 @@ describe('console user registries page', () => {
   /** Signs in through the console's own form; returns the session cookie. */
   async function signIn(): Promise<string> {
     const form = await fetch(`${t.management}/console/sign-in`);
-    const preSession = form.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
+    const preSession = form.headers
+      .getSetCookie()
+      .map((cookie) => cookie.split(';')[0])
+      .join('; ');
     const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
-    const body = new URLSearchParams({ _csrf: csrf, username: 'admin', password: adminPassword, next: '/console' });
+    const body = new URLSearchParams({
+      _csrf: csrf,
+      username: 'admin',
+      password: adminPassword,
+      next: '/console',
+    });
     const answer = await fetch(`${t.management}/console/sign-in`, {
       method: 'POST',
       redirect: 'manual',
@@ -137,17 +181,25 @@ describe('console user registries page', () => {
       body,
     });
     assert.equal(answer.status, 303);
-    const session = answer.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).find((c) => /^portico_console=./.test(c));
+    const session = answer.headers
+      .getSetCookie()
+      .map((cookie) => cookie.split(';')[0])
+      .find((c) => /^portico_console=./.test(c));
     assert.ok(session, 'the sign-in sets the console session cookie');
     return session;
   }
 
-  test('lists the org\'s registries, their type and URL, and the catalogs that enable them; never the bind password', async () => {
-    const page = await fetch(`${t.management}/console/user-registries`, { headers: { cookie: await signIn() } });
+  test("lists the org's registries, their type and URL, and the catalogs that enable them; never the bind password", async () => {
+    const page = await fetch(`${t.management}/console/user-registries`, {
+      headers: { cookie: await signIn() },
+    });
     assert.equal(page.status, 200);
     const text = await page.text();
     const rowOf = (name: string) => text.split('<tr>').find((row) => row.includes(`<code>${name}</code>`)) ?? '';
-    assert.match(rowOf('staff'), /Authentication URL[\s\S]*https:\/\/auth\.example\.com\/check[\s\S]*<td>sandbox<\/td>/);
+    assert.match(
+      rowOf('staff'),
+      /Authentication URL[\s\S]*https:\/\/auth\.example\.com\/check[\s\S]*<td>sandbox<\/td>/,
+    );
     assert.match(rowOf('corp'), /LDAP[\s\S]*<td>none<\/td>/);
     assert.equal(text.includes('bind-secret-42'), false);
     assert.match(text, /href="\/console\/user-registries" aria-current="page"/);

@@ -32,13 +32,31 @@ describe('native OAuth provider: refusals', () => {
 
   /** A code for the app, as the consent page gives it (signed in as alice), without a browser. */
   async function code(extra: Record<string, string> = {}): Promise<string> {
-    const query = new URLSearchParams({ response_type: 'code', client_id: o.app.clientId, redirect_uri: o.redirectUri, scope: 'read', state: 's1', ...extra });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: o.app.clientId,
+      redirect_uri: o.redirectUri,
+      scope: 'read',
+      state: 's1',
+      ...extra,
+    });
     const page = await fetch(`${authorize}?${query}`);
     assert.equal(page.status, 200);
     const cookie = page.headers.get('set-cookie')!.split(';')[0];
     const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
-    const form = new URLSearchParams({ ...Object.fromEntries(query), csrf, username: 'alice', password: 'wonderland', decision: 'allow' });
-    const answer = await fetch(authorize, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    const form = new URLSearchParams({
+      ...Object.fromEntries(query),
+      csrf,
+      username: 'alice',
+      password: 'wonderland',
+      decision: 'allow',
+    });
+    const answer = await fetch(authorize, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
     assert.equal(answer.status, 302);
     const location = new URL(answer.headers.get('location')!);
     assert.equal(location.searchParams.get('state'), 's1');
@@ -55,29 +73,50 @@ describe('native OAuth provider: refusals', () => {
   });
 
   test('two client authentication methods at once are invalid_request', async () => {
-    const answer = await postForm(token, { grant_type: 'client_credentials', client_secret: o.app.clientSecret }, basic(o.app.clientId, o.app.clientSecret));
+    const answer = await postForm(
+      token,
+      { grant_type: 'client_credentials', client_secret: o.app.clientSecret },
+      basic(o.app.clientId, o.app.clientSecret),
+    );
     assert.deepEqual([answer.status, answer.body?.error], [400, 'invalid_request']);
   });
 
   test('an unknown grant type is unsupported_grant_type; a scope the provider does not offer is invalid_scope', async () => {
-    assert.equal((await postForm(token, { grant_type: 'urn:example:magic' }, basic(o.app.clientId, o.app.clientSecret))).body?.error, 'unsupported_grant_type');
+    assert.equal(
+      (await postForm(token, { grant_type: 'urn:example:magic' }, basic(o.app.clientId, o.app.clientSecret))).body
+        ?.error,
+      'unsupported_grant_type',
+    );
     const answer = await clientCredentials({ scope: 'read admin' });
     assert.deepEqual([answer.status, answer.body?.error], [400, 'invalid_scope']);
   });
 
   test('an unregistered redirect URI gets an error page, never a redirect', async () => {
-    const query = new URLSearchParams({ response_type: 'code', client_id: o.app.clientId, redirect_uri: 'https://evil.example/cb', state: 'x' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: o.app.clientId,
+      redirect_uri: 'https://evil.example/cb',
+      state: 'x',
+    });
     const answer = await fetch(`${authorize}?${query}`, { redirect: 'manual' });
     assert.equal(answer.status, 400);
     assert.equal(answer.headers.get('location'), null);
     assert.match(await answer.text(), /redirect URI is not one the application registered/);
     // Exact match: a prefix, or another path on the same origin, is not the registered URI.
-    const near = new URLSearchParams({ response_type: 'code', client_id: o.app.clientId, redirect_uri: `${o.redirectUri}/more` });
+    const near = new URLSearchParams({
+      response_type: 'code',
+      client_id: o.app.clientId,
+      redirect_uri: `${o.redirectUri}/more`,
+    });
     assert.equal((await fetch(`${authorize}?${near}`, { redirect: 'manual' })).status, 400);
   });
 
   test('a code redeemed with another redirect_uri is invalid_grant', async () => {
-    const answer = await postForm(token, { grant_type: 'authorization_code', code: await code(), redirect_uri: `${o.redirectUri}?x=1` }, basic(o.app.clientId, o.app.clientSecret));
+    const answer = await postForm(
+      token,
+      { grant_type: 'authorization_code', code: await code(), redirect_uri: `${o.redirectUri}?x=1` },
+      basic(o.app.clientId, o.app.clientSecret),
+    );
     assert.deepEqual([answer.status, answer.body?.error], [400, 'invalid_grant']);
   });
 
@@ -87,18 +126,32 @@ describe('native OAuth provider: refusals', () => {
     const first = await postForm(token, fields, basic(o.app.clientId, o.app.clientSecret));
     assert.equal(first.status, 200);
     const access = String(first.body!.access_token);
-    assert.equal((await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${access}` } })).status, 200);
+    assert.equal(
+      (await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${access}` } })).status,
+      200,
+    );
     const replay = await postForm(token, fields, basic(o.app.clientId, o.app.clientSecret));
     assert.deepEqual([replay.status, replay.body?.error, replay.body?.access_token], [400, 'invalid_grant', undefined]);
-    assert.equal((await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${access}` } })).status, 401);
-    const refresh = await postForm(token, { grant_type: 'refresh_token', refresh_token: String(first.body!.refresh_token) }, basic(o.app.clientId, o.app.clientSecret));
+    assert.equal(
+      (await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${access}` } })).status,
+      401,
+    );
+    const refresh = await postForm(
+      token,
+      { grant_type: 'refresh_token', refresh_token: String(first.body!.refresh_token) },
+      basic(o.app.clientId, o.app.clientSecret),
+    );
     assert.equal(refresh.body?.error, 'invalid_grant');
   });
 
   test('a missing or wrong PKCE verifier is invalid_grant', async () => {
     for (const sent of [undefined, 'w'.repeat(50)]) {
       const issued = await code({ code_challenge: challenge, code_challenge_method: 'S256' });
-      const fields: Record<string, string> = { grant_type: 'authorization_code', code: issued, redirect_uri: o.redirectUri };
+      const fields: Record<string, string> = {
+        grant_type: 'authorization_code',
+        code: issued,
+        redirect_uri: o.redirectUri,
+      };
       if (sent !== undefined) fields.code_verifier = sent;
       const answer = await postForm(token, fields, basic(o.app.clientId, o.app.clientSecret));
       assert.deepEqual([answer.status, answer.body?.error], [400, 'invalid_grant'], String(sent));
@@ -106,7 +159,14 @@ describe('native OAuth provider: refusals', () => {
   });
 
   test('plain PKCE is refused when allow_plain is false: the error goes back to the client with its state', async () => {
-    const query = new URLSearchParams({ response_type: 'code', client_id: o.app.clientId, redirect_uri: o.redirectUri, state: 'st', code_challenge: verifier, code_challenge_method: 'plain' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: o.app.clientId,
+      redirect_uri: o.redirectUri,
+      state: 'st',
+      code_challenge: verifier,
+      code_challenge_method: 'plain',
+    });
     const answer = await fetch(`${authorize}?${query}`, { redirect: 'manual' });
     assert.equal(answer.status, 302);
     const location = new URL(answer.headers.get('location')!);
@@ -115,34 +175,69 @@ describe('native OAuth provider: refusals', () => {
   });
 
   test('a consent form posted without its CSRF cookie issues no code', async () => {
-    const query = new URLSearchParams({ response_type: 'code', client_id: o.app.clientId, redirect_uri: o.redirectUri, scope: 'read' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: o.app.clientId,
+      redirect_uri: o.redirectUri,
+      scope: 'read',
+    });
     const page = await fetch(`${authorize}?${query}`);
     const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
-    const form = new URLSearchParams({ ...Object.fromEntries(query), csrf, username: 'alice', password: 'wonderland', decision: 'allow' });
-    const answer = await fetch(authorize, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    const form = new URLSearchParams({
+      ...Object.fromEntries(query),
+      csrf,
+      username: 'alice',
+      password: 'wonderland',
+      decision: 'allow',
+    });
+    const answer = await fetch(authorize, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
     assert.equal(answer.status, 400);
     assert.equal(answer.headers.get('location'), null);
   });
 
   test('password grant: a wrong resource owner password is invalid_grant, the right one is served', async () => {
-    const answer = await postForm(token, { grant_type: 'password', username: 'alice', password: 'nope', scope: 'read' }, basic(o.app.clientId, o.app.clientSecret));
+    const answer = await postForm(
+      token,
+      { grant_type: 'password', username: 'alice', password: 'nope', scope: 'read' },
+      basic(o.app.clientId, o.app.clientSecret),
+    );
     assert.deepEqual([answer.status, answer.body?.error], [400, 'invalid_grant']);
-    const ok = await postForm(token, { grant_type: 'password', username: 'alice', password: 'wonderland', scope: 'read' }, basic(o.app.clientId, o.app.clientSecret));
+    const ok = await postForm(
+      token,
+      { grant_type: 'password', username: 'alice', password: 'wonderland', scope: 'read' },
+      basic(o.app.clientId, o.app.clientSecret),
+    );
     assert.equal(ok.status, 200);
   });
 
   test('RFC 7009 §2.1: revoking a token issued to another client is refused and the token stays valid', async () => {
     const other = await o.p.newApp('default');
     const owner = basic(o.app.clientId, o.app.clientSecret);
-    const issued = await postForm(token, { grant_type: 'password', username: 'alice', password: 'wonderland', scope: 'read' }, owner);
+    const issued = await postForm(
+      token,
+      { grant_type: 'password', username: 'alice', password: 'wonderland', scope: 'read' },
+      owner,
+    );
     const access = String(issued.body!.access_token);
     const refresh = String(issued.body!.refresh_token);
     for (const presented of [access, refresh]) {
-      const answer = await postForm(`${o.issuer}/oauth2/revoke`, { token: presented }, basic(other.clientId, other.clientSecret));
+      const answer = await postForm(
+        `${o.issuer}/oauth2/revoke`,
+        { token: presented },
+        basic(other.clientId, other.clientSecret),
+      );
       assert.deepEqual([answer.status, answer.body?.error], [400, 'unauthorized_client']);
     }
     await o.p.t.platform.gateway!.reload();
-    assert.equal((await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${access}` } })).status, 200);
+    assert.equal(
+      (await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${access}` } })).status,
+      200,
+    );
     const introspect = (presented: string) => postForm(`${o.issuer}/oauth2/introspect`, { token: presented }, owner);
     assert.equal((await introspect(access)).body?.active, true);
     assert.equal((await introspect(refresh)).body?.active, true);
@@ -155,7 +250,17 @@ describe('native OAuth provider: refusals', () => {
     const provider = o.p.t.platform.gateway!.current!.oauth.get('acme/sandbox')!.byName.get('demo-oauth')!;
     const now = Math.floor(Date.now() / 1000);
     const origin = o.p.t.gateway;
-    const claims = { iss: o.issuer, sub: o.app.clientId, aud: `${origin}/acme/sandbox`, iat: now - 7200, exp: now - 60, jti: 'expired-1', client_id: o.app.clientId, scope: 'read', grant_id: 'g-expired' };
+    const claims = {
+      iss: o.issuer,
+      sub: o.app.clientId,
+      aud: `${origin}/acme/sandbox`,
+      iat: now - 7200,
+      exp: now - 60,
+      jti: 'expired-1',
+      client_id: o.app.clientId,
+      scope: 'read',
+      grant_id: 'g-expired',
+    };
     const expired = signAccessToken(claims, provider.current!);
     const answer = await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${expired}` } });
     assert.equal(answer.status, 401);
@@ -169,14 +274,28 @@ describe('native OAuth provider: refusals', () => {
     const provider = o.p.t.platform.gateway!.current!.oauth.get('acme/sandbox')!.byName.get('demo-oauth')!;
     const now = Math.floor(Date.now() / 1000);
     const origin = o.p.t.gateway;
-    const claims = { iss: `${origin}/acme/other/oauth`, sub: o.app.clientId, aud: `${origin}/acme/other`, iat: now, exp: now + 600, jti: 'other-1', client_id: o.app.clientId, scope: 'read', grant_id: 'g-other' };
-    const answer = await fetch(`${o.p.base}/thing?n=1`, { headers: { authorization: `Bearer ${signAccessToken(claims, provider.current!)}` } });
+    const claims = {
+      iss: `${origin}/acme/other/oauth`,
+      sub: o.app.clientId,
+      aud: `${origin}/acme/other`,
+      iat: now,
+      exp: now + 600,
+      jti: 'other-1',
+      client_id: o.app.clientId,
+      scope: 'read',
+      grant_id: 'g-other',
+    };
+    const answer = await fetch(`${o.p.base}/thing?n=1`, {
+      headers: { authorization: `Bearer ${signAccessToken(claims, provider.current!)}` },
+    });
     assert.equal(answer.status, 401);
   });
 
   test('a scope not granted is 403 insufficient_scope', async () => {
     const read = await clientCredentials({ scope: 'read' });
-    const answer = await fetch(`${o.p.base}/write?n=1`, { headers: { authorization: `Bearer ${String(read.body!.access_token)}` } });
+    const answer = await fetch(`${o.p.base}/write?n=1`, {
+      headers: { authorization: `Bearer ${String(read.body!.access_token)}` },
+    });
     assert.equal(answer.status, 403);
     assert.equal(answer.headers.get('www-authenticate'), 'Bearer error="insufficient_scope", scope="write"');
   });
@@ -187,7 +306,15 @@ describe('native OAuth provider: refusals', () => {
         swagger: '2.0',
         info: { title: 'Sec', version: '1.0.0', 'x-ibm-name': 'sec' },
         basePath: '/sec',
-        securityDefinitions: { o: { type: 'oauth2', flow: 'application', tokenUrl: 'https://x/token', scopes: {}, 'x-ibm-oauth-provider': 'nobody' } },
+        securityDefinitions: {
+          o: {
+            type: 'oauth2',
+            flow: 'application',
+            tokenUrl: 'https://x/token',
+            scopes: {},
+            'x-ibm-oauth-provider': 'nobody',
+          },
+        },
         security: [{ o: [] }],
         paths: { '/thing': { get: { responses: { 200: { description: 'ok' } } } } },
       }),

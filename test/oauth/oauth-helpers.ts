@@ -68,17 +68,23 @@ export async function startOAuthPlatform(env: Record<string, string> = {}): Prom
   const redirectUri = `${await listen(target)}/callback`;
   const p = await startSecurityPlatform(env);
   const registries = new UserRegistries(p.t.platform.services);
-  await registries.create(p.t.orgId, { name: 'people', registry_type: 'authurl', configuration: { url: `${registryUrl}/check`, timeout: 2 } });
+  await registries.create(p.t.orgId, {
+    name: 'people',
+    registry_type: 'authurl',
+    configuration: { url: `${registryUrl}/check`, timeout: 2 },
+  });
   await registries.enable(p.t.orgId, 'sandbox', 'people');
   const created = await p.t.call('POST', '/api/orgs/acme/oauth-providers', providerFile);
   if (created.status !== 201) throw new Error(`provider create: ${created.status} ${JSON.stringify(created.body)}`);
   const enabled = await p.t.call('PUT', '/api/orgs/acme/catalogs/sandbox/oauth-providers/demo-oauth');
   if (enabled.status !== 204) throw new Error(`provider enable: ${enabled.status} ${JSON.stringify(enabled.body)}`);
-  await p.publish(secApi({
-    schemes: { oauth: oauthScheme },
-    security: [{ oauth: ['read'] }],
-    operations: { '/thing': {}, '/write': { security: [{ oauth: ['write'] }] } },
-  }));
+  await p.publish(
+    secApi({
+      schemes: { oauth: oauthScheme },
+      security: [{ oauth: ['read'] }],
+      operations: { '/thing': {}, '/write': { security: [{ oauth: ['write'] }] } },
+    }),
+  );
   const app = await p.newApp('default');
   await registerRedirect(p, app.clientId, [redirectUri]);
   return {
@@ -111,9 +117,15 @@ export async function postForm(url: string, fields: Record<string, string>, head
     body: new URLSearchParams(fields),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>),
+  };
 }
 
 export function basic(clientId: string, secret: string): Record<string, string> {
-  return { authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}` };
+  return {
+    authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+  };
 }

@@ -17,15 +17,30 @@ describe('native OAuth provider: resource owner sign-in limits', () => {
   after(() => o.close());
 
   const password = (username: string, secret: string) =>
-    postForm(`${o.issuer}/oauth2/token`, { grant_type: 'password', username, password: secret, scope: 'read' }, basic(o.app.clientId, o.app.clientSecret));
+    postForm(
+      `${o.issuer}/oauth2/token`,
+      { grant_type: 'password', username, password: secret, scope: 'read' },
+      basic(o.app.clientId, o.app.clientSecret),
+    );
 
   async function consent(username: string, secret: string): Promise<Response> {
     const authorize = `${o.issuer}/oauth2/authorize`;
-    const query = new URLSearchParams({ response_type: 'code', client_id: o.app.clientId, redirect_uri: o.redirectUri, scope: 'read' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: o.app.clientId,
+      redirect_uri: o.redirectUri,
+      scope: 'read',
+    });
     const page = await fetch(`${authorize}?${query}`);
     const cookie = page.headers.get('set-cookie')!.split(';')[0];
     const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
-    const form = new URLSearchParams({ ...Object.fromEntries(query), csrf, username, password: secret, decision: 'allow' });
+    const form = new URLSearchParams({
+      ...Object.fromEntries(query),
+      csrf,
+      username,
+      password: secret,
+      decision: 'allow',
+    });
     const headers = { cookie, 'content-type': 'application/x-www-form-urlencoded' };
     return fetch(authorize, { method: 'POST', redirect: 'manual', headers, body: form });
   }
@@ -34,7 +49,9 @@ describe('native OAuth provider: resource owner sign-in limits', () => {
     const before = o.registryCalls();
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => password('mallory', `guess-${i}`)));
     assert.equal(o.registryCalls() - before, 5);
-    assert.ok(answers.every((a) => a.status === 400 && a.body?.error === 'invalid_grant' && a.body.access_token === undefined));
+    assert.ok(
+      answers.every((a) => a.status === 400 && a.body?.error === 'invalid_grant' && a.body.access_token === undefined),
+    );
     const limited = answers.filter((a) => /too many sign-in attempts/.test(String(a.body?.error_description)));
     assert.equal(limited.length, 5);
     assert.match(limited[0].headers.get('retry-after') ?? '', /^\d+$/);

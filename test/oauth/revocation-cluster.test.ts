@@ -51,7 +51,11 @@ describe('native OAuth revocation across gateway nodes (PostgreSQL)', () => {
 
   test('a token revoked on node A is refused on node B within ~1 s', async (t) => {
     const auth = basic(a.app.clientId, a.app.clientSecret);
-    const issued = await postForm(`${a.issuer}/oauth2/token`, { grant_type: 'client_credentials', scope: 'read' }, auth);
+    const issued = await postForm(
+      `${a.issuer}/oauth2/token`,
+      { grant_type: 'client_credentials', scope: 'read' },
+      auth,
+    );
     const token = String(issued.body!.access_token);
     const onB = `${b.urls.gateway}/acme/sandbox/sec/thing?n=1`;
     const statusOnB = async () => (await fetch(onB, { headers: { authorization: `Bearer ${token}` } })).status;

@@ -55,7 +55,8 @@ class WatchedContext extends GatewayContext {
     try {
       return run();
     } catch (error) {
-      if (!(error instanceof VariableError)) this.unexpected.push(`${action} ${JSON.stringify(name.slice(0, 80))}: ${String(error)}`);
+      if (!(error instanceof VariableError))
+        this.unexpected.push(`${action} ${JSON.stringify(name.slice(0, 80))}: ${String(error)}`);
       throw error;
     }
   }
@@ -73,23 +74,41 @@ class WatchedContext extends GatewayContext {
   }
 }
 
-const sharedApi = { name: 'fuzz', properties: { maps_url: 'https://maps.example' }, org: { id: 'o1', name: 'org' } };
+const sharedApi = {
+  name: 'fuzz',
+  properties: { maps_url: 'https://maps.example' },
+  org: { id: 'o1', name: 'org' },
+};
 const sharedCopy = JSON.stringify(sharedApi);
 
 function operation(random: () => number): unknown[] {
-  const kind = pick(random, ['get', 'set', 'clear', 'getvariable', 'setvariable', 'header.set', 'header.get', 'reject'] as const);
+  const kind = pick(random, [
+    'get',
+    'set',
+    'clear',
+    'getvariable',
+    'setvariable',
+    'header.set',
+    'header.get',
+    'reject',
+  ] as const);
   const name = variableName(random);
   if (kind === 'set') return [kind, name, variableValue(random)];
-  if (kind === 'setvariable') return [kind, name, variableValue(random), pick(random, ['set', 'add', 'clear', undefined])];
-  if (kind === 'header.set') return [kind, pick(random, ['X-Tier', '__proto__', 'constructor', 'Content-Type', name]), 'gold'];
+  if (kind === 'setvariable')
+    return [kind, name, variableValue(random), pick(random, ['set', 'add', 'clear', undefined])];
+  if (kind === 'header.set')
+    return [kind, pick(random, ['X-Tier', '__proto__', 'constructor', 'Content-Type', name]), 'gold'];
   if (kind === 'header.get') return [kind, pick(random, ['x-tier', '__proto__', 'toString', name])];
-  if (kind === 'reject') return random() < 0.9 ? ['get', name] : [kind, pick(random, ['NotFound', '__proto__', 'constructor']), 'no'];
+  if (kind === 'reject')
+    return random() < 0.9 ? ['get', name] : [kind, pick(random, ['NotFound', '__proto__', 'constructor']), 'no'];
   return [kind, name];
 }
 
 describe('GatewayScript host API (fuzz)', () => {
   test('random host calls never reach a prototype, throw only VariableError, and keep memory bounded', async () => {
-    const step = compile({ execute: [{ gatewayscript: { version: '2.0.0', title: 'fuzz', source: runner } }] });
+    const step = compile({
+      execute: [{ gatewayscript: { version: '2.0.0', title: 'fuzz', source: runner } }],
+    });
     const random = seeded(seed);
     const before = intrinsicsSnapshot();
     const unexpected: string[] = [];
@@ -97,16 +116,31 @@ describe('GatewayScript host API (fuzz)', () => {
     const started = heapMiB();
     const deadline = Date.now() + 5000;
     for (let run = 0; run < 300 && Date.now() < deadline; run++) {
-      const ctx = new WatchedContext({
-        request: { verb: 'GET', uri: 'http://h/', path: '/', search: '', headers: { 'x-tier': 'silver' }, parameters: {}, body: undefined, 'content-type': '' },
-        message: emptyMessage(),
-        api: { ...sharedApi },
-        properties: sharedApi.properties,
-        log: pino({ level: 'silent' }),
-        operation: { id: undefined, path: '/', verb: 'GET' },
-        signal: new AbortController().signal,
-      }, unexpected);
-      ctx.set('fuzz_ops', Array.from({ length: 25 }, () => operation(random)));
+      const ctx = new WatchedContext(
+        {
+          request: {
+            verb: 'GET',
+            uri: 'http://h/',
+            path: '/',
+            search: '',
+            headers: { 'x-tier': 'silver' },
+            parameters: {},
+            body: undefined,
+            'content-type': '',
+          },
+          message: emptyMessage(),
+          api: { ...sharedApi },
+          properties: sharedApi.properties,
+          log: pino({ level: 'silent' }),
+          operation: { id: undefined, path: '/', verb: 'GET' },
+          signal: new AbortController().signal,
+        },
+        unexpected,
+      );
+      ctx.set(
+        'fuzz_ops',
+        Array.from({ length: 25 }, () => operation(random)),
+      );
       try {
         await step(ctx);
         outcomes.ok++;

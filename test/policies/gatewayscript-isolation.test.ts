@@ -22,11 +22,21 @@ function poolOf(workers: number, graceMs = 300): ScriptPool {
 function script(pool: ScriptPool, source: string, options: { api?: string; timeoutMs?: number } = {}): Step {
   const input = apiInput();
   input.name = options.api ?? 'test';
-  input.settings = { ...input.settings, script: { timeoutMs: options.timeoutMs ?? 300, memoryBytes: 16 * 1024 * 1024, pool } };
-  return compileAssembly({ execute: [{ gatewayscript: { version: '2.0.0', title: 'gws', source } }] }, input, policyRegistry);
+  input.settings = {
+    ...input.settings,
+    script: { timeoutMs: options.timeoutMs ?? 300, memoryBytes: 16 * 1024 * 1024, pool },
+  };
+  return compileAssembly(
+    { execute: [{ gatewayscript: { version: '2.0.0', title: 'gws', source } }] },
+    input,
+    policyRegistry,
+  );
 }
 
-async function outcome(step: Step, vars: Record<string, unknown> = {}): Promise<{ error?: AssemblyError; ms: number; ctx: ReturnType<typeof makeContext> }> {
+async function outcome(
+  step: Step,
+  vars: Record<string, unknown> = {},
+): Promise<{ error?: AssemblyError; ms: number; ctx: ReturnType<typeof makeContext> }> {
   const ctx = makeContext({ vars });
   const started = performance.now();
   try {
@@ -62,7 +72,10 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
 
   it('finding 3: an async storm stops at the time limit, without holding the event loop, and the next run is served', async () => {
     const pool = poolOf(2);
-    const step = script(pool, `if (context.get('storm') === true) { async function f() { await null; f(); f(); } f(); } context.set('served', true);`);
+    const step = script(
+      pool,
+      `if (context.get('storm') === true) { async function f() { await null; f(); f(); } f(); } context.set('served', true);`,
+    );
     await outcome(step);
     let result: Awaited<ReturnType<typeof outcome>> | undefined;
     const lag = await loopLag(outcome(step, { storm: true }).then((r) => (result = r)));
@@ -78,8 +91,14 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
 
   it('finding 4: 40 deep [[[… bodies and 35 deep stringify runs leave every script working', async () => {
     const pool = poolOf(2, 100);
-    const parse = script(pool, `context.get('attack') && context.message.body.readAsJSON(function (error) { context.set('parsed', !error); }); context.set('served', true);`);
-    const deep = script(pool, `var o = {}; for (var i = 0; i < 100000; i++) o = { a: o }; JSON.stringify(o);`, { api: 'other', timeoutMs: 200 });
+    const parse = script(
+      pool,
+      `context.get('attack') && context.message.body.readAsJSON(function (error) { context.set('parsed', !error); }); context.set('served', true);`,
+    );
+    const deep = script(pool, `var o = {}; for (var i = 0; i < 100000; i++) o = { a: o }; JSON.stringify(o);`, {
+      api: 'other',
+      timeoutMs: 200,
+    });
     const healthy = script(pool, `context.set('served', true);`, { api: 'third' });
     for (let i = 0; i < 40; i++) {
       const ctx = makeContext({ message: { body: '['.repeat(100_000) }, vars: { attack: true } });
@@ -112,7 +131,10 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
     const busy = results.filter((r) => r.error?.status === 503);
     assert.ok(busy.length >= 1, 'runs that waited past their own limit were refused');
     assert.match(busy[0]!.error!.message, /no script worker was free within 1000 ms/);
-    assert.ok(busy.every((r) => r.ms < 1000 + 200), 'a refused run waited no longer than its own limit');
+    assert.ok(
+      busy.every((r) => r.ms < 1000 + 200),
+      'a refused run waited no longer than its own limit',
+    );
   });
 
   it('a worker stuck in one long native call is terminated after limit + grace and replaced', async () => {
@@ -120,8 +142,12 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
     // Measured: QuickJS's JSON.stringify spends ~1.5 s in native code on a 100,000-deep object
     // (its cycle check) before its stack overflow, never reaching the interrupt handler.
     // A 1 s limit leaves the object's construction (~20–80 ms) well inside it.
-    const stuck = script(pool, `if (context.get('stuck') === true) { var o = {}; for (var i = 0; i < 100000; i++) o = { a: o }; JSON.stringify(o); }
-      context.set('served', true);`, { timeoutMs: 1000 });
+    const stuck = script(
+      pool,
+      `if (context.get('stuck') === true) { var o = {}; for (var i = 0; i < 100000; i++) o = { a: o }; JSON.stringify(o); }
+      context.set('served', true);`,
+      { timeoutMs: 1000 },
+    );
     await outcome(stuck);
     const result = await outcome(stuck, { stuck: true });
     assert.match(result.error?.message ?? '', /longer than its limit of 1000 ms and was stopped/);
@@ -133,9 +159,12 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
 
   it('finding 11: a non-configurable global or a late promise job does not reach the next run', async () => {
     const pool = poolOf(1);
-    const step = script(pool, `context.set('seen', (typeof pinned === 'undefined' ? '-' : pinned) + '/' + (typeof late === 'undefined' ? '-' : late));
+    const step = script(
+      pool,
+      `context.set('seen', (typeof pinned === 'undefined' ? '-' : pinned) + '/' + (typeof late === 'undefined' ? '-' : late));
       Object.defineProperty(globalThis, 'pinned', { value: context.get('who'), configurable: false });
-      Promise.resolve().then(function () { globalThis.late = context.get('who'); });`);
+      Promise.resolve().then(function () { globalThis.late = context.get('who'); });`,
+    );
     await outcome(step, { who: 'consumer-a' });
     const second = await outcome(step, { who: 'consumer-b' });
     assert.equal(second.error, undefined);

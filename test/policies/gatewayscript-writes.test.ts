@@ -57,7 +57,10 @@ describe('issue 18: GatewayScript writes without a round trip', () => {
       context.clear('gone'); context.set('gone', 'no'); context.clear('gone');
       context.set('message.body', { last: context.get('seq'), count: context.get('list').length });`);
     assert.equal(error, undefined);
-    assert.deepEqual(ctx.get('list'), Array.from({ length: 300 }, (_, i) => i));
+    assert.deepEqual(
+      ctx.get('list'),
+      Array.from({ length: 300 }, (_, i) => i),
+    );
     assert.deepEqual(ctx.get('message.body'), { last: 299, count: 300 });
     assert.equal(ctx.get('gone'), undefined);
   });
@@ -89,8 +92,10 @@ describe('issue 18: GatewayScript writes without a round trip', () => {
     const waited = await run(`context.set('list', [1]); context.set('list[5]', 2); context.set('after', 1);`);
     assert.equal(sent.error?.errorName, 'JavaScriptError');
     assert.equal(sent.error?.status, 500);
-    const shape = new RegExp('^GatewayScript policy gws: Error: The context variable "[^"]+" cannot be written: '
-      + '"[^"]+" is not an index of the list \\(0 to 1\\)$');
+    const shape = new RegExp(
+      '^GatewayScript policy gws: Error: The context variable "[^"]+" cannot be written: ' +
+        '"[^"]+" is not an index of the list \\(0 to 1\\)$',
+    );
     assert.match(sent.error!.message, shape);
     assert.match(waited.error!.message, shape);
     assert.match(sent.error!.message, /"list\.x"/);

@@ -5,7 +5,15 @@ import { AssemblyError, PolicyCompileError } from '../../src/policies/types.ts';
 import { compile, makeContext } from './helpers.ts';
 
 // The geocoder reply for 90210 (notes §4).
-const geocode = { status: 'OK', results: [{ formatted_address: 'Beverly Hills, CA 90210, USA', geometry: { location: { lat: 34.1030032, lng: -118.4104684 } } }] };
+const geocode = {
+  status: 'OK',
+  results: [
+    {
+      formatted_address: 'Beverly Hills, CA 90210, USA',
+      geometry: { location: { lat: 34.1030032, lng: -118.4104684 } },
+    },
+  ],
+};
 
 const v5Script = `// Require API Connect Functions
 var apic = require('local:///isp/policy/apim.custom.js');
@@ -47,25 +55,38 @@ describe('gatewayscript policy', () => {
   it('runs the v5 logistics script (require apim.custom.js) unchanged', async () => {
     const ctx = makeContext({ vars: { 'google_geocode_response.body': geocode } });
     await gws(v5Script)(ctx);
-    assert.deepEqual(ctx.get('message.body'), { google_maps_link: 'https://www.google.com/maps?q=34.1030032,-118.4104684' });
+    assert.deepEqual(ctx.get('message.body'), {
+      google_maps_link: 'https://www.google.com/maps?q=34.1030032,-118.4104684',
+    });
   });
 
   it('runs the v10 logistics script (global apim) unchanged', async () => {
     const ctx = makeContext({ vars: { 'google_geocode_response.body': geocode } });
     await gws(v10Script)(ctx);
-    assert.deepEqual(ctx.get('message.body'), { google_maps_link: 'https://www.google.com/maps?q=34.1030032,-118.4104684' });
+    assert.deepEqual(ctx.get('message.body'), {
+      google_maps_link: 'https://www.google.com/maps?q=34.1030032,-118.4104684',
+    });
   });
 
   it('runs the spec form (context.get, header.set, body.write) with the maps_url property', async () => {
-    const ctx = makeContext({ vars: { 'geocode_response.body': geocode, 'api.properties': { maps_url: 'https://maps.example.test/maps' } } });
+    const ctx = makeContext({
+      vars: {
+        'geocode_response.body': geocode,
+        'api.properties': { maps_url: 'https://maps.example.test/maps' },
+      },
+    });
     await gws(specScript)(ctx);
-    assert.deepEqual(ctx.get('message.body'), { maps_link: 'https://maps.example.test/maps?q=34.1030032,-118.4104684' });
+    assert.deepEqual(ctx.get('message.body'), {
+      maps_link: 'https://maps.example.test/maps?q=34.1030032,-118.4104684',
+    });
     assert.equal(ctx.get('message.headers.content-type'), 'application/json');
   });
 
   it('reads the body with readAsJSON and sets the status code', async () => {
     const ctx = makeContext({ message: { body: '{"n":41}' } });
-    await gws(`context.message.body.readAsJSON(function (error, json) { context.message.body.write({ n: json.n + 1 }); }); context.message.statusCode = 201;`)(ctx);
+    await gws(
+      `context.message.body.readAsJSON(function (error, json) { context.message.body.write({ n: json.n + 1 }); }); context.message.statusCode = 201;`,
+    )(ctx);
     assert.deepEqual(ctx.get('message.body'), { n: 42 });
     assert.equal(ctx.get('message.status.code'), 201);
   });
@@ -77,21 +98,32 @@ describe('gatewayscript policy', () => {
   });
 
   it('raises JavaScriptError with the message of a thrown exception', async () => {
-    const error = await failure(gws(v10Script, 'gws_format_maps_link'), { 'google_geocode_response.body': { status: 'ZERO_RESULTS', results: [] } });
+    const error = await failure(gws(v10Script, 'gws_format_maps_link'), {
+      'google_geocode_response.body': { status: 'ZERO_RESULTS', results: [] },
+    });
     assert.equal(error.errorName, 'JavaScriptError');
     assert.equal(error.status, 500);
     assert.match(error.message, /gws_format_maps_link: TypeError/);
   });
 
   it('refuses a script that does not parse, naming the source path', () => {
-    assert.throws(() => gws('var x = ;'), (error: unknown) => error instanceof PolicyCompileError && error.rule === 'script-syntax' && error.path.endsWith('.gatewayscript.source'));
+    assert.throws(
+      () => gws('var x = ;'),
+      (error: unknown) =>
+        error instanceof PolicyCompileError &&
+        error.rule === 'script-syntax' &&
+        error.path.endsWith('.gatewayscript.source'),
+    );
   });
 
   describe('sandbox', () => {
     for (const [label, source] of [
       ["require('fs')", "require('fs')"],
       ['process.exit()', 'process.exit()'],
-      ["globalThis.constructor.constructor('return process')()", "globalThis.constructor.constructor('return process')()"],
+      [
+        "globalThis.constructor.constructor('return process')()",
+        "globalThis.constructor.constructor('return process')()",
+      ],
       ['this.constructor.constructor', "this.constructor.constructor('return process')().exit()"],
     ]) {
       it(`fails safely on ${label}`, async () => {
@@ -102,7 +134,9 @@ describe('gatewayscript policy', () => {
 
     it('refuses import() of a Node module', async () => {
       const ctx = makeContext();
-      await gws(`import('fs').then(function () { context.set('imported', 'yes'); }, function (e) { context.set('imported', 'refused'); });`)(ctx);
+      await gws(
+        `import('fs').then(function () { context.set('imported', 'yes'); }, function (e) { context.set('imported', 'refused'); });`,
+      )(ctx);
       assert.equal(ctx.get('imported'), 'refused');
     });
 
@@ -120,7 +154,9 @@ describe('gatewayscript policy', () => {
     });
 
     it('stops a huge allocation, then serves the next request', async () => {
-      const step = gws(`if (context.get('grow') === true) { let a = []; while (true) a.push(new Array(1e6).fill(1)); } context.set('served', true);`);
+      const step = gws(
+        `if (context.get('grow') === true) { let a = []; while (true) a.push(new Array(1e6).fill(1)); } context.set('served', true);`,
+      );
       const error = await failure(step, { grow: true });
       assert.equal(error.errorName, 'JavaScriptError');
       assert.match(error.message, /memory limit/);
@@ -130,18 +166,24 @@ describe('gatewayscript policy', () => {
     });
 
     it('stops typed-array growth within the engine ceiling, then serves the next request', async () => {
-      const step = gws(`if (context.get('grow') === true) { const keep = []; for (let i = 0; i < 100000; i++) keep.push(new Float64Array(1e6)); } context.set('served', true);`);
+      const step = gws(
+        `if (context.get('grow') === true) { const keep = []; for (let i = 0; i < 100000; i++) keep.push(new Float64Array(1e6)); } context.set('served', true);`,
+      );
       const error = await failure(step, { grow: true });
       assert.equal(error.errorName, 'JavaScriptError');
       assert.match(error.message, /memory/);
-      assert.ok(process.memoryUsage().arrayBuffers < engineCeilingBytes() + 64 * 1024 * 1024, 'the engine stayed under its ceiling');
+      assert.ok(
+        process.memoryUsage().arrayBuffers < engineCeilingBytes() + 64 * 1024 * 1024,
+        'the engine stayed under its ceiling',
+      );
       const ctx = makeContext();
       await step(ctx);
       assert.equal(ctx.get('served'), true);
     });
 
     it('does not show a global set by one run to the next', async () => {
-      const step = gws(`context.set('seen', typeof leaked + '/' + typeof globalThis.leaked2 + '/' + typeof ({}).polluted);
+      const step =
+        gws(`context.set('seen', typeof leaked + '/' + typeof globalThis.leaked2 + '/' + typeof ({}).polluted);
         leaked = 1; globalThis.leaked2 = 2; Object.prototype.polluted = 3; Array.prototype.push = null;`);
       const first = makeContext();
       await step(first);

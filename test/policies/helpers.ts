@@ -34,7 +34,10 @@ export function makeContext(options: ContextOptions = {}): GatewayContext {
   const ctx = new GatewayContext({
     request,
     message: { ...emptyMessage(), ...options.message },
-    api: { name: 'test', operation: { id: options.operationId, path: options.operationPath ?? options.path ?? '/' } },
+    api: {
+      name: 'test',
+      operation: { id: options.operationId, path: options.operationPath ?? options.path ?? '/' },
+    },
     properties: {},
     log: pino({ level: 'silent' }),
     operation: { id: options.operationId, path: options.operationPath ?? options.path ?? '/', verb },
@@ -45,19 +48,31 @@ export function makeContext(options: ContextOptions = {}): GatewayContext {
 }
 
 /** Compile input for an API document. */
-export function apiInput(document: Record<string, unknown> = {}, properties: Record<string, string> = {}): ApiCompileInput {
+export function apiInput(
+  document: Record<string, unknown> = {},
+  properties: Record<string, string> = {},
+): ApiCompileInput {
   return {
     name: 'test',
     version: '1.0.0',
     document,
     properties,
     catalog: { name: 'sandbox', orgName: 'org' },
-    settings: { maxBackendBodyBytes: 1 << 20, tlsProfiles: {}, script: { timeoutMs: 200, memoryBytes: 16 * 1024 * 1024 }, invokeDenyHosts: [] },
+    settings: {
+      maxBackendBodyBytes: 1 << 20,
+      tlsProfiles: {},
+      script: { timeoutMs: 200, memoryBytes: 16 * 1024 * 1024 },
+      invokeDenyHosts: [],
+    },
   };
 }
 
 /** Compiles an assembly with the core policies. */
-export function compile(assembly: { execute: unknown[]; catch?: unknown[]; finally?: unknown[] }, document: Record<string, unknown> = {}, properties: Record<string, string> = {}): Step {
+export function compile(
+  assembly: { execute: unknown[]; catch?: unknown[]; finally?: unknown[] },
+  document: Record<string, unknown> = {},
+  properties: Record<string, string> = {},
+): Step {
   return compileAssembly(assembly, apiInput(document, properties), policyRegistry);
 }
 

@@ -16,17 +16,41 @@ import { apiInput } from './helpers.ts';
 const deepSource = `return ${'['.repeat(1000)}${']'.repeat(1000)};`;
 
 const cases: Array<{ what: string; policy: Record<string, unknown>; path: string }> = [
-  { what: 'a throw status out of the HTTP range', policy: { throw: { name: 'E', 'error-status-code': '999' } }, path: 'throw.error-status-code' },
+  {
+    what: 'a throw status out of the HTTP range',
+    policy: { throw: { name: 'E', 'error-status-code': '999' } },
+    path: 'throw.error-status-code',
+  },
   {
     what: 'a switch with two otherwise cases',
     policy: { switch: { version: '2.0.0', case: [{ otherwise: [] }, { otherwise: [] }] } },
     path: 'switch.case[1]',
   },
-  { what: 'validate-against wsdl, which Portico does not run', policy: { validate: { 'validate-against': 'wsdl' } }, path: 'validate.validate-against' },
-  { what: 'a v5 condition the gateway cannot translate', policy: { if: { condition: "!(request.verb === 'GET')", execute: [] } }, path: 'if.condition' },
-  { what: 'a script QuickJS cannot parse', policy: { gatewayscript: { version: '2.0.0', source: deepSource } }, path: 'gatewayscript.source' },
-  { what: 'an invoke timeout over a day', policy: { invoke: { 'target-url': 'http://127.0.0.1:9/', timeout: 100_000 } }, path: 'invoke.timeout' },
-  { what: 'a count limit, which Portico does not count', policy: { ratelimit: { 'count-limit': [{ name: 'c' }] } }, path: 'ratelimit.count-limit' },
+  {
+    what: 'validate-against wsdl, which Portico does not run',
+    policy: { validate: { 'validate-against': 'wsdl' } },
+    path: 'validate.validate-against',
+  },
+  {
+    what: 'a v5 condition the gateway cannot translate',
+    policy: { if: { condition: "!(request.verb === 'GET')", execute: [] } },
+    path: 'if.condition',
+  },
+  {
+    what: 'a script QuickJS cannot parse',
+    policy: { gatewayscript: { version: '2.0.0', source: deepSource } },
+    path: 'gatewayscript.source',
+  },
+  {
+    what: 'an invoke timeout over a day',
+    policy: { invoke: { 'target-url': 'http://127.0.0.1:9/', timeout: 100_000 } },
+    path: 'invoke.timeout',
+  },
+  {
+    what: 'a count limit, which Portico does not count',
+    policy: { ratelimit: { 'count-limit': [{ name: 'c' }] } },
+    path: 'ratelimit.count-limit',
+  },
   {
     what: 'a burst limit operation other than consume',
     policy: { ratelimit: { 'burst-limit': [{ name: 'b', operation: 'check' }] } },
@@ -59,12 +83,12 @@ describe('a policy block the gateway refuses is refused at import', () => {
         (error: unknown) => error instanceof PolicyCompileError && error.path.startsWith(at),
         'the gateway refuses it',
       );
-      const answer = await t.call('POST', '/api/apis', { document: document(policy, `agree${index}`), file: 'agree.json' });
+      const answer = await t.call('POST', '/api/apis', {
+        document: document(policy, `agree${index}`),
+        file: 'agree.json',
+      });
       assert.equal(answer.status, 400, JSON.stringify(answer.body));
-      assert.ok(
-        JSON.stringify(answer.body).includes(at),
-        `the import names ${at}: ${JSON.stringify(answer.body)}`,
-      );
+      assert.ok(JSON.stringify(answer.body).includes(at), `the import names ${at}: ${JSON.stringify(answer.body)}`);
     });
   });
 });

@@ -21,15 +21,33 @@ interface Seen {
 }
 
 function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+  );
 }
 
-const baseSettings: PolicySettings = { maxBackendBodyBytes: 1 << 20, tlsProfiles: {}, script: { timeoutMs: 200, memoryBytes: 1 << 24 }, invokeDenyHosts: [] };
+const baseSettings: PolicySettings = {
+  maxBackendBodyBytes: 1 << 20,
+  tlsProfiles: {},
+  script: { timeoutMs: 200, memoryBytes: 1 << 24 },
+  invokeDenyHosts: [],
+};
 
-function compile(invoke: Record<string, unknown>, settings: PolicySettings = baseSettings, properties: Record<string, string> = {}) {
+function compile(
+  invoke: Record<string, unknown>,
+  settings: PolicySettings = baseSettings,
+  properties: Record<string, string> = {},
+) {
   return compileAssembly(
     { execute: [{ invoke: { version: '2.0.0', title: 'call', ...invoke } }] },
-    { name: 'api', version: '1.0.0', document: {}, properties, catalog: { name: 'sandbox', orgName: 'org' }, settings },
+    {
+      name: 'api',
+      version: '1.0.0',
+      document: {},
+      properties,
+      catalog: { name: 'sandbox', orgName: 'org' },
+      settings,
+    },
     policyRegistry,
   );
 }
@@ -59,7 +77,16 @@ describe('invoke', () => {
 
   it('sends the message with verb keep, drops consumer credentials and hop-by-hop headers, and stores the answer in message', async () => {
     const step = compile({ 'target-url': `${base}/items` });
-    const ctx = makeContext({ verb: 'POST', headers: { 'x-ibm-client-id': 'id', 'x-ibm-client-secret': 's', connection: 'keep-alive', 'x-custom': 'c', 'content-type': 'application/json' } });
+    const ctx = makeContext({
+      verb: 'POST',
+      headers: {
+        'x-ibm-client-id': 'id',
+        'x-ibm-client-secret': 's',
+        connection: 'keep-alive',
+        'x-custom': 'c',
+        'content-type': 'application/json',
+      },
+    });
     ctx.message.headers = { ...ctx.request.headers };
     ctx.message.body = new RawBody(Buffer.from('{"a":1}'), 'application/json');
     await step(ctx);
@@ -75,7 +102,9 @@ describe('invoke', () => {
   });
 
   it('substitutes properties and parameters, encoding a parameter so it cannot add a query parameter', async () => {
-    const step = compile({ 'target-url': '$(svc)/q?to={zip}', verb: 'GET', output: 'out' }, baseSettings, { svc: base });
+    const step = compile({ 'target-url': '$(svc)/q?to={zip}', verb: 'GET', output: 'out' }, baseSettings, {
+      svc: base,
+    });
     const ctx = makeContext({ parameters: { zip: '1&admin=true' } });
     await step(ctx);
     assert.equal(seen.at(-1)!.url, '/q?to=1%26admin%3Dtrue');
@@ -83,7 +112,12 @@ describe('invoke', () => {
   });
 
   it('honours header-control allowlists and parameter-control', async () => {
-    const step = compile({ 'target-url': `${base}/h`, verb: 'GET', 'header-control': { type: 'allowlist', values: ['x-keep'] }, 'parameter-control': { type: 'allowlist', values: ['page'] } });
+    const step = compile({
+      'target-url': `${base}/h`,
+      verb: 'GET',
+      'header-control': { type: 'allowlist', values: ['x-keep'] },
+      'parameter-control': { type: 'allowlist', values: ['page'] },
+    });
     const ctx = makeContext({ search: '?page=2&secret=x', headers: { 'x-keep': '1', 'x-drop': '2' } });
     ctx.message.headers = { ...ctx.request.headers };
     await step(ctx);
@@ -106,7 +140,11 @@ describe('invoke', () => {
     assert.equal(seen.at(-1)!.url, '/h?page=2');
     assert.equal(seen.at(-1)!.headers['x-keep'], '1');
     assert.equal(seen.at(-1)!.headers['x-drop'], undefined, 'a whitelist forwards only what it names');
-    const blocked = compile({ 'target-url': `${base}/h`, verb: 'GET', 'header-control': { type: 'blacklist', values: ['x-drop'] } });
+    const blocked = compile({
+      'target-url': `${base}/h`,
+      verb: 'GET',
+      'header-control': { type: 'blacklist', values: ['x-drop'] },
+    });
     const other = makeContext({ headers: { 'x-keep': '1', 'x-drop': '2' } });
     other.message.headers = { ...other.request.headers };
     await blocked(other);
@@ -124,7 +162,8 @@ describe('invoke', () => {
     await compile({ 'target-url': `${base}/fail`, verb: 'GET', output: 'r', 'stop-on-error': [] })(lenient);
     assert.equal(lenient.get('r.status.code'), 503);
     await assert.rejects(
-      async () => compile({ 'target-url': `${base}/fail`, verb: 'GET', 'stop-on-error': ['OperationError'] })(makeContext()),
+      async () =>
+        compile({ 'target-url': `${base}/fail`, verb: 'GET', 'stop-on-error': ['OperationError'] })(makeContext()),
       (error: unknown) => error instanceof AssemblyError && error.errorName === 'OperationError',
     );
   });
@@ -132,7 +171,8 @@ describe('invoke', () => {
   it('a refused connection is ConnectionError 502; into an output variable with stop-on-error empty the flow goes on', async () => {
     await assert.rejects(
       async () => compile({ 'target-url': 'http://127.0.0.1:1/x', verb: 'GET' })(makeContext()),
-      (error: unknown) => error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 502,
+      (error: unknown) =>
+        error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 502,
     );
     const ctx = makeContext();
     await compile({ 'target-url': 'http://127.0.0.1:1/x', verb: 'GET', output: 'r' })(ctx);
@@ -143,14 +183,21 @@ describe('invoke', () => {
     const started = Date.now();
     await assert.rejects(
       async () => compile({ 'target-url': `${base}/slow`, verb: 'GET', timeout: 1 })(makeContext()),
-      (error: unknown) => error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 504,
+      (error: unknown) =>
+        error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 504,
     );
     assert.ok(Date.now() - started < 2500);
   });
 
   it('refuses an invalid constant target-url and a timeout out of range at publish time', () => {
-    assert.throws(() => compile({ 'target-url': 'not a url' }), (e: unknown) => e instanceof PolicyCompileError && e.path.endsWith('invoke.target-url'));
-    assert.throws(() => compile({ 'target-url': base, timeout: -1 }), (e: unknown) => e instanceof PolicyCompileError && e.path.endsWith('invoke.timeout'));
+    assert.throws(
+      () => compile({ 'target-url': 'not a url' }),
+      (e: unknown) => e instanceof PolicyCompileError && e.path.endsWith('invoke.target-url'),
+    );
+    assert.throws(
+      () => compile({ 'target-url': base, timeout: -1 }),
+      (e: unknown) => e instanceof PolicyCompileError && e.path.endsWith('invoke.timeout'),
+    );
   });
 });
 
@@ -160,11 +207,34 @@ describe('invoke over TLS profiles', () => {
   let url: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'portico-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-    server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"secure":true}');
-    });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    server = createHttpsServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"secure":true}');
+      },
+    );
     url = `https://127.0.0.1:${await listen(server)}/`;
   });
   after(async () => {
@@ -172,8 +242,13 @@ describe('invoke over TLS profiles', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('trusts a backend whose certificate the profile\'s CA vouches for, named as API Connect writes it', async () => {
-    const settings: PolicySettings = { ...baseSettings, tlsProfiles: { 'backend-ca': { ca: readFileSync(join(dir, 'cert.pem'), 'utf8'), rejectUnauthorized: true } } };
+  it("trusts a backend whose certificate the profile's CA vouches for, named as API Connect writes it", async () => {
+    const settings: PolicySettings = {
+      ...baseSettings,
+      tlsProfiles: {
+        'backend-ca': { ca: readFileSync(join(dir, 'cert.pem'), 'utf8'), rejectUnauthorized: true },
+      },
+    };
     const ctx = makeContext();
     await compile({ 'target-url': url, verb: 'GET', 'tls-profile': 'backend-ca:1.0.0' }, settings)(ctx);
     assert.deepEqual(ctx.get('message.body'), { secure: true });
@@ -187,7 +262,10 @@ describe('invoke over TLS profiles', () => {
   });
 
   it('an unknown profile fails the publish', () => {
-    assert.throws(() => compile({ 'target-url': url, 'tls-profile': 'nope' }), (e: unknown) => e instanceof PolicyCompileError && e.rule === 'unknown-tls-profile');
+    assert.throws(
+      () => compile({ 'target-url': url, 'tls-profile': 'nope' }),
+      (e: unknown) => e instanceof PolicyCompileError && e.rule === 'unknown-tls-profile',
+    );
   });
 });
 
@@ -207,7 +285,14 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
 
   function flow(execute: unknown[]) {
     const catalog = { name: 'sandbox', orgName: 'org' };
-    const input = { name: 'api', version: '1.0.0', document: {}, properties: {}, catalog, settings: baseSettings };
+    const input = {
+      name: 'api',
+      version: '1.0.0',
+      document: {},
+      properties: {},
+      catalog,
+      settings: baseSettings,
+    };
     return compileAssembly({ execute }, input, policyRegistry);
   }
 
@@ -262,7 +347,12 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
   it('routes to a target-url set by set-variable (dynamic routing)', async () => {
     const ctx = makeContext();
     await flow([
-      { 'set-variable': { version: '2.0.0', actions: [{ set: 'target-url', value: `${base}/dynamic/orders` }] } },
+      {
+        'set-variable': {
+          version: '2.0.0',
+          actions: [{ set: 'target-url', value: `${base}/dynamic/orders` }],
+        },
+      },
       { invoke: { version: '2.0.0', title: 'route', 'target-url': '$(target-url)', verb: 'GET' } },
     ])(ctx);
     assert.equal(paths.at(-1), '/dynamic/orders');
@@ -273,7 +363,9 @@ describe('invoke target URLs (issue-12, finding 6)', () => {
     const ctx = makeContext({ parameters: { id: '42' } });
     await flow([
       { gatewayscript: { version: '2.0.0', source: `context.set('target-url', '${base}/scripted');` } },
-      { invoke: { version: '2.0.0', title: 'route', 'target-url': '$(target-url)/orders/{id}', verb: 'GET' } },
+      {
+        invoke: { version: '2.0.0', title: 'route', 'target-url': '$(target-url)/orders/{id}', verb: 'GET' },
+      },
     ])(ctx);
     assert.equal(paths.at(-1), '/scripted/orders/42');
   });

@@ -12,15 +12,34 @@ describe('log policy', () => {
   });
 
   it('refuses an unknown mode', () => {
-    assert.throws(() => compile({ execute: [{ log: { mode: 'shout' } }] }), (error: unknown) => error instanceof PolicyCompileError && error.path.endsWith('.log.mode'));
+    assert.throws(
+      () => compile({ execute: [{ log: { mode: 'shout' } }] }),
+      (error: unknown) => error instanceof PolicyCompileError && error.path.endsWith('.log.mode'),
+    );
   });
 });
 
 describe('policy registry', () => {
   it('lists each policy under its x-ibm-configuration name with a schema', () => {
     assert.deepEqual(Object.keys(policyRegistry).sort(), [
-      'activity-log', 'gatewayscript', 'if', 'invoke', 'json-to-xml', 'jwt-generate', 'jwt-validate', 'log', 'map',
-      'operation-switch', 'parse', 'proxy', 'ratelimit', 'set-variable', 'switch', 'throw', 'user-security', 'validate',
+      'activity-log',
+      'gatewayscript',
+      'if',
+      'invoke',
+      'json-to-xml',
+      'jwt-generate',
+      'jwt-validate',
+      'log',
+      'map',
+      'operation-switch',
+      'parse',
+      'proxy',
+      'ratelimit',
+      'set-variable',
+      'switch',
+      'throw',
+      'user-security',
+      'validate',
       'xml-to-json',
     ]);
     for (const [name, policy] of Object.entries(policyRegistry)) {

@@ -13,18 +13,23 @@ const document = {
   },
 };
 
-const step = compile({
-  execute: [{
-    'operation-switch': {
-      version: '2.0.0',
-      case: [
-        { operations: ['shipping.calc'], execute: [mark('shipping')] },
-        { operations: [{ verb: 'get', path: '/stores' }], execute: [mark('stores')] },
-      ],
-      otherwise: [mark('otherwise')],
-    },
-  }],
-}, document);
+const step = compile(
+  {
+    execute: [
+      {
+        'operation-switch': {
+          version: '2.0.0',
+          case: [
+            { operations: ['shipping.calc'], execute: [mark('shipping')] },
+            { operations: [{ verb: 'get', path: '/stores' }], execute: [mark('stores')] },
+          ],
+          otherwise: [mark('otherwise')],
+        },
+      },
+    ],
+  },
+  document,
+);
 
 describe('operation-switch policy', () => {
   it('runs the case naming the operationId', async () => {
@@ -46,12 +51,24 @@ describe('operation-switch policy', () => {
   });
 
   it('refuses an operation that is neither an id nor a verb/path pair, naming its path', () => {
-    assert.throws(() => compile({ execute: [{ 'operation-switch': { case: [{ operations: [{ verb: 'GET' }], execute: [] }] } }] }), (error: unknown) =>
-      error instanceof PolicyCompileError && error.path.startsWith('$.x-ibm-configuration.assembly.execute[0].operation-switch.case[0].operations[0]'));
+    assert.throws(
+      () =>
+        compile({
+          execute: [{ 'operation-switch': { case: [{ operations: [{ verb: 'GET' }], execute: [] }] } }],
+        }),
+      (error: unknown) =>
+        error instanceof PolicyCompileError &&
+        error.path.startsWith('$.x-ibm-configuration.assembly.execute[0].operation-switch.case[0].operations[0]'),
+    );
   });
 
   it('refuses an operation-switch nested in a switch', () => {
-    assert.throws(() => compile({ execute: [{ switch: { case: [{ condition: 'true', execute: [{ 'operation-switch': { case: [] } }] }] } }] }), (error: unknown) =>
-      error instanceof PolicyCompileError && error.rule === 'invalid-nesting');
+    assert.throws(
+      () =>
+        compile({
+          execute: [{ switch: { case: [{ condition: 'true', execute: [{ 'operation-switch': { case: [] } }] }] } }],
+        }),
+      (error: unknown) => error instanceof PolicyCompileError && error.rule === 'invalid-nesting',
+    );
   });
 });

@@ -16,14 +16,18 @@ describe('parse policy', () => {
 
   it('raises ParseError 400 on a body that is not JSON', async () => {
     const ctx = makeContext({ message: { body: raw('{"zip":') } });
-    await assert.rejects(async () => compile({ execute: [{ parse: {} }] })(ctx), (error: unknown) =>
-      error instanceof AssemblyError && error.errorName === 'ParseError' && error.status === 400);
+    await assert.rejects(
+      async () => compile({ execute: [{ parse: {} }] })(ctx),
+      (error: unknown) => error instanceof AssemblyError && error.errorName === 'ParseError' && error.status === 400,
+    );
   });
 
   it('raises ParseError on XML that is not well-formed', async () => {
     const ctx = makeContext({ message: { body: raw('<a><b></a>', 'application/xml') } });
-    await assert.rejects(async () => compile({ execute: [{ parse: { 'use-content-type': true } }] })(ctx), (error: unknown) =>
-      error instanceof AssemblyError && error.errorName === 'ParseError');
+    await assert.rejects(
+      async () => compile({ execute: [{ parse: { 'use-content-type': true } }] })(ctx),
+      (error: unknown) => error instanceof AssemblyError && error.errorName === 'ParseError',
+    );
   });
 
   it('parses another message variable into an output variable', async () => {

@@ -14,7 +14,16 @@ const counters = createMemoryCounterStore();
 
 function context(limits?: CallerLimits): GatewayContext {
   return new GatewayContext({
-    request: { verb: 'GET', uri: 'http://x/', path: '/', search: '', headers: {}, parameters: {}, body: undefined, 'content-type': '' },
+    request: {
+      verb: 'GET',
+      uri: 'http://x/',
+      path: '/',
+      search: '',
+      headers: {},
+      parameters: {},
+      body: undefined,
+      'content-type': '',
+    },
     message: emptyMessage(),
     api: {},
     properties: {},
@@ -29,7 +38,16 @@ function compile(policy: Record<string, unknown>, catchAll = false) {
   return compileAssembly(
     {
       execute: [{ ratelimit: policy }],
-      ...(catchAll ? { catch: [{ errors: ['AssemblyRateLimitError'], execute: [{ 'set-variable': { actions: [{ set: 'message.body', value: 'slow down' }] } }] }] } : {}),
+      ...(catchAll
+        ? {
+            catch: [
+              {
+                errors: ['AssemblyRateLimitError'],
+                execute: [{ 'set-variable': { actions: [{ set: 'message.body', value: 'slow down' }] } }],
+              },
+            ],
+          }
+        : {}),
     },
     {
       name: 'api',
@@ -37,26 +55,48 @@ function compile(policy: Record<string, unknown>, catchAll = false) {
       document: {},
       properties: {},
       catalog: { name: 'sandbox', orgName: 'org' },
-      settings: { maxBackendBodyBytes: 1 << 20, tlsProfiles: {}, script: { timeoutMs: 200, memoryBytes: 1 << 24 }, invokeDenyHosts: [], counters, namedLimits: namedLimits({ global: '3/1hour' }) },
+      settings: {
+        maxBackendBodyBytes: 1 << 20,
+        tlsProfiles: {},
+        script: { timeoutMs: 200, memoryBytes: 1 << 24 },
+        invokeDenyHosts: [],
+        counters,
+        namedLimits: namedLimits({ global: '3/1hour' }),
+      },
     },
     policyRegistry,
   );
 }
 
 describe('ratelimit policy', () => {
-  test('plan-named limits from the product\'s assembly-rate-limits admit their count, then AssemblyRateLimitError 429', async () => {
+  test("plan-named limits from the product's assembly-rate-limits admit their count, then AssemblyRateLimitError 429", async () => {
     const product = parseProductDocument(
       'product: 1.0.0\ninfo: {name: p, version: 1.0.0}\nplans:\n  gold:\n    assembly-rate-limits:\n      search:\n        - {value: 2/1hour, hard-limit: true}\napis: {}\n',
       'p.yaml',
     );
-    assert.deepEqual(product.plans[0].assemblyLimits?.search.map((l) => [l.count, l.hardLimit]), [[2, true]]);
-    const step = compile({ version: '2.0.0', source: 'plan-named', 'rate-limit': [{ name: 'search', operation: 'consume' }] });
-    const limits: CallerLimits = { key: `sub-${Math.random()}`, plan: [], named: { search: [{ name: 'search', limit: 2, windowMs: 3_600_000, hard: true }] } };
+    assert.deepEqual(
+      product.plans[0].assemblyLimits?.search.map((l) => [l.count, l.hardLimit]),
+      [[2, true]],
+    );
+    const step = compile({
+      version: '2.0.0',
+      source: 'plan-named',
+      'rate-limit': [{ name: 'search', operation: 'consume' }],
+    });
+    const limits: CallerLimits = {
+      key: `sub-${Math.random()}`,
+      plan: [],
+      named: { search: [{ name: 'search', limit: 2, windowMs: 3_600_000, hard: true }] },
+    };
     await step(context(limits));
     await step(context(limits));
     await assert.rejects(
       async () => step(context(limits)),
-      (error: unknown) => error instanceof AssemblyError && error.errorName === 'AssemblyRateLimitError' && error.status === 429 && error.message === 'Assembly Rate Limit exceeded',
+      (error: unknown) =>
+        error instanceof AssemblyError &&
+        error.errorName === 'AssemblyRateLimitError' &&
+        error.status === 429 &&
+        error.message === 'Assembly Rate Limit exceeded',
     );
   });
 
@@ -77,7 +117,16 @@ describe('ratelimit policy', () => {
   });
 
   test('an unknown gateway-named limit or a count limit fails at publish time, naming the path', () => {
-    assert.throws(() => compile({ source: 'gateway-named', 'rate-limit': [{ name: 'missing' }] }), (error: unknown) => error instanceof PolicyCompileError && error.rule === 'unknown-limit' && error.path === '$.x-ibm-configuration.assembly.execute[0].ratelimit');
-    assert.throws(() => compile({ 'count-limit': [{ name: 'c' }] }), (error: unknown) => error instanceof PolicyCompileError && error.rule === 'unsupported');
+    assert.throws(
+      () => compile({ source: 'gateway-named', 'rate-limit': [{ name: 'missing' }] }),
+      (error: unknown) =>
+        error instanceof PolicyCompileError &&
+        error.rule === 'unknown-limit' &&
+        error.path === '$.x-ibm-configuration.assembly.execute[0].ratelimit',
+    );
+    assert.throws(
+      () => compile({ 'count-limit': [{ name: 'c' }] }),
+      (error: unknown) => error instanceof PolicyCompileError && error.rule === 'unsupported',
+    );
   });
 });

@@ -4,9 +4,25 @@ import { Ajv } from 'ajv';
 import { policyRegistry } from '../../src/policies/registry.ts';
 
 const expectedPolicies = [
-  'invoke', 'proxy', 'map', 'gatewayscript', 'operation-switch', 'switch', 'if', 'set-variable', 'throw',
-  'parse', 'validate', 'xml-to-json', 'json-to-xml', 'ratelimit', 'activity-log', 'log',
-  'jwt-validate', 'jwt-generate', 'user-security',
+  'invoke',
+  'proxy',
+  'map',
+  'gatewayscript',
+  'operation-switch',
+  'switch',
+  'if',
+  'set-variable',
+  'throw',
+  'parse',
+  'validate',
+  'xml-to-json',
+  'json-to-xml',
+  'ratelimit',
+  'activity-log',
+  'log',
+  'jwt-validate',
+  'jwt-generate',
+  'user-security',
 ];
 
 type Schema = Record<string, unknown>;
@@ -39,7 +55,15 @@ describe('policy schemas', () => {
   it('invoke carries API Connect defaults: timeout 60, verb keep, cache-ttl 900, persistent connections', () => {
     const invoke = topProperties(policyRegistry.invoke.schema);
     assert.deepEqual(
-      ['timeout', 'verb', 'cache-ttl', 'cache-response', 'persistent-connection', 'chunked-uploads', 'backend-type'].map((field) => invoke[field].default),
+      [
+        'timeout',
+        'verb',
+        'cache-ttl',
+        'cache-response',
+        'persistent-connection',
+        'chunked-uploads',
+        'backend-type',
+      ].map((field) => invoke[field].default),
       [60, 'keep', 900, 'protocol', true, true, 'detect'],
     );
     assert.deepEqual(invoke['header-control'].default, { type: 'blocklist', values: [] });
@@ -54,7 +78,10 @@ describe('policy schemas', () => {
 
   it('map validates nested foreach actions recursively', () => {
     const validate = new Ajv({ strict: false }).compile(policyRegistry.map.schema);
-    assert.equal(validate({ actions: [{ create: 'out', foreach: 'in', actions: [{ set: 'a', from: ['x', 'y'] }] }] }), true);
+    assert.equal(
+      validate({ actions: [{ create: 'out', foreach: 'in', actions: [{ set: 'a', from: ['x', 'y'] }] }] }),
+      true,
+    );
     assert.equal(validate({ actions: [{ create: 'out', foreach: 'in', actions: [{ from: 'x' }] }] }), false);
   });
 });

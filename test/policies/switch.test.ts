@@ -6,7 +6,19 @@ import { compile, makeContext } from './helpers.ts';
 const mark = (value: string) => ({ 'set-variable': { actions: [{ set: 'branch', value }] } });
 
 function switchOn(...conditions: string[]) {
-  return compile({ execute: [{ switch: { version: '2.0.0', case: [...conditions.map((condition, i) => ({ condition, execute: [mark(`case${i}`)] })), { otherwise: [mark('otherwise')] }] } }] });
+  return compile({
+    execute: [
+      {
+        switch: {
+          version: '2.0.0',
+          case: [
+            ...conditions.map((condition, i) => ({ condition, execute: [mark(`case${i}`)] })),
+            { otherwise: [mark('otherwise')] },
+          ],
+        },
+      },
+    ],
+  });
 }
 
 describe('switch policy', () => {
@@ -41,17 +53,27 @@ describe('switch policy', () => {
   });
 
   it('refuses a JavaScript negation it cannot translate, naming the condition path', () => {
-    assert.throws(() => switchOn(`!(request.verb==='GET')`), (error: unknown) =>
-      error instanceof PolicyCompileError && error.rule === 'unsupported-condition' && error.path === '$.x-ibm-configuration.assembly.execute[0].switch.case[0].condition');
+    assert.throws(
+      () => switchOn(`!(request.verb==='GET')`),
+      (error: unknown) =>
+        error instanceof PolicyCompileError &&
+        error.rule === 'unsupported-condition' &&
+        error.path === '$.x-ibm-configuration.assembly.execute[0].switch.case[0].condition',
+    );
   });
 
   it('refuses a condition that is not JSONata', () => {
-    assert.throws(() => switchOn(`request.verb = (`), (error: unknown) => error instanceof PolicyCompileError && error.rule === 'condition-syntax');
+    assert.throws(
+      () => switchOn(`request.verb = (`),
+      (error: unknown) => error instanceof PolicyCompileError && error.rule === 'condition-syntax',
+    );
   });
 });
 
 describe('if policy', () => {
-  const step = compile({ execute: [{ if: { condition: `$statusCode() = 200 and message.body.ok = true`, execute: [mark('ran')] } }] });
+  const step = compile({
+    execute: [{ if: { condition: `$statusCode() = 200 and message.body.ok = true`, execute: [mark('ran')] } }],
+  });
 
   it('runs execute when the condition holds', async () => {
     const ctx = makeContext({ message: { body: { ok: true } } });
@@ -66,6 +88,9 @@ describe('if policy', () => {
   });
 
   it('requires a condition', () => {
-    assert.throws(() => compile({ execute: [{ if: { execute: [] } }] }), (error: unknown) => error instanceof PolicyCompileError && error.path.endsWith('.if.condition'));
+    assert.throws(
+      () => compile({ execute: [{ if: { execute: [] } }] }),
+      (error: unknown) => error instanceof PolicyCompileError && error.path.endsWith('.if.condition'),
+    );
   });
 });

@@ -49,8 +49,18 @@ const rows: Row[] = [
     request: seg('...'),
     href: 'http://backend/echo/.../end',
   },
-  { name: 'dots inside a name are kept', template: echo, request: seg('..a.b'), href: 'http://backend/echo/..a.b/end' },
-  { name: 'a literal % is encoded', template: echo, request: seg('100%'), href: 'http://backend/echo/100%25/end' },
+  {
+    name: 'dots inside a name are kept',
+    template: echo,
+    request: seg('..a.b'),
+    href: 'http://backend/echo/..a.b/end',
+  },
+  {
+    name: 'a literal % is encoded',
+    template: echo,
+    request: seg('100%'),
+    href: 'http://backend/echo/100%25/end',
+  },
   {
     name: 'the reproduction: ../../secret/admin',
     template: echo,
@@ -67,7 +77,12 @@ const rows: Row[] = [
   },
   { name: 'mixed .%2e', template: echo, request: seg('.%2e/x'), refused: 'GW_UNSAFE_TARGET_VALUE' },
   { name: 'mixed %2E.', template: echo, request: seg('%2E.'), refused: 'GW_UNSAFE_TARGET_VALUE' },
-  { name: 'double-encoded %252e%252e', template: echo, request: seg('%252e%252e'), refused: 'GW_UNSAFE_TARGET_VALUE' },
+  {
+    name: 'double-encoded %252e%252e',
+    template: echo,
+    request: seg('%252e%252e'),
+    refused: 'GW_UNSAFE_TARGET_VALUE',
+  },
   {
     name: 'encoded slash %2e%2e%2fsecret',
     template: echo,
@@ -80,12 +95,32 @@ const rows: Row[] = [
     request: seg('%c0%ae%c0%ae'),
     refused: 'GW_UNSAFE_TARGET_VALUE',
   },
-  { name: "IIS's %u002e%u002e", template: echo, request: seg('%u002e%u002e'), refused: 'GW_UNSAFE_TARGET_VALUE' },
+  {
+    name: "IIS's %u002e%u002e",
+    template: echo,
+    request: seg('%u002e%u002e'),
+    refused: 'GW_UNSAFE_TARGET_VALUE',
+  },
   { name: "Tomcat's ..;", template: echo, request: seg('..;x/admin'), refused: 'GW_UNSAFE_TARGET_VALUE' },
-  { name: 'raw backslashes', template: echo, request: seg('..\\..\\secret'), refused: 'GW_UNSAFE_TARGET_VALUE' },
-  { name: 'a backslash without dots', template: echo, request: seg('a\\b'), refused: 'GW_UNSAFE_TARGET_VALUE' },
+  {
+    name: 'raw backslashes',
+    template: echo,
+    request: seg('..\\..\\secret'),
+    refused: 'GW_UNSAFE_TARGET_VALUE',
+  },
+  {
+    name: 'a backslash without dots',
+    template: echo,
+    request: seg('a\\b'),
+    refused: 'GW_UNSAFE_TARGET_VALUE',
+  },
   { name: '%5c', template: echo, request: seg('a%5Cb'), refused: 'GW_UNSAFE_TARGET_VALUE' },
-  { name: 'double-encoded %255c', template: echo, request: seg('a%255cb'), refused: 'GW_UNSAFE_TARGET_VALUE' },
+  {
+    name: 'double-encoded %255c',
+    template: echo,
+    request: seg('a%255cb'),
+    refused: 'GW_UNSAFE_TARGET_VALUE',
+  },
   {
     name: '$(request.parameters.v) with ../ (the second reproduction)',
     template: 'http://backend/echo/$(request.parameters.v)/end',
@@ -235,7 +270,12 @@ const rows: Row[] = [
     request: dynamic('localhost:8689/x'),
     refused: 'GW_INVALID_TARGET_URL',
   },
-  { name: '$(target-url) not set', template: '$(target-url)/x', request: {}, refused: 'GW_INVALID_TARGET_URL' },
+  {
+    name: '$(target-url) not set',
+    template: '$(target-url)/x',
+    request: {},
+    refused: 'GW_INVALID_TARGET_URL',
+  },
   {
     name: 'a property holding the base URL is substituted at compile time',
     template: '$(api.properties.svc)/q/{id}',
@@ -308,11 +348,23 @@ describe('pathValueProblem', () => {
 });
 
 it('issue 12: a request value may not choose the backend host (compile-time refusal)', () => {
-  for (const template of ['{url}', '{url}/x', 'http://{host}/x', 'https://{host}:8443/x', '$(request.headers.x-target)/a', 'http://$(request.parameters.h)/']) {
+  for (const template of [
+    '{url}',
+    '{url}/x',
+    'http://{host}/x',
+    'https://{host}:8443/x',
+    '$(request.headers.x-target)/a',
+    'http://$(request.parameters.h)/',
+  ]) {
     assert.throws(() => compileUrlTemplate(template, {}), /comes from the request/, template);
   }
   // A value inside a host the provider spells out, and the flow's own variables, stay allowed.
-  for (const template of ['http://{region}.backend/x', '$(target-url)', '$(target-url)/orders/{id}', 'http://backend/{id}']) {
+  for (const template of [
+    'http://{region}.backend/x',
+    '$(target-url)',
+    '$(target-url)/orders/{id}',
+    'http://backend/{id}',
+  ]) {
     assert.doesNotThrow(() => compileUrlTemplate(template, {}), template);
   }
 });

@@ -22,12 +22,26 @@ function heapMiB(): number {
 }
 
 const seed = 0x12c0ffee;
-const sharedApi = { name: 'fuzz', properties: { maps_url: 'https://maps.example' }, org: { id: 'o1', name: 'org' }, list: ['a'] };
+const sharedApi = {
+  name: 'fuzz',
+  properties: { maps_url: 'https://maps.example' },
+  org: { id: 'o1', name: 'org' },
+  list: ['a'],
+};
 const sharedCopy = JSON.stringify(sharedApi);
 
 function newContext(): GatewayContext {
   return new GatewayContext({
-    request: { verb: 'GET', uri: 'http://h/', path: '/', search: '', headers: { 'x-tier': 'silver' }, parameters: {}, body: undefined, 'content-type': '' },
+    request: {
+      verb: 'GET',
+      uri: 'http://h/',
+      path: '/',
+      search: '',
+      headers: { 'x-tier': 'silver' },
+      parameters: {},
+      body: undefined,
+      'content-type': '',
+    },
     message: emptyMessage(),
     api: { ...sharedApi },
     properties: sharedApi.properties,
@@ -40,7 +54,9 @@ function newContext(): GatewayContext {
 // set-variable's `add`, compiled once per name (its names are checked at publish).
 function addStep(name: string) {
   try {
-    return compile({ execute: [{ 'set-variable': { version: '2.0.0', actions: [{ add: name, value: 'added' }] } }] });
+    return compile({
+      execute: [{ 'set-variable': { version: '2.0.0', actions: [{ add: name, value: 'added' }] } }],
+    });
   } catch {
     return undefined;
   }

@@ -24,7 +24,9 @@ const moduleSource = /```ts\n(\/\/ src\/policies\/redact\.ts\n[^]*?)```/.exec(ex
 const folder = mkdtempSync(join(tmpdir(), 'portico-worked-example-'));
 const policies = pathToFileURL(resolve(import.meta.dirname, '../../src/policies')).href;
 writeFileSync(join(folder, 'redact.ts'), (moduleSource ?? '').replaceAll("from './", `from '${policies}/`));
-const { redactPolicy } = (await import(pathToFileURL(join(folder, 'redact.ts')).href)) as { redactPolicy: PolicyType };
+const { redactPolicy } = (await import(pathToFileURL(join(folder, 'redact.ts')).href)) as {
+  redactPolicy: PolicyType;
+};
 const registry: PolicyRegistry = Object.freeze({ ...policyRegistry, redact: redactPolicy });
 
 describe('the worked example of docs/architecture.md', () => {
@@ -57,13 +59,18 @@ describe('the worked example of docs/architecture.md', () => {
     assert.throws(
       () => compileAssembly(assembly, apiInput({}), registry),
       // The module under test loaded its own copy of types.ts from a file URL: compare by name.
-      (error: unknown) => (error as PolicyCompileError).name === 'PolicyCompileError'
-        && (error as PolicyCompileError).path === path && (error as PolicyCompileError).rule === 'header-name',
+      (error: unknown) =>
+        (error as PolicyCompileError).name === 'PolicyCompileError' &&
+        (error as PolicyCompileError).path === path &&
+        (error as PolicyCompileError).rule === 'header-name',
     );
   });
 
   test('an unknown field is refused by its schema, as for every policy', () => {
     const problems = assemblyProblems({ execute: [{ redact: { header: ['x'] } }] }, {}, [], undefined, registry);
-    assert.deepEqual(problems.map((p) => p.rule), ['unknown-field']);
+    assert.deepEqual(
+      problems.map((p) => p.rule),
+      ['unknown-field'],
+    );
   });
 });

@@ -13,14 +13,22 @@ function compileFlow(execute: unknown[]) {
 }
 
 function requestContext(body: RawBody) {
-  const message = { body, headers: { 'content-type': body.contentType ?? '' }, status: { code: 200, reason: 'OK' } };
+  const message = {
+    body,
+    headers: { 'content-type': body.contentType ?? '' },
+    status: { code: 200, reason: 'OK' },
+  };
   const ctx = makeContext({ verb: 'POST', message });
   ctx.request.body = body;
   return ctx;
 }
 
 function replyContext(xml: string) {
-  const reply = { status: { code: 200, reason: 'OK' }, headers: {}, body: new RawBody(Buffer.from(xml), 'text/xml') };
+  const reply = {
+    status: { code: 200, reason: 'OK' },
+    headers: {},
+    body: new RawBody(Buffer.from(xml), 'text/xml'),
+  };
   return makeContext({ vars: { reply } });
 }
 
@@ -90,7 +98,9 @@ describe('map XML input bound (issue-12 finding 5)', () => {
 });
 
 describe('json-to-xml bound (issue-12 finding 5)', () => {
-  const repeatedKey = JSON.stringify({ r: { [`k${'x'.repeat(1000)}`]: Array.from({ length: 2000 }, () => 1) } });
+  const repeatedKey = JSON.stringify({
+    r: { [`k${'x'.repeat(1000)}`]: Array.from({ length: 2000 }, () => 1) },
+  });
 
   it('answers 400 to a request JSON whose long key repeats on every list item', async () => {
     const step = compileFlow([{ 'json-to-xml': { version: '2.0.0', title: 'to xml' } }]);

@@ -29,14 +29,23 @@ let running: RunningDemo;
 let browser: Browser;
 let page: Page;
 const stamp = Date.now();
-const developer = { email: `mailwalk-${stamp}@example.org`, password: 'mailwalk-pass-1', name: 'Mia Walker', orgTitle: 'Mail Walkers' };
+const developer = {
+  email: `mailwalk-${stamp}@example.org`,
+  password: 'mailwalk-pass-1',
+  name: 'Mia Walker',
+  orgTitle: 'Mail Walkers',
+};
 let app: CreatedApp;
 let subscriptionUrl = '';
 
 async function assertAccessible(target: Page, name: string): Promise<void> {
   for (const width of [1280, 375]) {
     await target.setViewportSize({ width, height: 900 });
-    assert.deepEqual(await seriousAccessibilityFindings(target), [], `${name} at ${width} px: serious or critical axe-core findings`);
+    assert.deepEqual(
+      await seriousAccessibilityFindings(target),
+      [],
+      `${name} at ${width} px: serious or critical axe-core findings`,
+    );
   }
   await target.setViewportSize({ width: 1280, height: 900 });
 }
@@ -68,7 +77,10 @@ test('issue-16: a new developer, unverified, sees only public products and the "
 test('issue-16: an unverified developer cannot subscribe, even to a public product', async () => {
   app = await createApp(page, running.portal, 'Mail Walk App');
   await page.goto(`${running.portal}/products/inventory/1.0.0`);
-  await page.getByRole('link', { name: /^Subscribe to the .* plan$/ }).first().click();
+  await page
+    .getByRole('link', { name: /^Subscribe to the .* plan$/ })
+    .first()
+    .click();
   await page.getByRole('button', { name: 'Select app' }).click();
   await page.getByRole('button', { name: 'Next' }).click();
   assert.match(await page.getByRole('alert').innerText(), /Verify your email address first/);
@@ -82,11 +94,18 @@ test('issue-16: the link from the SMTP sink verifies the address; Accessories ap
   assert.equal(await page.locator('.notice.warn').count(), 0, 'the banner is gone');
   await assertAccessible(page, 'email-verified');
   assert.deepEqual(await productTitles(page), ['Accessories', 'Inventory', 'Warehouse']);
-  const state = await subscribe(page, running.portal, { product: 'accessories', version: '1.0.0', planTitle: 'Silver', appTitle: 'Mail Walk App' });
+  const state = await subscribe(page, running.portal, {
+    product: 'accessories',
+    version: '1.0.0',
+    planTitle: 'Silver',
+    appTitle: 'Mail Walk App',
+  });
   assert.equal(state, 'Active');
   subscriptionUrl = page.url();
   for (let i = 0; i < 3; i++) {
-    const call = await fetch(`${running.gateway}/${demo.org}/${demo.catalog}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': app.clientId } });
+    const call = await fetch(`${running.gateway}/${demo.org}/${demo.catalog}/logistics/shipping?zip=90210`, {
+      headers: { 'X-IBM-Client-Id': app.clientId },
+    });
     assert.equal(call.status, 200);
   }
 });

@@ -41,7 +41,9 @@ async function signUpUnverified(email: string): Promise<WebClient> {
 
 async function user(email: string) {
   const db = running.handle.platform.store.db;
-  const catalogId = (await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow()).id;
+  const catalogId = (
+    await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow()
+  ).id;
   return (await consumers.findPortalUserByEmail(db, catalogId, email))!;
 }
 
@@ -49,11 +51,20 @@ async function resetLink(email: string, count: number): Promise<string> {
   const anonymous = new WebClient(running.portal);
   await anonymous.get('/forgot-password');
   assert.equal((await anonymous.post('/forgot-password', { email })).location, '/forgot-password?sent=1');
-  for (let i = 0; mailTo(running.mail, email).filter((m) => /Reset your password/.test(m.subject)).length < count; i++) {
+  for (
+    let i = 0;
+    mailTo(running.mail, email).filter((m) => /Reset your password/.test(m.subject)).length < count;
+    i++
+  ) {
     if (i > 400) throw new Error(`reset mail ${count} to ${email} did not arrive`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  return linkIn(mailTo(running.mail, email).filter((m) => /Reset your password/.test(m.subject)).at(-1)!, '/reset-password?token=');
+  return linkIn(
+    mailTo(running.mail, email)
+      .filter((m) => /Reset your password/.test(m.subject))
+      .at(-1)!,
+    '/reset-password?token=',
+  );
 }
 
 test('issue-16: an unverified account sees only public products and cannot subscribe; the emailed link lifts both', async () => {
@@ -78,7 +89,10 @@ test('issue-16: an unverified account sees only public products and cannot subsc
   const token = new URL(link).searchParams.get('token')!;
   assert.equal(Buffer.from(token, 'base64url').length, 32, 'a 256-bit token');
   const stored = await running.handle.platform.store.db.selectFrom('account_tokens').select('token_hash').execute();
-  assert.ok(stored.some((row) => row.token_hash === hashToken(token)), 'stored as its SHA-256');
+  assert.ok(
+    stored.some((row) => row.token_hash === hashToken(token)),
+    'stored as its SHA-256',
+  );
   assert.ok(!stored.some((row) => row.token_hash === token), 'never in clear');
 
   const verified = await client.openLink(link);
@@ -87,7 +101,10 @@ test('issue-16: an unverified account sees only public products and cannot subsc
   assert.doesNotMatch(verified.text, /Check your email/);
   assert.match((await client.get('/products')).text, /Accessories/);
   await client.get(`/products/inventory/1.0.0/subscribe/review?plan=default&app=${app.id}`);
-  assert.equal((await client.post('/products/inventory/1.0.0/subscribe', { plan: 'default', app: app.id })).status, 303);
+  assert.equal(
+    (await client.post('/products/inventory/1.0.0/subscribe', { plan: 'default', app: app.id })).status,
+    303,
+  );
 
   const reused = await client.openLink(link);
   assert.equal(reused.status, 400, 'a verification link works once');
@@ -100,14 +117,32 @@ test('issue-16: sign-up with a taken email answers like a new one, and the owner
   const freshAnswer = await fresh.post('/sign-up', { email: newEmail('fresh'), password, orgTitle: 'Fresh' });
   const taken = new WebClient(running.portal);
   await taken.get('/sign-up');
-  const takenAnswer = await taken.post('/sign-up', { email: demo.developer.email, password, orgTitle: 'Someone' });
-  assert.deepEqual([takenAnswer.status, takenAnswer.location, takenAnswer.text], [freshAnswer.status, freshAnswer.location, freshAnswer.text]);
-  assert.equal((await taken.get(takenAnswer.location)).text.replace(/name="_csrf" value="[^"]+"/, ''),
-    (await fresh.get(freshAnswer.location)).text.replace(/name="_csrf" value="[^"]+"/, ''), 'the same page');
-  const warning = await waitForMail(running.mail, demo.developer.email, /Someone tried to sign up with your email address/);
+  const takenAnswer = await taken.post('/sign-up', {
+    email: demo.developer.email,
+    password,
+    orgTitle: 'Someone',
+  });
+  assert.deepEqual(
+    [takenAnswer.status, takenAnswer.location, takenAnswer.text],
+    [freshAnswer.status, freshAnswer.location, freshAnswer.text],
+  );
+  assert.equal(
+    (await taken.get(takenAnswer.location)).text.replace(/name="_csrf" value="[^"]+"/, ''),
+    (await fresh.get(freshAnswer.location)).text.replace(/name="_csrf" value="[^"]+"/, ''),
+    'the same page',
+  );
+  const warning = await waitForMail(
+    running.mail,
+    demo.developer.email,
+    /Someone tried to sign up with your email address/,
+  );
   assert.match(warning.text, /already\s+has an account\. Nothing was changed\./);
   assert.ok(warning.text.includes(`${running.portal}/forgot-password`));
-  assert.equal(mailTo(running.mail, demo.developer.email).filter((m) => /Verify/.test(m.subject)).length, 0, 'no verification link for a taken address');
+  assert.equal(
+    mailTo(running.mail, demo.developer.email).filter((m) => /Verify/.test(m.subject)).length,
+    0,
+    'no verification link for a taken address',
+  );
   assert.equal(await taken.signIn(demo.developer.email, password), 401, 'the attempt changed nothing');
 });
 
@@ -136,7 +171,11 @@ test('issue-16: password reset by link: old password refused, new one works, eve
     assert.equal(answer.status, 303, 'every session of the account ended');
     assert.match(answer.location, /^\/sign-in/);
   }
-  const sessions = await running.handle.platform.store.db.selectFrom('sessions').select('id').where('user_id', '=', (await user(email)).id).execute();
+  const sessions = await running.handle.platform.store.db
+    .selectFrom('sessions')
+    .select('id')
+    .where('user_id', '=', (await user(email)).id)
+    .execute();
   assert.deepEqual(sessions, []);
   assert.equal(await new WebClient(running.portal).signIn(email, password), 401, 'the old password is refused');
   assert.equal(await new WebClient(running.portal).signIn(email, 'brand-new-pass-2'), 303, 'the new one works');
@@ -157,7 +196,11 @@ test('issue-16: expired links and all but the latest reset link are refused', as
   const verify = await verificationLink(running.mail, email);
   const db = running.handle.platform.store.db;
   const expire = (token: string) =>
-    db.updateTable('account_tokens').set({ expires_at: Date.now() - 1 }).where('token_hash', '=', hashToken(token)).execute();
+    db
+      .updateTable('account_tokens')
+      .set({ expires_at: Date.now() - 1 })
+      .where('token_hash', '=', hashToken(token))
+      .execute();
   await expire(new URL(verify).searchParams.get('token')!);
   assert.equal((await client.openLink(verify)).status, 400, 'an expired verification link');
   assert.equal((await user(email)).email_verified_at, null);
@@ -213,7 +256,8 @@ test('issue-16: asking for the verification link again is limited to 3 emails pe
   }
   assert.deepEqual(statuses, [303, 303, 429], 'sign-up sent one, two more, then refused');
   await waitForMail(running.mail, email, /Verify/);
-  for (let i = 0; mailTo(running.mail, email).length < 3 && i < 400; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  for (let i = 0; mailTo(running.mail, email).length < 3 && i < 400; i++)
+    await new Promise((resolve) => setTimeout(resolve, 25));
   assert.equal(mailTo(running.mail, email).length, 3);
   const links = mailTo(running.mail, email).map((m) => linkIn(m, '/verify-email?token='));
   assert.equal((await client.openLink(links[0])).status, 400, 'only the latest link works');

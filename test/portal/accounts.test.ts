@@ -66,9 +66,13 @@ test('issue-12: a stranger signing up as "Partner Co" gets another name, neither
   assert.doesNotMatch((await client.get('/products')).text, /Partner Only/);
   assert.equal((await client.get('/products/partner-only/1.0.0')).status, 404);
   const product = await findProduct(running.handle.platform.store.db, catalogId, 'partner-only', '1.0.0');
-  const { app } = await running.handle.platform.consumerServices.createApp(org!.id, { title: 'Stranger app' });
+  const { app } = await running.handle.platform.consumerServices.createApp(org!.id, {
+    title: 'Stranger app',
+  });
   const subscription = { appId: app.id, productId: product!.id, planName: 'default' };
-  await assert.rejects(running.handle.platform.consumerServices.subscribe(org!.id, subscription), { code: 'MGMT_NOT_FOUND' });
+  await assert.rejects(running.handle.platform.consumerServices.subscribe(org!.id, subscription), {
+    code: 'MGMT_NOT_FOUND',
+  });
 });
 
 test('issue-12: the provider creates the partner org by name; its owner signs in and sees the product', async () => {
@@ -106,7 +110,10 @@ test('issue-12: sign-up answers the same for a taken email as for a new one, and
     assert.equal(client.cookies.has('portico_portal'), false, 'no session in either case');
   }
   const page = await fresh.client.get(fresh.answer.location);
-  assert.match(page.text, /Thank you\. We sent a message to the address you gave: open its link to verify your email\. Sign in with your email and password to continue\./);
+  assert.match(
+    page.text,
+    /Thank you\. We sent a message to the address you gave: open its link to verify your email\. Sign in with your email and password to continue\./,
+  );
   // The password is hashed either way: a taken email costs argon2 too (no fast path to time).
   const median = (values: number[]) => values.sort((a, b) => a - b)[1];
   const again = async (email: string) => (await signUp(email, 'Again')).ms;

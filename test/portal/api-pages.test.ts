@@ -12,7 +12,13 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import type { Browser } from 'playwright-core';
 import { demo } from '../../src/cli/demo.ts';
-import { launchChromium, screenshot, seriousAccessibilityFindings, signIn, startPortalDemo } from '../helpers/browser.ts';
+import {
+  launchChromium,
+  screenshot,
+  seriousAccessibilityFindings,
+  signIn,
+  startPortalDemo,
+} from '../helpers/browser.ts';
 import type { RunningDemo } from '../helpers/browser.ts';
 import { WebClient } from '../helpers/web-client.ts';
 
@@ -138,7 +144,14 @@ async function client(who: 'anonymous' | 'developer' | 'partner'): Promise<WebCl
 
 /** The text of the samples on a page (HTML entities decoded as a browser would). */
 function codeBlocks(page: string): string[] {
-  const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');
+  const decode = (s: string) =>
+    s
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&#96;/g, '`')
+      .replace(/&amp;/g, '&');
   return [...page.matchAll(/<code id="[^"]+-sample-[a-z]+">([\s\S]*?)<\/code>/g)].map((m) => decode(m[1]));
 }
 
@@ -146,12 +159,23 @@ before(async () => {
   running = await startPortalDemo();
   const { services } = running.handle.platform;
   const { orgId } = await services.ensureOrg(demo.org);
-  await services.createConsumerOrg(orgId, demo.catalog, { name: 'partner-x', title: 'Partner X', owner: partner });
-  for (const [file, text] of [['partner-stock.yaml', stockApi], ['partner-orders.yaml', ordersApi]]) {
+  await services.createConsumerOrg(orgId, demo.catalog, {
+    name: 'partner-x',
+    title: 'Partner X',
+    owner: partner,
+  });
+  for (const [file, text] of [
+    ['partner-stock.yaml', stockApi],
+    ['partner-orders.yaml', ordersApi],
+  ]) {
     const imported = await services.importApi(orgId, { text, file });
     await services.setApiState(orgId, imported.api.name, imported.api.version, 'online');
   }
-  await services.putProduct(orgId, demo.catalog, { text: partnerProduct, file: 'partner-only.yaml', state: 'published' });
+  await services.putProduct(orgId, demo.catalog, {
+    text: partnerProduct,
+    file: 'partner-only.yaml',
+    state: 'published',
+  });
   browser = await launchChromium();
 });
 
@@ -164,18 +188,27 @@ test('each operation of the Inventory API is one collapsed <details> section', a
   const page = (await (await client('anonymous')).get(inventoryPage)).text;
   assert.equal((page.match(/<section class="operation"/g) ?? []).length, 5);
   assert.equal((page.match(/<details>/g) ?? []).length, 5, 'every operation starts collapsed');
-  assert.match(page, /<summary><h2 id="get-items-id-title"><span class="method get">GET<\/span> <span class="path">\/items\/\{id\}<\/span>/);
+  assert.match(
+    page,
+    /<summary><h2 id="get-items-id-title"><span class="method get">GET<\/span> <span class="path">\/items\/\{id\}<\/span>/,
+  );
 });
 
-test('signed out, the samples carry the client id placeholder; signed in, the first app\'s client id', async () => {
+test("signed out, the samples carry the client id placeholder; signed in, the first app's client id", async () => {
   const anonymous = codeBlocks((await (await client('anonymous')).get(inventoryPage)).text);
   assert.equal(anonymous.length, 15, 'curl, fetch and requests for each of the 5 operations');
   assert.ok(anonymous.every((code) => code.includes('YOUR_CLIENT_ID')));
   const developer = codeBlocks((await (await client('developer')).get(inventoryPage)).text);
   assert.ok(developer.every((code) => code.includes(running.handle.clientId) && !code.includes('YOUR_CLIENT_ID')));
   const [curl, fetchSample, python] = developer.slice(0, 3);
-  assert.match(curl, /^curl --request GET \\\n {2}--url 'http:\/\/127\.0\.0\.1:\d+\/demo\/sandbox\/api\/items' \\\n {2}--header 'X-IBM-Client-Id: [0-9a-f]{32}'/);
-  assert.match(fetchSample, /^const response = await fetch\("http:\/\/127\.0\.0\.1:\d+\/demo\/sandbox\/api\/items", \{/);
+  assert.match(
+    curl,
+    /^curl --request GET \\\n {2}--url 'http:\/\/127\.0\.0\.1:\d+\/demo\/sandbox\/api\/items' \\\n {2}--header 'X-IBM-Client-Id: [0-9a-f]{32}'/,
+  );
+  assert.match(
+    fetchSample,
+    /^const response = await fetch\("http:\/\/127\.0\.0\.1:\d+\/demo\/sandbox\/api\/items", \{/,
+  );
   assert.match(python, /^import requests\n\nresponse = requests\.request\(\n {4}"GET",/);
 });
 
@@ -198,7 +231,9 @@ test('the JSON download of a 2.0 document names the gateway by host, basePath an
   assert.equal(document.basePath, '/demo/sandbox/api');
   assert.deepEqual(document.schemes, ['http']);
   assert.equal(document.paths['/items'].get.operationId, 'Item.find');
-  assert.deepEqual(document['x-ibm-configuration'].properties, { inventory_svc_url: { description: 'Origin of the inventory service' } });
+  assert.deepEqual(document['x-ibm-configuration'].properties, {
+    inventory_svc_url: { description: 'Origin of the inventory service' },
+  });
   assert.equal(document['x-ibm-configuration'].catalogs, undefined);
   assert.doesNotMatch(answer.text, /assembly|http:\/\//, 'no assembly and no backend address');
 });
@@ -210,7 +245,14 @@ test('the YAML download is the same document; the logistics assembly and propert
   assert.equal(yaml.status, 200);
   assert.match(yaml.headers.get('content-type') ?? '', /^application\/yaml/);
   assert.deepEqual(parse(yaml.text), json);
-  for (const internal of ['assembly', 'operation-switch', 'activity-log', 'shipping/calculate', 'maps/api/geocode', 'catalogs']) {
+  for (const internal of [
+    'assembly',
+    'operation-switch',
+    'activity-log',
+    'shipping/calculate',
+    'maps/api/geocode',
+    'catalogs',
+  ]) {
     assert.equal(yaml.text.includes(internal), false, `${internal} is not in the download`);
   }
   assert.equal(json.basePath, '/demo/sandbox/logistics');
@@ -245,7 +287,9 @@ test('a product visible only to partner-x: page and downloads are 404 to everyon
 test('examples are generated from the schema where the document has none', async () => {
   const page = (await (await client('partner')).get(stockPage)).text;
   const exampleOf = (label: string) => {
-    const match = new RegExp(`<p class="hint">${label}</p><pre tabindex="0"><code>([\\s\\S]*?)</code></pre>`).exec(page);
+    const match = new RegExp(`<p class="hint">${label}</p><pre tabindex="0"><code>([\\s\\S]*?)</code></pre>`).exec(
+      page,
+    );
     return JSON.parse((match?.[1] ?? '').replace(/&quot;/g, '"'));
   };
   const level = {
@@ -273,23 +317,37 @@ test('provider texts are escaped on the page and in the samples', async () => {
 
 test('search finds products, APIs and operations, only among what the visitor may see', async () => {
   const anonymous = (await (await client('anonymous')).get('/search?q=items')).text;
-  assert.match(anonymous, /href="\/products\/inventory\/1\.0\.0\/apis\/inventory\/1\.0\.0#get-items-id">GET \/items\/\{id\}<\/a>/);
+  assert.match(
+    anonymous,
+    /href="\/products\/inventory\/1\.0\.0\/apis\/inventory\/1\.0\.0#get-items-id">GET \/items\/\{id\}<\/a>/,
+  );
   for (const who of ['anonymous', 'developer'] as const) {
     const text = (await (await client(who)).get('/search?q=stock%20level')).text;
     assert.doesNotMatch(text, /Partner|partner-stock|\/levels/i, `${who} finds nothing of the partner's product`);
     assert.match(text, /Nothing matches “stock level”/);
   }
   const partnerView = (await (await client('partner')).get('/search?q=STOCK%20level')).text;
-  assert.match(partnerView, /<a href="\/products\/partner-only\/1\.0\.0\/apis\/partner-stock\/1\.0\.0">Partner Stock 1\.0\.0<\/a>/);
-  assert.match(partnerView, /#get-levels-sku">GET \/levels\/\{sku\}<\/a><p class="hint">Level of a warehouse &lt;img src=x/);
+  assert.match(
+    partnerView,
+    /<a href="\/products\/partner-only\/1\.0\.0\/apis\/partner-stock\/1\.0\.0">Partner Stock 1\.0\.0<\/a>/,
+  );
+  assert.match(
+    partnerView,
+    /#get-levels-sku">GET \/levels\/\{sku\}<\/a><p class="hint">Level of a warehouse &lt;img src=x/,
+  );
   const product = (await (await client('partner')).get('/search?q=partner')).text;
   assert.match(product, /<a href="\/products\/partner-only\/1\.0\.0">Partner Only 1\.0\.0<\/a>/);
   const developer = (await (await client('developer')).get('/search?q=shipping')).text;
-  assert.match(developer, /apis\/logistics\/2\.0\.0#get-shipping">GET \/shipping<\/a><p class="hint">Calculate shipping costs[^<]* · logistics 2\.0\.0</);
+  assert.match(
+    developer,
+    /apis\/logistics\/2\.0\.0#get-shipping">GET \/shipping<\/a><p class="hint">Calculate shipping costs[^<]* · logistics 2\.0\.0</,
+  );
 });
 
 test('search escapes the query and bounds it', async () => {
-  const answer = await (await client('anonymous')).get(`/search?q=${encodeURIComponent('<b>x"y</b>')}${'z'.repeat(500)}`);
+  const answer = await (
+    await client('anonymous')
+  ).get(`/search?q=${encodeURIComponent('<b>x"y</b>')}${'z'.repeat(500)}`);
   assert.equal(answer.status, 200);
   assert.equal(answer.text.includes('<b>x'), false);
   // The first 100 characters: the 10 of the markup and 90 of the z's.
@@ -308,7 +366,11 @@ for (const width of [1280, 375]) {
     for (const path of [inventoryPage, logisticsPage, '/search?q=items']) {
       await page.goto(`${running.portal}${path}`);
       assert.deepEqual(await seriousAccessibilityFindings(page), [], `${path} collapsed`);
-      await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
+      await page.evaluate(() =>
+        document.querySelectorAll('details').forEach((d) => {
+          d.open = true;
+        }),
+      );
       assert.deepEqual(await seriousAccessibilityFindings(page), [], `${path} expanded`);
       const scrollWidth = await page.evaluate(() => document.scrollingElement!.scrollWidth);
       assert.ok(scrollWidth <= width, `${path} is ${scrollWidth} px wide at ${width} px`);

@@ -19,7 +19,11 @@ const operation: OperationView = {
     { name: 'lang', in: 'query', required: true, type: 'string', description: '', sample: 'a&b=c' },
     { name: 'optional', in: 'query', required: false, type: 'string', description: '', sample: 'skipped' },
   ],
-  body: { contentType: 'application/json', required: true, example: { text: "O'Brien said \"$(whoami)\" `id`", ok: true, none: null } },
+  body: {
+    contentType: 'application/json',
+    required: true,
+    example: { text: 'O\'Brien said "$(whoami)" `id`', ok: true, none: null },
+  },
   responses: [],
   credentials: [
     { in: 'header', name: 'X-IBM-Client-Id', role: 'id' },
@@ -27,10 +31,17 @@ const operation: OperationView = {
   ],
 };
 
-const [curl, javascript, python] = codeSamples({ operation, gatewayBase: 'https://gw.example.com/o/c/base', clientId: 'abc123' });
+const [curl, javascript, python] = codeSamples({
+  operation,
+  gatewayBase: 'https://gw.example.com/o/c/base',
+  clientId: 'abc123',
+});
 
 test('path and query values are URL-encoded; optional parameters are left out', () => {
-  assert.match(curl.code, /--url 'https:\/\/gw\.example\.com\/o\/c\/base\/notes\/it'\\''s%2F1\?lang=a%26b%3Dc&client_secret=YOUR_CLIENT_SECRET'/);
+  assert.match(
+    curl.code,
+    /--url 'https:\/\/gw\.example\.com\/o\/c\/base\/notes\/it'\\''s%2F1\?lang=a%26b%3Dc&client_secret=YOUR_CLIENT_SECRET'/,
+  );
   assert.doesNotMatch(curl.code, /skipped/);
 });
 
@@ -51,7 +62,10 @@ test('the fetch sample is valid JavaScript that sends the same body', () => {
 
 test('the requests sample writes Python literals (True, None) and the client id header', () => {
   assert.match(python.code, /"X-IBM-Client-Id": "abc123",/);
-  assert.match(python.code, /json=\{\n {8}"text": "O'Brien said \\"\$\(whoami\)\\" `id`",\n {8}"ok": True,\n {8}"none": None,\n {4}\},/);
+  assert.match(
+    python.code,
+    /json=\{\n {8}"text": "O'Brien said \\"\$\(whoami\)\\" `id`",\n {8}"ok": True,\n {8}"none": None,\n {4}\},/,
+  );
 });
 
 test('signed out, the client id is a placeholder', () => {

@@ -30,7 +30,12 @@ let consolePage: Page;
 let silverApp: CreatedApp;
 let goldApp: CreatedApp;
 
-const newDeveloper = { email: `dev-${Date.now()}@example.org`, password: 'flow-password-42', name: 'Flo Tester', orgTitle: 'Flow Testers' };
+const newDeveloper = {
+  email: `dev-${Date.now()}@example.org`,
+  password: 'flow-password-42',
+  name: 'Flo Tester',
+  orgTitle: 'Flow Testers',
+};
 const logisticsPage = () => `${running.portal}/products/accessories/1.0.0/apis/logistics/2.0.0`;
 
 async function assertAccessible(target: Page, name: string): Promise<void> {
@@ -43,7 +48,9 @@ async function assertAccessible(target: Page, name: string): Promise<void> {
 async function gatewayStatus(clientId: string, expected: number): Promise<number> {
   let status = 0;
   for (let i = 0; i < 50; i++) {
-    const answer = await fetch(`${running.gateway}/demo/sandbox/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': clientId } });
+    const answer = await fetch(`${running.gateway}/demo/sandbox/logistics/shipping?zip=90210`, {
+      headers: { 'X-IBM-Client-Id': clientId },
+    });
     await answer.arrayBuffer();
     status = answer.status;
     if (status === expected) return status;
@@ -103,26 +110,48 @@ test('creating an app shows its client secret once', async () => {
   assert.ok(silverApp.clientSecret.length >= 32, 'a long secret is shown');
   assert.match(await page.locator('.notice.warn').innerText(), /shown only this once/);
   await page.goto(silverApp.url);
-  assert.equal((await page.content()).includes(silverApp.clientSecret), false, 'the app page does not show the secret again');
+  assert.equal(
+    (await page.content()).includes(silverApp.clientSecret),
+    false,
+    'the app page does not show the secret again',
+  );
   assert.equal(await page.getByText(silverApp.clientId).count(), 1);
 });
 
 test('subscribing to Silver is active at once and the app can call the gateway', async () => {
-  assert.equal(await subscribe(page, running.portal, { product: 'accessories', version: '1.0.0', planTitle: 'Silver', appTitle: 'Flow Silver App' }), 'Active');
+  assert.equal(
+    await subscribe(page, running.portal, {
+      product: 'accessories',
+      version: '1.0.0',
+      planTitle: 'Silver',
+      appTitle: 'Flow Silver App',
+    }),
+    'Active',
+  );
   assert.equal(await gatewayStatus(silverApp.clientId, 200), 200);
   await page.getByRole('link', { name: 'Done' }).click();
   assert.match(await page.locator('table').filter({ hasText: 'Accessories' }).innerText(), /Silver\s+Active/);
 });
 
 test('an app cannot subscribe twice to the same product', async () => {
-  await page.goto(`${running.portal}/products/accessories/1.0.0/subscribe/review?plan=gold&app=${encodeURIComponent(silverApp.id)}`);
+  await page.goto(
+    `${running.portal}/products/accessories/1.0.0/subscribe/review?plan=gold&app=${encodeURIComponent(silverApp.id)}`,
+  );
   await page.getByRole('button', { name: 'Next' }).click();
   assert.match(await page.getByRole('alert').innerText(), /already subscribed to Accessories \(Silver, active\)/);
 });
 
 test('Gold on another app is pending until the provider approves it in the console', async () => {
   goldApp = await createApp(page, running.portal, 'Flow Gold App');
-  assert.equal(await subscribe(page, running.portal, { product: 'accessories', version: '1.0.0', planTitle: 'Gold', appTitle: 'Flow Gold App' }), 'Pending approval');
+  assert.equal(
+    await subscribe(page, running.portal, {
+      product: 'accessories',
+      version: '1.0.0',
+      planTitle: 'Gold',
+      appTitle: 'Flow Gold App',
+    }),
+    'Pending approval',
+  );
   assert.equal(await gatewayStatus(goldApp.clientId, 401), 401, 'a pending subscription does not admit calls');
   await page.goto(goldApp.url);
   assert.match(await page.locator('table').filter({ hasText: 'Accessories' }).innerText(), /Gold\s+Pending approval/);
@@ -130,7 +159,10 @@ test('Gold on another app is pending until the provider approves it in the conso
 
   await consoleSignIn(consolePage, running.management, demo.provider.username, demo.provider.password);
   await assertAccessible(consolePage, 'console-home');
-  await consolePage.getByRole('link', { name: /^Approvals/ }).first().click();
+  await consolePage
+    .getByRole('link', { name: /^Approvals/ })
+    .first()
+    .click();
   const request = consolePage.locator('tr').filter({ hasText: 'Flow Gold App' });
   assert.match(await request.innerText(), /Flow Testers[\s\S]*Flow Gold App[\s\S]*Accessories 1\.0\.0[\s\S]*Gold/);
   await assertAccessible(consolePage, 'console-approvals');
@@ -145,7 +177,9 @@ test('Gold on another app is pending until the provider approves it in the conso
 
 /** An operation's section on an API page, opened (operations start collapsed). */
 async function openOperation(operationHeading: RegExp) {
-  const section = page.locator('section.operation').filter({ has: page.getByRole('heading', { name: operationHeading }) });
+  const section = page
+    .locator('section.operation')
+    .filter({ has: page.getByRole('heading', { name: operationHeading }) });
   await section.locator('summary').click();
   await section.getByRole('button', { name: 'Send' }).waitFor();
   return section;
@@ -159,7 +193,10 @@ async function tryIt(operationHeading: RegExp, zip: string): Promise<{ status: s
   await section.getByRole('button', { name: 'Send' }).click();
   const body = section.locator('.tryit-result pre.tryit-body');
   await body.waitFor({ timeout: 20_000 });
-  return { status: await section.locator('.tryit-result .status-line').innerText(), body: await body.innerText() };
+  return {
+    status: await section.locator('.tryit-result .status-line').innerText(),
+    body: await body.innerText(),
+  };
 }
 
 test('Try it on GET /shipping and GET /stores answers 200 with a body', async () => {
@@ -176,7 +213,9 @@ test('Try it on GET /shipping and GET /stores answers 200 with a body', async ()
 });
 
 test('Try it on GET /calculate shows what the gateway answers', async () => {
-  const direct = await fetch(`${running.gateway}/demo/sandbox/financing/calculate?amount=10000&duration=36&rate=5`, { headers: { 'X-IBM-Client-Id': silverApp.clientId } });
+  const direct = await fetch(`${running.gateway}/demo/sandbox/financing/calculate?amount=10000&duration=36&rate=5`, {
+    headers: { 'X-IBM-Client-Id': silverApp.clientId },
+  });
   const directBody = await direct.text();
   await page.goto(`${running.portal}/products/accessories/1.0.0/apis/financing/1.0.0`);
   const section = await openOperation(/GET \/calculate/);
@@ -205,13 +244,25 @@ test('the demo developer signs in and sees Demo App subscribed to Gold', async (
 
 test('the console shows analytics with charts and the payload of a logged call', async () => {
   await consolePage.goto(`${running.management}/console/analytics?range=1h`);
-  assert.ok((await consolePage.locator('svg.chart').count()) >= 7, 'calls over time, five dimensions and latency are charts');
-  const byApi = await consolePage.locator('section.panel').filter({ hasText: 'Calls by API' }).locator('svg').getAttribute('aria-labelledby');
+  assert.ok(
+    (await consolePage.locator('svg.chart').count()) >= 7,
+    'calls over time, five dimensions and latency are charts',
+  );
+  const byApi = await consolePage
+    .locator('section.panel')
+    .filter({ hasText: 'Calls by API' })
+    .locator('svg')
+    .getAttribute('aria-labelledby');
   assert.ok(byApi);
-  assert.match(await consolePage.locator(`[id="${byApi.split(' ')[1]}"]`).textContent() ?? '', /logistics: \d+ calls/);
+  assert.match(
+    (await consolePage.locator(`[id="${byApi.split(' ')[1]}"]`).textContent()) ?? '',
+    /logistics: \d+ calls/,
+  );
   await assertAccessible(consolePage, 'console-analytics');
   await consolePage.getByRole('link', { name: 'Request and response' }).first().click();
-  const response = consolePage.locator('section').filter({ has: consolePage.getByRole('heading', { name: 'Response' }) });
+  const response = consolePage
+    .locator('section')
+    .filter({ has: consolePage.getByRole('heading', { name: 'Response' }) });
   assert.match(await response.innerText(), /"(xyz|maps_link)"/);
   await screenshot(consolePage, 'console-call-payload');
 });
@@ -219,7 +270,10 @@ test('the console shows analytics with charts and the payload of a logged call',
 test('the console shows the logistics assembly as a tree and product lifecycle actions', async () => {
   await consolePage.goto(`${running.management}/console/apis/logistics/2.0.0`);
   const flow = consolePage.locator('.flow').first();
-  assert.match(await flow.innerText(), /operation-switch[\s\S]*operations: shipping\.calc[\s\S]*invoke_xyz[\s\S]*operations: get\.stores/);
+  assert.match(
+    await flow.innerText(),
+    /operation-switch[\s\S]*operations: shipping\.calc[\s\S]*invoke_xyz[\s\S]*operations: get\.stores/,
+  );
   await assertAccessible(consolePage, 'console-api-logistics');
   await consolePage.goto(`${running.management}/console/products`);
   const inventory = consolePage.locator('section.panel').filter({ hasText: 'Inventory' });

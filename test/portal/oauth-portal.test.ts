@@ -29,7 +29,9 @@ describe('portal: OAuth redirect URIs, provider endpoints and Try it with a toke
   test('the app page lists the registered redirect URIs; a bad one is refused with the text kept', async () => {
     const page = await client.get(appPath);
     assert.match(page.text, new RegExp(`<textarea id="redirect_uris"[^>]*>${o.redirectUri}</textarea>`));
-    const refused = await client.post(`${appPath}/redirect-uris`, { redirect_uris: `${o.redirectUri}\njavascript:alert(1)` });
+    const refused = await client.post(`${appPath}/redirect-uris`, {
+      redirect_uris: `${o.redirectUri}\njavascript:alert(1)`,
+    });
     assert.equal(refused.status, 400);
     assert.match(refused.text, /javascript:alert\(1\) is not an absolute URI without a fragment/);
     assert.match(refused.text, /javascript:alert\(1\)<\/textarea>/);
@@ -38,25 +40,47 @@ describe('portal: OAuth redirect URIs, provider endpoints and Try it with a toke
 
   test('saving redirect URIs answers 303 to the app page, and the gateway accepts the new one exactly', async () => {
     const added = 'https://app.example/oauth/callback';
-    const saved = await client.post(`${appPath}/redirect-uris`, { redirect_uris: `${o.redirectUri}\n${added}` });
+    const saved = await client.post(`${appPath}/redirect-uris`, {
+      redirect_uris: `${o.redirectUri}\n${added}`,
+    });
     assert.equal(saved.status, 303);
     assert.equal(saved.location, `${appPath}#redirect-uris`);
     assert.match((await client.get(appPath)).text, new RegExp(`>${o.redirectUri}\n${added}</textarea>`));
     await o.p.t.platform.gateway!.reload();
-    const query = (uri: string) => new URLSearchParams({ response_type: 'code', client_id: o.app.clientId, redirect_uri: uri, scope: 'read' });
+    const query = (uri: string) =>
+      new URLSearchParams({
+        response_type: 'code',
+        client_id: o.app.clientId,
+        redirect_uri: uri,
+        scope: 'read',
+      });
     assert.equal((await fetch(`${o.issuer}/oauth2/authorize?${query(added)}`, { redirect: 'manual' })).status, 200);
-    assert.equal((await fetch(`${o.issuer}/oauth2/authorize?${query(`${added}/x`)}`, { redirect: 'manual' })).status, 400);
+    assert.equal(
+      (await fetch(`${o.issuer}/oauth2/authorize?${query(`${added}/x`)}`, { redirect: 'manual' })).status,
+      400,
+    );
   });
 
   test('the API page shows the provider, the scope each operation needs, its endpoints, grants and scopes', async () => {
     const page = await client.get(apiPage);
     assert.equal(page.status, 200);
-    assert.match(page.text, /from OAuth provider <strong>Demo OAuth<\/strong>; this operation needs <code>read<\/code>/);
+    assert.match(
+      page.text,
+      /from OAuth provider <strong>Demo OAuth<\/strong>; this operation needs <code>read<\/code>/,
+    );
     assert.match(page.text, /this operation needs <code>write<\/code>/);
-    for (const path of ['/oauth2/token', '/oauth2/authorize', '/.well-known/oauth-authorization-server', '/oauth2/jwks']) {
+    for (const path of [
+      '/oauth2/token',
+      '/oauth2/authorize',
+      '/.well-known/oauth-authorization-server',
+      '/oauth2/jwks',
+    ]) {
       assert.ok(page.text.includes(`<code class="url">${o.issuer}${path}</code>`), path);
     }
-    assert.match(page.text, /Client credentials \(application\), Authorization code with PKCE \(access_code\), Resource owner password \(password\)/);
+    assert.match(
+      page.text,
+      /Client credentials \(application\), Authorization code with PKCE \(access_code\), Resource owner password \(password\)/,
+    );
     assert.match(page.text, /<code>write<\/code><\/td><td>Change things<\/td>/);
   });
 

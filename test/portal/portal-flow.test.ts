@@ -9,7 +9,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { demo } from '../../src/cli/demo.ts';
-import { consoleSignIn, launchChromium, seriousAccessibilityFindings, signUp, startPortalDemo } from '../helpers/browser.ts';
+import {
+  consoleSignIn,
+  launchChromium,
+  seriousAccessibilityFindings,
+  signUp,
+  startPortalDemo,
+} from '../helpers/browser.ts';
 import type { RunningDemo } from '../helpers/browser.ts';
 
 let running: RunningDemo;
@@ -17,8 +23,18 @@ let browser: Browser;
 let page: Page;
 
 const stamp = Date.now();
-const developerA = { email: `walker-a-${stamp}@example.org`, password: 'walker-password-1', name: 'Ada Walker', orgTitle: 'Walker Org A' };
-const developerB = { email: `walker-b-${stamp}@example.org`, password: 'walker-password-2', name: 'Bo Walker', orgTitle: 'Walker Org B' };
+const developerA = {
+  email: `walker-a-${stamp}@example.org`,
+  password: 'walker-password-1',
+  name: 'Ada Walker',
+  orgTitle: 'Walker Org A',
+};
+const developerB = {
+  email: `walker-b-${stamp}@example.org`,
+  password: 'walker-password-2',
+  name: 'Bo Walker',
+  orgTitle: 'Walker Org B',
+};
 const productUrl = () => `${running.portal}/products/accessories/1.0.0`;
 const logisticsPage = () => `${productUrl()}/apis/logistics/2.0.0`;
 let subscriptionUrl = '';
@@ -27,7 +43,11 @@ let subscriptionUrl = '';
 async function assertAccessible(target: Page, name: string): Promise<void> {
   for (const width of [1280, 375]) {
     await target.setViewportSize({ width, height: 900 });
-    assert.deepEqual(await seriousAccessibilityFindings(target), [], `${name} at ${width} px: serious or critical axe-core findings`);
+    assert.deepEqual(
+      await seriousAccessibilityFindings(target),
+      [],
+      `${name} at ${width} px: serious or critical axe-core findings`,
+    );
   }
   await target.setViewportSize({ width: 1280, height: 900 });
 }
@@ -89,7 +109,11 @@ test('issue-16: Subscribe with no app creates the app inside the wizard and cont
 
   await reload(page);
   await page.getByRole('heading', { name: 'Review the subscription' }).waitFor();
-  assert.equal(await page.getByLabel('Client secret', { exact: true }).count(), 0, 'a reload does not show the secret again');
+  assert.equal(
+    await page.getByLabel('Client secret', { exact: true }).count(),
+    0,
+    'a reload does not show the secret again',
+  );
   assert.match(await page.locator('dl.facts').innerText(), /Walker Shop/, 'a reload keeps the wizard where it was');
 
   await page.getByRole('button', { name: 'Next' }).click();
@@ -102,7 +126,11 @@ test('issue-16: Subscribe with no app creates the app inside the wizard and cont
 
   assert.equal(await appCount(page), 1, 'one app after the reloads');
   await page.goto(productUrl());
-  assert.equal(await page.locator('h2:has-text("Your subscriptions") + ul li').count(), 1, 'one subscription after the reloads');
+  assert.equal(
+    await page.locator('h2:has-text("Your subscriptions") + ul li').count(),
+    1,
+    'one subscription after the reloads',
+  );
 });
 
 test('issue-16: creating an app, adding credentials and resetting a secret redirect; reloading repeats none of them', async () => {
@@ -132,13 +160,19 @@ test('issue-16: creating an app, adding credentials and resetting a secret redir
   const resetSecret = await page.getByLabel('Client secret', { exact: true }).inputValue();
   assert.notEqual(resetSecret, firstSecret);
   await reload(page);
-  assert.equal(await page.getByLabel('Client secret', { exact: true }).count(), 0, 'a reload does not reset the secret again');
+  assert.equal(
+    await page.getByLabel('Client secret', { exact: true }).count(),
+    0,
+    'a reload does not reset the secret again',
+  );
   assert.equal(await appCount(page), 2);
 });
 
-test('issue-16: Try it calls show in the subscription\'s usage: used and left of 100 per hour, and in the chart', async () => {
+test("issue-16: Try it calls show in the subscription's usage: used and left of 100 per hour, and in the chart", async () => {
   await page.goto(logisticsPage());
-  const section = page.locator('section.operation').filter({ has: page.getByRole('heading', { name: /GET \/shipping/ }) });
+  const section = page
+    .locator('section.operation')
+    .filter({ has: page.getByRole('heading', { name: /GET \/shipping/ }) });
   for (let i = 0; i < 3; i++) {
     // Operations start collapsed (issue 16, API pages): open this one.
     await section.locator('summary').click();
@@ -158,14 +192,20 @@ test('issue-16: Try it calls show in the subscription\'s usage: used and left of
   }
   assert.match(row, /100 requests per hour/);
   assert.match(row, /\b3\s+97\b/, 'used 3, left 97');
-  assert.match(await page.locator('section[aria-labelledby="usage"] svg desc').textContent() ?? '', /^3 calls, 0 errors/);
+  assert.match(
+    (await page.locator('section[aria-labelledby="usage"] svg desc').textContent()) ?? '',
+    /^3 calls, 0 errors/,
+  );
   await page.getByRole('link', { name: 'Last 7 days' }).click();
-  assert.match(await page.locator('section[aria-labelledby="usage"] svg title').textContent() ?? '', /last 7 days/);
-  assert.match(await page.locator('section[aria-labelledby="usage"] svg desc').textContent() ?? '', /^3 calls/);
+  assert.match((await page.locator('section[aria-labelledby="usage"] svg title').textContent()) ?? '', /last 7 days/);
+  assert.match((await page.locator('section[aria-labelledby="usage"] svg desc').textContent()) ?? '', /^3 calls/);
   await assertAccessible(page, 'subscription usage, 7 days');
   await page.goto(`${running.portal}/apps`);
   await page.getByRole('link', { name: 'Walker Shop' }).click();
-  assert.match(await page.getByRole('link', { name: /3 of 100 requests per hour used, 97 left/ }).innerText(), /97 left/);
+  assert.match(
+    await page.getByRole('link', { name: /3 of 100 requests per hour used, 97 left/ }).innerText(),
+    /97 left/,
+  );
 });
 
 test('issue-16: the console counts two orgs\' apps named "Walker Shop" apart, labelled with their org', async () => {
@@ -178,7 +218,9 @@ test('issue-16: the console counts two orgs\' apps named "Walker Shop" apart, la
   await other.getByRole('link', { name: 'Walker Shop' }).click();
   const clientId = await other.locator('table').first().locator('code').first().innerText();
   for (let i = 0; i < 2; i++) {
-    const answer = await fetch(`${running.gateway}/demo/sandbox/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': clientId } });
+    const answer = await fetch(`${running.gateway}/demo/sandbox/logistics/shipping?zip=90210`, {
+      headers: { 'X-IBM-Client-Id': clientId },
+    });
     assert.equal(answer.status, 200);
     await answer.arrayBuffer();
   }
@@ -187,13 +229,16 @@ test('issue-16: the console counts two orgs\' apps named "Walker Shop" apart, la
   let byApp = '';
   for (let i = 0; i < 50 && !/: 2 calls/.test(byApp); i++) {
     await consolePage.goto(`${running.management}/console/analytics?range=1h`);
-    byApp = await consolePage.locator('section[aria-labelledby="d-app_id"] svg desc').textContent() ?? '';
+    byApp = (await consolePage.locator('section[aria-labelledby="d-app_id"] svg desc').textContent()) ?? '';
     if (!/: 2 calls/.test(byApp)) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const walkers = [...byApp.matchAll(/Walker Shop \(([^)]+)\): (\d+) calls/g)].map((m) => [m[1], Number(m[2])]);
   assert.equal(walkers.length, 2, `two bars for the two "Walker Shop" apps: ${byApp}`);
   assert.notEqual(walkers[0][0], walkers[1][0], 'each labelled with its own org');
   assert.deepEqual(walkers.map(([, calls]) => calls).sort(), [2, 3]);
-  assert.match(await consolePage.locator('section[aria-labelledby="d-plan_id"] svg desc').textContent() ?? '', /silver \(accessories\): 5 calls/);
+  assert.match(
+    (await consolePage.locator('section[aria-labelledby="d-plan_id"] svg desc').textContent()) ?? '',
+    /silver \(accessories\): 5 calls/,
+  );
   await assertAccessible(consolePage, 'console analytics');
 });

@@ -24,7 +24,9 @@ async function signUp(email: string, orgTitle: string): Promise<WebClient> {
 
 async function appsOf(email: string) {
   const db = running.handle.platform.store.db;
-  const catalogId = (await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow()).id;
+  const catalogId = (
+    await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow()
+  ).id;
   const user = await consumers.findPortalUserByEmail(db, catalogId, email);
   return consumers.listApps(db, user!.consumer_org_id);
 }
@@ -81,8 +83,15 @@ test('issue-16: an app created inside the wizard continues to the review from th
   const email = `prg-wizard-${Date.now()}@example.org`;
   const client = await signUp(email, 'PRG Wizard Org');
   const start = await client.get('/products/accessories/1.0.0/subscribe?plan=silver');
-  assert.match(start.text, /action="\/products\/accessories\/1\.0\.0\/subscribe\/app"/, 'the wizard offers to create the app');
-  const posted = await client.post('/products/accessories/1.0.0/subscribe/app', { plan: 'silver', title: 'Wizard Shop' });
+  assert.match(
+    start.text,
+    /action="\/products\/accessories\/1\.0\.0\/subscribe\/app"/,
+    'the wizard offers to create the app',
+  );
+  const posted = await client.post('/products/accessories/1.0.0/subscribe/app', {
+    plan: 'silver',
+    title: 'Wizard Shop',
+  });
   assert.equal(posted.status, 303);
   assert.equal(posted.location, '/products/accessories/1.0.0/subscribe/review');
   const review = await client.get(posted.location);
@@ -90,7 +99,10 @@ test('issue-16: an app created inside the wizard continues to the review from th
   assert.match(review.text, /Wizard Shop/);
   assert.match(review.text, /<dd>Silver<\/dd>/);
   assert.match(review.text, secretField);
-  const unknownPlan = await client.post('/products/accessories/1.0.0/subscribe/app', { plan: 'platinum', title: 'Nope' });
+  const unknownPlan = await client.post('/products/accessories/1.0.0/subscribe/app', {
+    plan: 'platinum',
+    title: 'Nope',
+  });
   assert.equal(unknownPlan.status, 404);
   assert.equal((await appsOf(email)).length, 1, 'no app for a plan that does not exist');
 });

@@ -29,7 +29,9 @@ async function signUp(email: string, orgTitle: string): Promise<WebClient> {
 
 async function appIdsOf(email: string): Promise<string[]> {
   const db = running.handle.platform.store.db;
-  const catalogId = (await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow()).id;
+  const catalogId = (
+    await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow()
+  ).id;
   const user = await consumers.findPortalUserByEmail(db, catalogId, email);
   return (await consumers.listApps(db, user!.consumer_org_id)).map((a) => a.id);
 }
@@ -56,7 +58,11 @@ test('signing out deletes the session on the server: the old cookie no longer wo
   const answer = await replay.get('/apps');
   assert.equal(answer.status, 303);
   assert.match(answer.location, /^\/sign-in\?next=/);
-  const row = await running.handle.platform.store.db.selectFrom('sessions').select('id').where('id', '=', hashToken(cookie)).executeTakeFirst();
+  const row = await running.handle.platform.store.db
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', '=', hashToken(cookie))
+    .executeTakeFirst();
   assert.equal(row, undefined, 'the session row is gone');
 });
 
@@ -78,7 +84,11 @@ test('a POST without or with a wrong CSRF token is refused with 403 and changes 
 
 test('sign-in and sign-out forms need the token too (login CSRF)', async () => {
   const client = new WebClient(running.portal);
-  const answer = await client.post('/sign-in', { email: demo.developer.email, password: demo.developer.password }, false);
+  const answer = await client.post(
+    '/sign-in',
+    { email: demo.developer.email, password: demo.developer.password },
+    false,
+  );
   assert.equal(answer.status, 403);
   assert.equal(client.cookies.has('portico_portal'), false);
 });
@@ -112,7 +122,10 @@ test("issue-12: the pre-session's token is not its cookie: the cookie echoed as 
   const fields = { _csrf: cookie, email: demo.developer.email, password: demo.developer.password };
   const answer = await client.request('POST', '/sign-in', fields);
   assert.equal(answer.status, 403);
-  const signedIn = await client.post('/sign-in', { email: demo.developer.email, password: demo.developer.password });
+  const signedIn = await client.post('/sign-in', {
+    email: demo.developer.email,
+    password: demo.developer.password,
+  });
   assert.equal(signedIn.status, 303, 'the token the server issued works');
   assert.equal(client.cookies.has('portico_portal_pre'), false, 'signing in ends the pre-session');
 });
@@ -120,7 +133,10 @@ test("issue-12: the pre-session's token is not its cookie: the cookie echoed as 
 test('the console refuses an approval without the CSRF token', async () => {
   const client = new WebClient(running.management);
   await client.get('/console/sign-in');
-  const signIn = await client.post('/console/sign-in', { username: demo.provider.username, password: demo.provider.password });
+  const signIn = await client.post('/console/sign-in', {
+    username: demo.provider.username,
+    password: demo.provider.password,
+  });
   assert.equal(signIn.status, 303);
   await client.get('/console/approvals');
   const answer = await client.post('/console/catalogs/sandbox/subscriptions/whatever/approve', {}, false);
@@ -140,16 +156,32 @@ test("another organization's app and subscription ids answer 404 and stay untouc
   const catalog = await db.selectFrom('catalogs').select('id').where('name', '=', 'sandbox').executeTakeFirstOrThrow();
   const inventory = await findProduct(db, catalog.id, 'inventory', '1.0.0');
   const app = await consumers.findAppById(db, appId);
-  const subscription = await running.handle.platform.consumerServices.subscribe(app!.consumer_org_id, { appId, productId: inventory!.id, planName: 'default' });
+  const subscription = await running.handle.platform.consumerServices.subscribe(app!.consumer_org_id, {
+    appId,
+    productId: inventory!.id,
+    planName: 'default',
+  });
 
   await b.get('/apps');
-  for (const path of [`/apps/${appId}`, `/apps/${appId}/delete`, `/subscriptions/${subscription.id}`, `/products/inventory/1.0.0/subscribe/review?plan=default&app=${appId}`]) {
+  for (const path of [
+    `/apps/${appId}`,
+    `/apps/${appId}/delete`,
+    `/subscriptions/${subscription.id}`,
+    `/products/inventory/1.0.0/subscribe/review?plan=default&app=${appId}`,
+  ]) {
     assert.equal((await b.get(path)).status, 404, `GET ${path}`);
   }
-  for (const path of [`/apps/${appId}/delete`, `/apps/${appId}/credentials`, `/subscriptions/${subscription.id}/cancel`]) {
+  for (const path of [
+    `/apps/${appId}/delete`,
+    `/apps/${appId}/credentials`,
+    `/subscriptions/${subscription.id}/cancel`,
+  ]) {
     assert.equal((await b.post(path)).status, 404, `POST ${path}`);
   }
-  const tryIt = await b.post('/products/inventory/1.0.0/apis/inventory/1.0.0/try', { operation: 'get-items', app: appId });
+  const tryIt = await b.post('/products/inventory/1.0.0/apis/inventory/1.0.0/try', {
+    operation: 'get-items',
+    app: appId,
+  });
   assert.equal(tryIt.status, 404);
   assert.ok(await consumers.findAppById(db, appId), 'the app still exists');
   assert.equal((await consumers.findSubscriptionById(db, subscription.id))?.state, 'active');
@@ -160,11 +192,17 @@ test('sign-in attempts are limited per address and email: the sixth failure answ
   const client = new WebClient(running.portal);
   await client.get('/sign-in');
   for (let i = 0; i < 5; i++) {
-    const answer = await client.post('/sign-in', { email: demo.developer.email, password: `wrong-password-${i}` });
+    const answer = await client.post('/sign-in', {
+      email: demo.developer.email,
+      password: `wrong-password-${i}`,
+    });
     assert.equal(answer.status, 401);
     assert.match(answer.text, /Wrong email or password\./);
   }
-  const blocked = await client.post('/sign-in', { email: demo.developer.email, password: demo.developer.password });
+  const blocked = await client.post('/sign-in', {
+    email: demo.developer.email,
+    password: demo.developer.password,
+  });
   assert.equal(blocked.status, 429);
   assert.ok(Number(blocked.headers.get('retry-after')) > 0);
   const unknown = await client.post('/sign-in', { email: 'nobody@example.org', password: 'whatever-1234' });
@@ -175,7 +213,10 @@ test('sign-in attempts are limited per address and email: the sixth failure answ
 test('what a developer types is escaped on every page', async () => {
   const client = await signUp(`xss-${Date.now()}@example.org`, '<script>alert(1)</script> Org');
   await client.get('/apps/new');
-  const posted = await client.post('/apps', { title: '<img src=x onerror=alert(1)>', description: '"quoted" & <b>bold</b>' });
+  const posted = await client.post('/apps', {
+    title: '<img src=x onerror=alert(1)>',
+    description: '"quoted" & <b>bold</b>',
+  });
   assert.equal(posted.status, 303);
   const created = await client.get(posted.location);
   assert.doesNotMatch(created.text, /<img src=x/);
@@ -196,7 +237,10 @@ test('pages carry a strict Content-Security-Policy and session cookies are HttpO
   const answer = await fetch(`${running.portal}/sign-in`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { cookie: `portico_portal_pre=${client.cookies.get('portico_portal_pre')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      cookie: `portico_portal_pre=${client.cookies.get('portico_portal_pre')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: new URLSearchParams({ _csrf: client.csrf, email, password: 'security-pass-1' }).toString(),
   });
   const cookie = answer.headers.getSetCookie().find((c) => c.startsWith('portico_portal='));

@@ -58,10 +58,22 @@ for (const backend of backends) {
       await awaitRoomInWindow(HOUR, 60_000);
       const decisions = [];
       for (let i = 0; i < 8; i++) decisions.push(await store.hit('soft-5', rules));
-      assert.deepEqual(decisions.map((d) => d.allowed), [true, true, true, true, true, true, true, true]);
-      assert.deepEqual(decisions.map((d) => d.results[0].count), [1, 2, 3, 4, 5, 6, 7, 8]);
-      assert.deepEqual(decisions.map((d) => d.results[0].remaining), [4, 3, 2, 1, 0, 0, 0, 0]);
-      assert.deepEqual(decisions.map((d) => d.results[0].exceeded), [false, false, false, false, false, true, true, true]);
+      assert.deepEqual(
+        decisions.map((d) => d.allowed),
+        [true, true, true, true, true, true, true, true],
+      );
+      assert.deepEqual(
+        decisions.map((d) => d.results[0].count),
+        [1, 2, 3, 4, 5, 6, 7, 8],
+      );
+      assert.deepEqual(
+        decisions.map((d) => d.results[0].remaining),
+        [4, 3, 2, 1, 0, 0, 0, 0],
+      );
+      assert.deepEqual(
+        decisions.map((d) => d.results[0].exceeded),
+        [false, false, false, false, false, true, true, true],
+      );
       const headers = headerMap(rateLimitHeaders(decisions[7]));
       assert.equal(headers['X-RateLimit-Remaining'], 'name=default,0;');
       assert.equal(headers['Retry-After'], undefined);
@@ -131,7 +143,11 @@ for (const backend of backends) {
       assert.equal(admitted.length, 100);
       assert.equal(decisions.filter((d) => d.backendError !== undefined).length, 0);
       const counts = admitted.map((d) => d.results[0].count).sort((a, b) => a - b);
-      assert.deepEqual(counts, Array.from({ length: 100 }, (_, i) => i + 1), 'each admitted hit saw its own count');
+      assert.deepEqual(
+        counts,
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        'each admitted hit saw its own count',
+      );
     });
 
     it('keeps counting a limit across a republished rule set with the same name and window', async () => {

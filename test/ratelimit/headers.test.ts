@@ -66,7 +66,9 @@ describe('rate-limit headers', () => {
   });
 
   it('escapes quotes and backslashes in policy names and keeps header values free of control characters', async () => {
-    const rules: readonly LimitRule[] = [{ name: 'a "b"\\c\r\nX-Injected: 1', limit: 5, windowMs: 60_000, hard: false }];
+    const rules: readonly LimitRule[] = [
+      { name: 'a "b"\\c\r\nX-Injected: 1', limit: 5, windowMs: 60_000, hard: false },
+    ];
     const store = storeAt(1_000_000);
     const headers = rateLimitHeaders(await store.hit('k', rules));
     await store.close();
@@ -78,7 +80,13 @@ describe('rate-limit headers', () => {
 
   it('gives only Retry-After when the backend failed closed, and nothing when it failed open', () => {
     const rules: readonly LimitRule[] = [{ name: 'default', limit: 5, windowMs: 60_000, hard: true }];
-    const closed: LimitDecision = { allowed: false, results: [], rules, backendError: 'down', retryAfterSeconds: 1 };
+    const closed: LimitDecision = {
+      allowed: false,
+      results: [],
+      rules,
+      backendError: 'down',
+      retryAfterSeconds: 1,
+    };
     const open: LimitDecision = { allowed: true, results: [], rules, backendError: 'down' };
     assert.deepEqual(rateLimitHeaders(closed), [['Retry-After', '1']]);
     assert.deepEqual(rateLimitHeaders(open), []);

@@ -24,7 +24,10 @@ export interface Backend {
 /** Every backend the shared suite runs against. */
 export const backends: Backend[] = [
   { name: 'memory', create: () => createMemoryCounterStore() },
-  { name: 'redis', create: (keyPrefix) => createRedisCounterStore({ url: REDIS_URL, failOpen: false, keyPrefix }) },
+  {
+    name: 'redis',
+    create: (keyPrefix) => createRedisCounterStore({ url: REDIS_URL, failOpen: false, keyPrefix }),
+  },
 ];
 
 /**

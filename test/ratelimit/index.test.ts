@@ -8,11 +8,23 @@ import { createCounterStore, rulesFromPlan } from '../../src/ratelimit/index.ts'
 import type { PlanLimit } from '../../src/ratelimit/index.ts';
 import { REDIS_URL, deleteRedisKeys, freshKeyPrefix } from './helpers.ts';
 
-const silverDefault: PlanLimit = { name: 'default', unlimited: false, count: 100, windowMs: 3_600_000, hardLimit: true };
+const silverDefault: PlanLimit = {
+  name: 'default',
+  unlimited: false,
+  count: 100,
+  windowMs: 3_600_000,
+  hardLimit: true,
+};
 
 describe('rulesFromPlan', () => {
   it('turns plan rate limits into rules, keeping hard and soft as the plan says', () => {
-    const soft: PlanLimit = { name: 'daily', unlimited: false, count: 1000, windowMs: 86_400_000, hardLimit: false };
+    const soft: PlanLimit = {
+      name: 'daily',
+      unlimited: false,
+      count: 1000,
+      windowMs: 86_400_000,
+      hardLimit: false,
+    };
     assert.deepEqual(rulesFromPlan([silverDefault, soft], []), [
       { name: 'default', limit: 100, windowMs: 3_600_000, hard: true },
       { name: 'daily', limit: 1000, windowMs: 86_400_000, hard: false },
@@ -20,12 +32,24 @@ describe('rulesFromPlan', () => {
   });
 
   it('drops unlimited limits, so an unlimited plan has no rules', () => {
-    const unlimited: PlanLimit = { name: 'default', unlimited: true, count: 0, windowMs: 0, hardLimit: false };
+    const unlimited: PlanLimit = {
+      name: 'default',
+      unlimited: true,
+      count: 0,
+      windowMs: 0,
+      hardLimit: false,
+    };
     assert.deepEqual(rulesFromPlan([unlimited], [unlimited]), []);
   });
 
   it('makes burst limits hard, named as in the plan, after the rate limits', () => {
-    const burst: PlanLimit = { name: 'Default burst-limit', unlimited: false, count: 10, windowMs: 1000, hardLimit: false };
+    const burst: PlanLimit = {
+      name: 'Default burst-limit',
+      unlimited: false,
+      count: 10,
+      windowMs: 1000,
+      hardLimit: false,
+    };
     assert.deepEqual(rulesFromPlan([silverDefault], [burst]), [
       { name: 'default', limit: 100, windowMs: 3_600_000, hard: true },
       { name: 'Default burst-limit', limit: 10, windowMs: 1000, hard: true },

@@ -62,7 +62,12 @@ describe('counter store: redis, leases refilled ahead', () => {
   });
 
   it('asks for the next batch once half of the lease is used, and still admits exactly the limit', async () => {
-    const store = createRedisCounterStore({ url: REDIS_URL, failOpen: false, keyPrefix, leaseMax: LEASE_MAX });
+    const store = createRedisCounterStore({
+      url: REDIS_URL,
+      failOpen: false,
+      keyPrefix,
+      leaseMax: LEASE_MAX,
+    });
     try {
       const first = await hitsInTurn(store, 'ahead', 4);
       assert.equal(await redisCount(raw, keyPrefix, 'ahead'), 10, 'one batch of 10 while less than half is used');
@@ -71,7 +76,10 @@ describe('counter store: redis, leases refilled ahead', () => {
       const rest = await hitsInTurn(store, 'ahead', 100);
       const all = [...first, ...rest];
       assert.deepEqual(counts(all), range(1, 100), 'hits 1..100 admitted in order, each with its own count');
-      assert.deepEqual(all.slice(100).map((d) => d.allowed), new Array(5).fill(false));
+      assert.deepEqual(
+        all.slice(100).map((d) => d.allowed),
+        new Array(5).fill(false),
+      );
       assert.ok(all.every((d) => d.backendError === undefined));
       assert.equal(await redisCount(raw, keyPrefix, 'ahead'), 100);
     } finally {
@@ -93,12 +101,19 @@ describe('counter store: redis, leases refilled ahead', () => {
       assert.equal(all.filter((d) => d.allowed).length, 90, 'with the 10 hits before the burst: 100');
       for (const burst of bursts) {
         const own = counts(burst);
-        assert.deepEqual(own, [...own].sort((a, b) => a - b), 'a node admits its waiting calls in order');
+        assert.deepEqual(
+          own,
+          [...own].sort((a, b) => a - b),
+          'a node admits its waiting calls in order',
+        );
       }
       // Batches are disjoint ranges of the window's count: every admitted hit has its own.
       const union = [...counts(bursts[0]), ...counts(bursts[1])].sort((a, b) => a - b);
       assert.equal(new Set(union).size, 90);
-      assert.ok(union.every((c) => c >= 1 && c <= 100), `counts within 1..100: ${union.join(',')}`);
+      assert.ok(
+        union.every((c) => c >= 1 && c <= 100),
+        `counts within 1..100: ${union.join(',')}`,
+      );
     } finally {
       await Promise.all(nodes.map((node) => node.close()));
     }
@@ -106,7 +121,12 @@ describe('counter store: redis, leases refilled ahead', () => {
   });
 
   it('returns the unused hits of both batches on close', async () => {
-    const store = createRedisCounterStore({ url: REDIS_URL, failOpen: false, keyPrefix, leaseMax: LEASE_MAX });
+    const store = createRedisCounterStore({
+      url: REDIS_URL,
+      failOpen: false,
+      keyPrefix,
+      leaseMax: LEASE_MAX,
+    });
     try {
       await hitsInTurn(store, 'close-both', 6);
       assert.equal(await awaitCount(raw, keyPrefix, 'close-both', 20), 20, 'two batches held');
@@ -117,7 +137,12 @@ describe('counter store: redis, leases refilled ahead', () => {
   });
 
   it('returns a batch still on its way when the store closes', async () => {
-    const store = createRedisCounterStore({ url: REDIS_URL, failOpen: false, keyPrefix, leaseMax: LEASE_MAX });
+    const store = createRedisCounterStore({
+      url: REDIS_URL,
+      failOpen: false,
+      keyPrefix,
+      leaseMax: LEASE_MAX,
+    });
     try {
       await hitsInTurn(store, 'close-in-flight', 1);
       // Hits 2..10 use up the batch in one go; the 5th asked for the next, closed before its reply.
@@ -160,7 +185,11 @@ describe('counter store: redis, a refill that fails', () => {
       assert.deepEqual(counts(inHand), [5, 6, 7, 8, 9, 10]);
       assert.ok(inHand.every((d) => d.backendError === undefined));
       const past = await hitsInTurn(store, 'frozen', 3);
-      assert.deepEqual(past.map((d) => d.allowed), [false, false, false], 'past the lease, a slow Redis rejects');
+      assert.deepEqual(
+        past.map((d) => d.allowed),
+        [false, false, false],
+        'past the lease, a slow Redis rejects',
+      );
       for (const d of past) assert.match(d.backendError ?? '', /no answer within 200 ms/);
       redis.thaw();
       await sleep(300);

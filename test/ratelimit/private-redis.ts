@@ -30,15 +30,25 @@ async function freePort(): Promise<number> {
 /** Starts `redis-server` (no persistence) and resolves once it answers PING. */
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
     const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => {});
-    const ok = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+    const ok = await probe
+      .connect()
+      .then(() => probe.ping())
+      .then(
+        () => true,
+        () => false,
+      );
     probe.disconnect();
     if (ok) break;
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis-server did not start on port ${port}`);

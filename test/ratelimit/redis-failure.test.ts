@@ -36,7 +36,10 @@ function capturingLogger(): { logger: pino.Logger; lines: LogLine[] } {
 const warnings = (lines: LogLine[]) => lines.filter((l) => l.level === 40);
 const infos = (lines: LogLine[]) => lines.filter((l) => l.level === 30);
 
-async function timedHits(hit: () => Promise<LimitDecision>, n: number): Promise<{ decisions: LimitDecision[]; slowestMs: number }> {
+async function timedHits(
+  hit: () => Promise<LimitDecision>,
+  n: number,
+): Promise<{ decisions: LimitDecision[]; slowestMs: number }> {
   const decisions: LimitDecision[] = [];
   let slowestMs = 0;
   for (let i = 0; i < n; i++) {
@@ -130,7 +133,10 @@ describe('counter store: redis, when Redis fails', () => {
     try {
       const { decisions, slowestMs } = await timedHits(() => store.hit('connecting', RULES), 5);
       assert.ok(slowestMs < BOUND_MS, `slowest hit took ${slowestMs} ms`);
-      assert.deepEqual(decisions.map((d) => d.allowed), [false, false, false, false, false]);
+      assert.deepEqual(
+        decisions.map((d) => d.allowed),
+        [false, false, false, false, false],
+      );
       assert.match(decisions[0].backendError ?? '', /being set up/);
     } finally {
       await store.close();
@@ -140,97 +146,133 @@ describe('counter store: redis, when Redis fails', () => {
   });
 
   for (const failOpen of [true, false]) {
-    it(`issue-15: a frozen Redis gets calls rejected, never admitted uncounted, and charges none of them later (failOpen ${failOpen})`, { timeout: 30_000 }, async () => {
-      const redis = await startPrivateRedis();
-      const { logger, lines } = capturingLogger();
-      const store = createRedisCounterStore({ url: redis.url, failOpen, timeoutMs: 200, logger, keyPrefix: 'frozen:' });
-      let decisions: LimitDecision[] = [];
-      try {
-        assert.equal((await store.hit('warm-up', RULES)).backendError, undefined);
-        redis.freeze();
-        const timed = await timedHits(() => store.hit('frozen', RULES), 10);
-        redis.thaw();
-        decisions = timed.decisions;
-        assert.ok(timed.slowestMs < BOUND_MS, `slowest hit took ${timed.slowestMs} ms`);
-        assert.deepEqual(decisions.map((d) => d.allowed), new Array(10).fill(false), 'a slow reply is never admitted uncounted');
-        await sleep(300);
-        // Each rejected call put a command on the socket; Redis ran them when it resumed.
-        const after = await store.hit('frozen', RULES);
-        assert.equal(after.allowed, true);
-        assert.equal(after.results[0].count, 1, 'issue-15: the calls rejected while Redis was frozen were charged');
-        assert.equal(headerMap(rateLimitHeaders(after))['X-RateLimit-Remaining'], 'name=default,99;');
-      } finally {
-        await store.close();
-      }
-      const raw = new Redis(redis.url);
-      try {
-        const values = await Promise.all((await raw.keys('frozen:{frozen}*')).map((key) => raw.get(key)));
-        assert.deepEqual(values, ['1'], 'after close, Redis holds exactly the one admitted hit (unused lease hits given back)');
-      } finally {
-        raw.disconnect();
-        await redis.stop();
-      }
-      for (const d of decisions) assert.match(d.backendError ?? '', /no answer within 200 ms/);
-      assert.equal(warnings(lines).length, 1, 'one warning while Redis is slow, not one per call');
-    });
+    it(
+      `issue-15: a frozen Redis gets calls rejected, never admitted uncounted, and charges none of them later (failOpen ${failOpen})`,
+      { timeout: 30_000 },
+      async () => {
+        const redis = await startPrivateRedis();
+        const { logger, lines } = capturingLogger();
+        const store = createRedisCounterStore({
+          url: redis.url,
+          failOpen,
+          timeoutMs: 200,
+          logger,
+          keyPrefix: 'frozen:',
+        });
+        let decisions: LimitDecision[] = [];
+        try {
+          assert.equal((await store.hit('warm-up', RULES)).backendError, undefined);
+          redis.freeze();
+          const timed = await timedHits(() => store.hit('frozen', RULES), 10);
+          redis.thaw();
+          decisions = timed.decisions;
+          assert.ok(timed.slowestMs < BOUND_MS, `slowest hit took ${timed.slowestMs} ms`);
+          assert.deepEqual(
+            decisions.map((d) => d.allowed),
+            new Array(10).fill(false),
+            'a slow reply is never admitted uncounted',
+          );
+          await sleep(300);
+          // Each rejected call put a command on the socket; Redis ran them when it resumed.
+          const after = await store.hit('frozen', RULES);
+          assert.equal(after.allowed, true);
+          assert.equal(after.results[0].count, 1, 'issue-15: the calls rejected while Redis was frozen were charged');
+          assert.equal(headerMap(rateLimitHeaders(after))['X-RateLimit-Remaining'], 'name=default,99;');
+        } finally {
+          await store.close();
+        }
+        const raw = new Redis(redis.url);
+        try {
+          const values = await Promise.all((await raw.keys('frozen:{frozen}*')).map((key) => raw.get(key)));
+          assert.deepEqual(
+            values,
+            ['1'],
+            'after close, Redis holds exactly the one admitted hit (unused lease hits given back)',
+          );
+        } finally {
+          raw.disconnect();
+          await redis.stop();
+        }
+        for (const d of decisions) assert.match(d.backendError ?? '', /no answer within 200 ms/);
+        assert.equal(warnings(lines).length, 1, 'one warning while Redis is slow, not one per call');
+      },
+    );
   }
 
-  it('issue-15: a gateway whose event loop stalls past the timeout admits nothing over the limit', { timeout: 30_000 }, async () => {
-    const keyPrefix = freshKeyPrefix('stall');
-    const store = createRedisCounterStore({ url: REDIS_URL, failOpen: true, timeoutMs: 200, keyPrefix });
-    try {
-      const limit: readonly LimitRule[] = [{ name: 'default', limit: 20, windowMs: 3_600_000, hard: true }];
-      let admitted = 0;
-      for (let i = 0; i < 40; i++) if ((await store.hit('stall', limit)).allowed) admitted++;
-      assert.equal(admitted, 20);
-      const pending = Promise.all(Array.from({ length: 50 }, () => store.hit('stall', limit)));
-      // The replies arrive while the loop is busy; the timers are due before the socket is read.
-      const until = performance.now() + 300;
-      while (performance.now() < until);
-      const decisions = await pending;
-      assert.equal(decisions.filter((d) => d.allowed).length, 0, 'issue-15: calls admitted uncounted after a 300 ms stall');
-    } finally {
-      await store.close();
-      await deleteRedisKeys(keyPrefix);
-    }
-  });
-
-  it('logs one warning when Redis goes away and one info when it is back, and counts on', { timeout: 30_000 }, async () => {
-    const keyPrefix = freshKeyPrefix('outage');
-    let relay = await startRelay();
-    const { logger, lines } = capturingLogger();
-    const store = createRedisCounterStore({ url: `redis://127.0.0.1:${relay.port}`, failOpen: true, logger, keyPrefix, leaseMax: 1 });
-    try {
-      const up = await store.hit('outage', RULES);
-      assert.equal(up.backendError, undefined);
-      assert.equal(up.results[0].count, 1);
-
-      await relay.stop();
-      const { decisions } = await timedHits(() => store.hit('outage', RULES), 10);
-      assert.ok(decisions.every((d) => d.allowed && d.backendError !== undefined));
-      assert.equal(warnings(lines).length, 1);
-      assert.equal(infos(lines).length, 0);
-
-      relay = await startRelay(relay.port);
-      let back: LimitDecision | undefined;
-      const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline) {
-        const d = await store.hit('outage', RULES);
-        if (d.backendError === undefined) {
-          back = d;
-          break;
-        }
-        await sleep(100);
+  it(
+    'issue-15: a gateway whose event loop stalls past the timeout admits nothing over the limit',
+    { timeout: 30_000 },
+    async () => {
+      const keyPrefix = freshKeyPrefix('stall');
+      const store = createRedisCounterStore({ url: REDIS_URL, failOpen: true, timeoutMs: 200, keyPrefix });
+      try {
+        const limit: readonly LimitRule[] = [{ name: 'default', limit: 20, windowMs: 3_600_000, hard: true }];
+        let admitted = 0;
+        for (let i = 0; i < 40; i++) if ((await store.hit('stall', limit)).allowed) admitted++;
+        assert.equal(admitted, 20);
+        const pending = Promise.all(Array.from({ length: 50 }, () => store.hit('stall', limit)));
+        // The replies arrive while the loop is busy; the timers are due before the socket is read.
+        const until = performance.now() + 300;
+        while (performance.now() < until);
+        const decisions = await pending;
+        assert.equal(
+          decisions.filter((d) => d.allowed).length,
+          0,
+          'issue-15: calls admitted uncounted after a 300 ms stall',
+        );
+      } finally {
+        await store.close();
+        await deleteRedisKeys(keyPrefix);
       }
-      assert.ok(back, 'Redis is used again after it comes back');
-      assert.equal(back.results[0].count, 2, 'hits during the outage were not counted, earlier ones kept');
-      assert.equal(warnings(lines).length, 1);
-      assert.equal(infos(lines).length, 1);
-      assert.match(infos(lines)[0].msg, /available again/);
-    } finally {
-      await store.close();
-      await relay.stop();
-      await deleteRedisKeys(keyPrefix);
-    }
-  });
+    },
+  );
+
+  it(
+    'logs one warning when Redis goes away and one info when it is back, and counts on',
+    { timeout: 30_000 },
+    async () => {
+      const keyPrefix = freshKeyPrefix('outage');
+      let relay = await startRelay();
+      const { logger, lines } = capturingLogger();
+      const store = createRedisCounterStore({
+        url: `redis://127.0.0.1:${relay.port}`,
+        failOpen: true,
+        logger,
+        keyPrefix,
+        leaseMax: 1,
+      });
+      try {
+        const up = await store.hit('outage', RULES);
+        assert.equal(up.backendError, undefined);
+        assert.equal(up.results[0].count, 1);
+
+        await relay.stop();
+        const { decisions } = await timedHits(() => store.hit('outage', RULES), 10);
+        assert.ok(decisions.every((d) => d.allowed && d.backendError !== undefined));
+        assert.equal(warnings(lines).length, 1);
+        assert.equal(infos(lines).length, 0);
+
+        relay = await startRelay(relay.port);
+        let back: LimitDecision | undefined;
+        const deadline = Date.now() + 20_000;
+        while (Date.now() < deadline) {
+          const d = await store.hit('outage', RULES);
+          if (d.backendError === undefined) {
+            back = d;
+            break;
+          }
+          await sleep(100);
+        }
+        assert.ok(back, 'Redis is used again after it comes back');
+        assert.equal(back.results[0].count, 2, 'hits during the outage were not counted, earlier ones kept');
+        assert.equal(warnings(lines).length, 1);
+        assert.equal(infos(lines).length, 1);
+        assert.match(infos(lines)[0].msg, /available again/);
+      } finally {
+        await store.close();
+        await relay.stop();
+        await deleteRedisKeys(keyPrefix);
+      }
+    },
+  );
 });

@@ -53,7 +53,10 @@ describe('counter store: redis, across processes', () => {
     for (const { child } of hammers) child.stdin.end('go\n');
     const tallies = await Promise.all(hammers.map((h) => h.tally));
 
-    assert.deepEqual(tallies.map((t) => t.backendErrors), [0, 0]);
+    assert.deepEqual(
+      tallies.map((t) => t.backendErrors),
+      [0, 0],
+    );
     assert.equal(tallies[0].admitted + tallies[1].admitted, 100);
     assert.equal(tallies[0].rejected + tallies[1].rejected, 500);
   });

@@ -41,7 +41,9 @@ function resolve(doc: Doc, ref: string): unknown {
 function refs(node: unknown): string[] {
   if (Array.isArray(node)) return node.flatMap(refs);
   if (!node || typeof node !== 'object') return [];
-  return Object.entries(node).flatMap(([key, value]) => (key === '$ref' && typeof value === 'string' ? [value] : refs(value)));
+  return Object.entries(node).flatMap(([key, value]) =>
+    key === '$ref' && typeof value === 'string' ? [value] : refs(value),
+  );
 }
 
 function invokes(doc: Doc): Doc[] {
@@ -55,7 +57,14 @@ const apiFiles = ['financing.yaml', 'logistics.yaml', 'inventory.yaml'];
 describe('API definitions', () => {
   test('the folder holds the scenario files', async () => {
     const files = (await readdir(dir)).sort();
-    assert.deepEqual(files, ['accessories-product.yaml', 'financing.wsdl', 'financing.yaml', 'inventory-product.yaml', 'inventory.yaml', 'logistics.yaml']);
+    assert.deepEqual(files, [
+      'accessories-product.yaml',
+      'financing.wsdl',
+      'financing.yaml',
+      'inventory-product.yaml',
+      'inventory.yaml',
+      'logistics.yaml',
+    ]);
   });
 
   const identity: Record<string, [string, string, string]> = {
@@ -72,13 +81,19 @@ describe('API definitions', () => {
       assert.equal(doc.info.title, name);
       assert.equal(doc.info.version, version);
       assert.equal(doc.basePath, basePath);
-      assert.deepEqual(doc.securityDefinitions.clientID, { type: 'apiKey', in: 'header', name: 'X-IBM-Client-Id', description: '' });
+      assert.deepEqual(doc.securityDefinitions.clientID, {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-IBM-Client-Id',
+        description: '',
+      });
       assert.deepEqual(doc.security, [{ clientID: [] }]);
       const config = doc['x-ibm-configuration'];
       assert.equal(config.gateway, 'datapower-api-gateway');
       const all = policies(config.assembly.execute);
       assert.ok(all.length > 0);
-      for (const [policy, settings] of all) assert.equal(settings.version, '2.0.0', `${file}: ${policy} "${settings.title}"`);
+      for (const [policy, settings] of all)
+        assert.equal(settings.version, '2.0.0', `${file}: ${policy} "${settings.title}"`);
     });
 
     test(`${file}: every $ref resolves inside the document`, async () => {
@@ -104,7 +119,9 @@ describe('financing.yaml', () => {
   test('GET /calculate takes three required numeric query parameters and returns paymentAmount', async () => {
     const doc = await load('financing.yaml');
     const operation = doc.paths['/calculate'].get;
-    const params = Object.fromEntries(operation.parameters.map((p: Doc) => [p.name, [p.in, p.required, p.type, p.format]]));
+    const params = Object.fromEntries(
+      operation.parameters.map((p: Doc) => [p.name, [p.in, p.required, p.type, p.format]]),
+    );
     assert.deepEqual(params, {
       amount: ['query', true, 'number', 'float'],
       duration: ['query', true, 'integer', 'int32'],
@@ -129,13 +146,22 @@ describe('financing.yaml', () => {
       { set: 'SOAPAction', default: 'http://thinkibm-services.mybluemix.net/financing' },
     ]);
     for (const field of ['amount', 'duration', 'rate']) {
-      assert.ok(input.actions.some((a: Doc) => a.set === `body.Envelope.Body.financingRequest.${field}` && a.from === field), field);
+      assert.ok(
+        input.actions.some((a: Doc) => a.set === `body.Envelope.Body.financingRequest.${field}` && a.from === field),
+        field,
+      );
       assert.equal(input.inputs[field].variable, `request.parameters.${field}`);
     }
     assert.equal(input.outputs.body.content, 'application/xml');
-    assert.deepEqual([invoke['target-url'], invoke.verb, invoke.output], ['$(financing_svc_url)', 'POST', 'financingOut']);
+    assert.deepEqual(
+      [invoke['target-url'], invoke.verb, invoke.output],
+      ['$(financing_svc_url)', 'POST', 'financingOut'],
+    );
     assert.equal(output.inputs.input.variable, 'financingOut.body');
-    assert.deepEqual(output.actions[0], { set: 'output.paymentAmount', from: 'input.Envelope.Body.financingResult.paymentAmount' });
+    assert.deepEqual(output.actions[0], {
+      set: 'output.paymentAmount',
+      from: 'input.Envelope.Body.financingResult.paymentAmount',
+    });
     assert.equal(output.outputs.output.schema.$ref, '#/definitions/paymentAmount');
     assert.equal(output.outputs.output.content, 'application/json');
   });
@@ -147,7 +173,12 @@ describe('financing.yaml', () => {
     const target = config.targets.financingService;
     assert.deepEqual(target['x-ibm-configuration'], {
       type: 'wsdl',
-      'wsdl-definition': { wsdl: 'financing.wsdl', service: 'financingService', port: 'financingPort', 'soap-version': '1.1' },
+      'wsdl-definition': {
+        wsdl: 'financing.wsdl',
+        service: 'financingService',
+        port: 'financingPort',
+        'soap-version': '1.1',
+      },
     });
     assert.deepEqual(target.paths['/financing'].post['x-ibm-soap'], {
       'soap-action': 'http://thinkibm-services.mybluemix.net/financing',
@@ -155,11 +186,17 @@ describe('financing.yaml', () => {
     });
     const soap = { prefix: 'soap-env', namespace: 'http://schemas.xmlsoap.org/soap/envelope/' };
     const ser = { prefix: 'ser', namespace: 'http://thinkibm-services.mybluemix.net' };
-    for (const [wrapper, element] of [['financingInput', 'financingRequest'], ['financingOutput', 'financingResult']]) {
+    for (const [wrapper, element] of [
+      ['financingInput', 'financingRequest'],
+      ['financingOutput', 'financingResult'],
+    ]) {
       const envelope = target.definitions[wrapper].properties.Envelope;
       assert.deepEqual(envelope.xml, soap);
       assert.deepEqual(envelope.properties.Body.xml, soap);
-      assert.equal(envelope.properties.Body.properties[element].$ref, `#/x-ibm-configuration/targets/financingService/definitions/${element}`);
+      assert.equal(
+        envelope.properties.Body.properties[element].$ref,
+        `#/x-ibm-configuration/targets/financingService/definitions/${element}`,
+      );
       assert.deepEqual(target.definitions[element].xml, ser);
     }
     assert.deepEqual(Object.keys(target.definitions.financingRequest.properties), ['amount', 'duration', 'rate']);
@@ -170,7 +207,11 @@ describe('financing.yaml', () => {
 describe('logistics.yaml', () => {
   test('activity log keeps payload on success and activity on error, with buffering', async () => {
     const config = (await load('logistics.yaml'))['x-ibm-configuration'];
-    assert.deepEqual(config['activity-log'], { enabled: true, 'success-content': 'payload', 'error-content': 'activity' });
+    assert.deepEqual(config['activity-log'], {
+      enabled: true,
+      'success-content': 'payload',
+      'error-content': 'activity',
+    });
     assert.equal(config.buffering, true);
     assert.deepEqual(Object.keys(config.properties).sort(), ['geocode_url', 'maps_url', 'shipping_svc_url']);
     assert.equal(config.properties.maps_url.value, 'https://www.google.com/maps');
@@ -181,9 +222,18 @@ describe('logistics.yaml', () => {
     const [first] = doc['x-ibm-configuration'].assembly.execute;
     const cases = first['operation-switch'].case.map((branch: Doc) => branch.operations);
     assert.deepEqual(cases, [['shipping.calc'], ['get.stores']]);
-    assert.deepEqual([doc.paths['/shipping'].get.operationId, doc.paths['/stores'].get.operationId], ['shipping.calc', 'get.stores']);
+    assert.deepEqual(
+      [doc.paths['/shipping'].get.operationId, doc.paths['/stores'].get.operationId],
+      ['shipping.calc', 'get.stores'],
+    );
     for (const path of ['/shipping', '/stores']) {
-      assert.deepEqual(doc.paths[path].get.parameters[0], { ...doc.paths[path].get.parameters[0], name: 'zip', in: 'query', required: true, type: 'string' });
+      assert.deepEqual(doc.paths[path].get.parameters[0], {
+        ...doc.paths[path].get.parameters[0],
+        name: 'zip',
+        in: 'query',
+        required: true,
+        type: 'string',
+      });
     }
   });
 
@@ -191,13 +241,30 @@ describe('logistics.yaml', () => {
     const doc = await load('logistics.yaml');
     const [shipping] = doc['x-ibm-configuration'].assembly.execute[0]['operation-switch'].case;
     const [{ invoke: xyz }, { invoke: cek }, { map }] = shipping.execute;
-    assert.deepEqual([xyz.title, xyz['target-url'], xyz.output, xyz['stop-on-error']], ['invoke_xyz', '$(shipping_svc_url)?company=xyz&from_zip=90210&to_zip={zip}', 'xyz_response', []]);
-    assert.deepEqual([cek.title, cek['target-url'], cek.output, cek['stop-on-error']], ['invoke_cek', '$(shipping_svc_url)?company=cek&from_zip=90210&to_zip={zip}', 'cek_response', []]);
-    assert.deepEqual(map.inputs.xyz, { schema: { $ref: '#/definitions/xyz_shipping_rsp' }, variable: 'xyz_response.body', content: 'application/json' });
-    assert.deepEqual(map.inputs.cek, { schema: { $ref: '#/definitions/cek_shipping_rsp' }, variable: 'cek_response.body', content: 'application/json' });
+    assert.deepEqual(
+      [xyz.title, xyz['target-url'], xyz.output, xyz['stop-on-error']],
+      ['invoke_xyz', '$(shipping_svc_url)?company=xyz&from_zip=90210&to_zip={zip}', 'xyz_response', []],
+    );
+    assert.deepEqual(
+      [cek.title, cek['target-url'], cek.output, cek['stop-on-error']],
+      ['invoke_cek', '$(shipping_svc_url)?company=cek&from_zip=90210&to_zip={zip}', 'cek_response', []],
+    );
+    assert.deepEqual(map.inputs.xyz, {
+      schema: { $ref: '#/definitions/xyz_shipping_rsp' },
+      variable: 'xyz_response.body',
+      content: 'application/json',
+    });
+    assert.deepEqual(map.inputs.cek, {
+      schema: { $ref: '#/definitions/cek_shipping_rsp' },
+      variable: 'cek_response.body',
+      content: 'application/json',
+    });
     assert.equal(map.outputs.output.schema.$ref, '#/definitions/shipping');
     const expected = ['xyz', 'cek'].flatMap((vendor) =>
-      ['next_day', 'two_day', 'ground'].map((rate) => ({ set: `output.${vendor}.${rate}`, from: `${vendor}.rates.${rate}` })),
+      ['next_day', 'two_day', 'ground'].map((rate) => ({
+        set: `output.${vendor}.${rate}`,
+        from: `${vendor}.rates.${rate}`,
+      })),
     );
     assert.deepEqual(map.actions, expected);
   });
@@ -206,7 +273,10 @@ describe('logistics.yaml', () => {
     const doc = await load('logistics.yaml');
     const stores = doc['x-ibm-configuration'].assembly.execute[0]['operation-switch'].case[1];
     const [{ invoke }, { gatewayscript }] = stores.execute;
-    assert.deepEqual([invoke['target-url'], invoke.output, invoke['stop-on-error']], ['$(geocode_url)?&address={zip}', 'geocode_response', []]);
+    assert.deepEqual(
+      [invoke['target-url'], invoke.output, invoke['stop-on-error']],
+      ['$(geocode_url)?&address={zip}', 'geocode_response', []],
+    );
     assert.match(gatewayscript.source, /context\.get\('geocode_response\.body'\)/);
     assert.match(gatewayscript.source, /context\.get\('api\.properties\.maps_url'\)/);
     assert.deepEqual(doc.definitions.store_location.required, ['maps_link']);
@@ -217,7 +287,10 @@ describe('product definitions', () => {
   test('Accessories: authenticated visibility, Silver 100/1hour, Gold approval and unlimited', async () => {
     const product = await load('accessories-product.yaml');
     assert.equal(product.product, '1.0.0');
-    assert.deepEqual([product.info.name, product.info.title, product.info.version], ['accessories', 'Accessories', '1.0.0']);
+    assert.deepEqual(
+      [product.info.name, product.info.title, product.info.version],
+      ['accessories', 'Accessories', '1.0.0'],
+    );
     assert.equal(product.info.contact.email, 'watson@ibm.com');
     assert.equal(product.info.license.url, 'https://opensource.org/licenses/MIT');
     assert.equal(product.visibility.view.type, 'authenticated');
@@ -231,12 +304,18 @@ describe('product definitions', () => {
     assert.equal(product.plans.gold.title, 'Gold');
     assert.equal(product.plans.gold.approval, true);
     assert.equal(product.plans.gold['rate-limits'], undefined);
-    assert.deepEqual(product.apis, { financing: { name: 'financing:1.0.0' }, logistics: { name: 'logistics:2.0.0' } });
+    assert.deepEqual(product.apis, {
+      financing: { name: 'financing:1.0.0' },
+      logistics: { name: 'logistics:2.0.0' },
+    });
   });
 
   test('Inventory: public view, one default plan without approval', async () => {
     const product = await load('inventory-product.yaml');
-    assert.deepEqual([product.info.name, product.info.title, product.info.version], ['inventory', 'Inventory', '1.0.0']);
+    assert.deepEqual(
+      [product.info.name, product.info.title, product.info.version],
+      ['inventory', 'Inventory', '1.0.0'],
+    );
     assert.equal(product.visibility.view.type, 'public');
     assert.equal(product.visibility.subscribe.type, 'authenticated');
     assert.deepEqual(Object.keys(product.plans), ['default']);
@@ -251,7 +330,8 @@ describe('product definitions', () => {
       available.add(`${doc.info['x-ibm-name']}:${doc.info.version}`);
     }
     for (const file of ['accessories-product.yaml', 'inventory-product.yaml']) {
-      for (const api of Object.values((await load(file)).apis) as Doc[]) assert.ok(available.has(api.name), `${file}: ${api.name}`);
+      for (const api of Object.values((await load(file)).apis) as Doc[])
+        assert.ok(available.has(api.name), `${file}: ${api.name}`);
     }
   });
 });
@@ -285,31 +365,46 @@ describe('definitions against the sample backends', () => {
     const written: unknown[] = [];
     const rejected: [string, string][] = [];
     const headers = new Map<string, string>();
-    const variables: Record<string, unknown> = { 'geocode_response.body': geocodeBody, 'api.properties.maps_url': 'https://www.google.com/maps' };
+    const variables: Record<string, unknown> = {
+      'geocode_response.body': geocodeBody,
+      'api.properties.maps_url': 'https://www.google.com/maps',
+    };
     const context = {
       get: (name: string) => variables[name],
       reject: (name: string, message: string) => rejected.push([name, message]),
-      message: { statusCode: '200 OK', header: { set: (n: string, v: string) => headers.set(n.toLowerCase(), v) }, body: { write: (v: unknown) => written.push(v) } },
+      message: {
+        statusCode: '200 OK',
+        header: { set: (n: string, v: string) => headers.set(n.toLowerCase(), v) },
+        body: { write: (v: unknown) => written.push(v) },
+      },
     };
     runInNewContext(source, { context });
     // Objects built inside the vm have another realm's prototypes: compare them as JSON.
-    return { written: JSON.parse(JSON.stringify(written)) as unknown[], rejected, headers, statusCode: context.message.statusCode };
+    return {
+      written: JSON.parse(JSON.stringify(written)) as unknown[],
+      rejected,
+      headers,
+      statusCode: context.message.statusCode,
+    };
   }
 
   test('the get.stores script turns the geocoder reply for 90210 into maps_link', async () => {
     const doc = await load('logistics.yaml');
-    const script = doc['x-ibm-configuration'].assembly.execute[0]['operation-switch'].case[1].execute[1].gatewayscript.source;
+    const script =
+      doc['x-ibm-configuration'].assembly.execute[0]['operation-switch'].case[1].execute[1].gatewayscript.source;
     const geocodeUrl = live(doc['x-ibm-configuration'].properties.geocode_url.value, samples.urls.geocoder);
     const reply = await (await fetch(`${geocodeUrl}?&address=90210`)).json();
     const { written, headers } = runStoresScript(script, reply);
-    const { lat, lng } = (reply as { results: { geometry: { location: { lat: number; lng: number } } }[] }).results[0].geometry.location;
+    const { lat, lng } = (reply as { results: { geometry: { location: { lat: number; lng: number } } }[] }).results[0]
+      .geometry.location;
     assert.deepEqual(written, [{ maps_link: `https://www.google.com/maps?q=${lat},${lng}` }]);
     assert.equal(headers.get('content-type'), 'application/json');
   });
 
   test('the get.stores script rejects an unknown zip instead of throwing', async () => {
     const doc = await load('logistics.yaml');
-    const script = doc['x-ibm-configuration'].assembly.execute[0]['operation-switch'].case[1].execute[1].gatewayscript.source;
+    const script =
+      doc['x-ibm-configuration'].assembly.execute[0]['operation-switch'].case[1].execute[1].gatewayscript.source;
     const geocodeUrl = live(doc['x-ibm-configuration'].properties.geocode_url.value, samples.urls.geocoder);
     const reply = await (await fetch(`${geocodeUrl}?&address=00000`)).json();
     const { written, rejected, statusCode } = runStoresScript(script, reply);
@@ -326,11 +421,18 @@ describe('definitions against the sample backends', () => {
       for (const method of Object.keys(operations).filter((key) => key !== 'parameters')) {
         // request.path on the gateway is basePath + path, below the org and catalog.
         const requestPath = `${doc.basePath}${path.replace('{id}', '3')}`;
-        const url = (invoke['target-url'] as string).replace('$(inventory_svc_url)', origin).replace('$(request.path)', requestPath).replace('$(request.search)', '');
+        const url = (invoke['target-url'] as string)
+          .replace('$(inventory_svc_url)', origin)
+          .replace('$(request.path)', requestPath)
+          .replace('$(request.search)', '');
         const body = ['post', 'put'].includes(method)
           ? JSON.stringify({ name: 'Tray', description: 'A tray', img: 'tray.jpg', price: 3 })
           : undefined;
-        const response = await fetch(url, { method: method.toUpperCase(), body, headers: body ? { 'content-type': 'application/json' } : {} });
+        const response = await fetch(url, {
+          method: method.toUpperCase(),
+          body,
+          headers: body ? { 'content-type': 'application/json' } : {},
+        });
         assert.equal(response.status, 200, `${method} ${requestPath}`);
         await response.arrayBuffer();
       }

@@ -26,7 +26,8 @@ interface RequestParts {
 
 /** A request envelope as the gateway's input map produces it; an undefined field is left out. */
 function envelope({ amount, duration, rate, envelopePrefix = 'soap-env', namespace = V10_NS }: RequestParts): string {
-  const field = (name: string, value: string | undefined) => (value === undefined ? '' : `<ser:${name}>${value}</ser:${name}>`);
+  const field = (name: string, value: string | undefined) =>
+    value === undefined ? '' : `<ser:${name}>${value}</ser:${name}>`;
   const p = envelopePrefix;
   return (
     `<${p}:Envelope xmlns:${p}="${SOAP_NS}"><${p}:Body>` +
@@ -43,7 +44,11 @@ function post(body: string, headers: Record<string, string> = {}): Promise<Respo
   });
 }
 
-const replyParser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@_', parseTagValue: false });
+const replyParser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+  parseTagValue: false,
+});
 
 /** Reads paymentAmount from a reply, checking its namespaces. */
 async function paymentAmount(response: Response, namespace = V10_NS): Promise<number> {
@@ -57,7 +62,10 @@ async function paymentAmount(response: Response, namespace = V10_NS): Promise<nu
 }
 
 /** Reads faultcode and faultstring from a Fault reply. */
-async function fault(response: Response, status = 500): Promise<{ faultcode: string; faultstring: string; raw: string }> {
+async function fault(
+  response: Response,
+  status = 500,
+): Promise<{ faultcode: string; faultstring: string; raw: string }> {
   assert.equal(response.status, status);
   assert.equal(response.headers.get('content-type'), 'text/xml; charset=utf-8');
   const raw = await response.text();
@@ -155,12 +163,17 @@ describe('financing faults', () => {
   });
 
   test('a SOAP 1.2 envelope is a VersionMismatch', async () => {
-    const body = envelope({ amount: '1', duration: '1', rate: '1' }).replace(SOAP_NS, 'http://www.w3.org/2003/05/soap-envelope');
+    const body = envelope({ amount: '1', duration: '1', rate: '1' }).replace(
+      SOAP_NS,
+      'http://www.w3.org/2003/05/soap-envelope',
+    );
     assert.equal((await fault(await post(body))).faultcode, 'soap-env:VersionMismatch');
   });
 
   test('an unknown SOAPAction gives a Client fault', async () => {
-    const response = await post(envelope({ amount: '1', duration: '1', rate: '1' }), { soapaction: '"urn:other"' });
+    const response = await post(envelope({ amount: '1', duration: '1', rate: '1' }), {
+      soapaction: '"urn:other"',
+    });
     assert.match((await fault(response)).faultstring, /unknown SOAPAction/);
   });
 

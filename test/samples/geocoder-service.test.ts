@@ -45,7 +45,10 @@ describe('geocoder', () => {
     const byType = (type: string) => body.results[0].address_components.find((c) => c.types.includes(type));
     assert.equal(byType('postal_code')?.long_name, '90210');
     assert.equal(byType('locality')?.long_name, 'Beverly Hills');
-    assert.deepEqual([byType('administrative_area_level_1')?.long_name, byType('administrative_area_level_1')?.short_name], ['California', 'CA']);
+    assert.deepEqual(
+      [byType('administrative_area_level_1')?.long_name, byType('administrative_area_level_1')?.short_name],
+      ['California', 'CA'],
+    );
     assert.equal(byType('country')?.short_name, 'US');
   });
 
@@ -54,7 +57,10 @@ describe('geocoder', () => {
     assert.equal(body.status, 'OK');
     const reference = zipcodes.lookup('10001');
     assert.equal(body.results[0].formatted_address, 'New York, NY 10001, USA');
-    assert.deepEqual(body.results[0].geometry.location, { lat: reference.latitude, lng: reference.longitude });
+    assert.deepEqual(body.results[0].geometry.location, {
+      lat: reference.latitude,
+      lng: reference.longitude,
+    });
   });
 
   test('the original ?&address= form is understood', async () => {
@@ -87,7 +93,10 @@ describe('geocoder', () => {
   }
 
   test('POST gets 405 with Allow and an unknown path 404', async () => {
-    const post = await fetch(`${service.url}/maps/api/geocode/json?address=90210`, { method: 'POST', body: '{}' });
+    const post = await fetch(`${service.url}/maps/api/geocode/json?address=90210`, {
+      method: 'POST',
+      body: '{}',
+    });
     assert.equal(post.status, 405);
     assert.equal(post.headers.get('allow'), 'GET, HEAD');
     await post.arrayBuffer();

@@ -38,7 +38,8 @@ describe('inventory CRUD', () => {
     const items = await json<Item[]>(await send('GET', '/api/items'), 200);
     assert.ok(items.length >= 6);
     assert.deepEqual(items, SEED_ITEMS);
-    for (const item of items) assert.deepEqual(Object.keys(item).sort(), ['description', 'id', 'img', 'img_alt', 'name', 'price', 'rating']);
+    for (const item of items)
+      assert.deepEqual(Object.keys(item).sort(), ['description', 'id', 'img', 'img_alt', 'name', 'price', 'rating']);
   });
 
   test('reads one item by id', async () => {
@@ -88,7 +89,10 @@ describe('inventory errors', () => {
   ];
   for (const [name, body, message] of invalid) {
     test(`${name} is a 400 validation error`, async () => {
-      const reply = await json<{ error: { statusCode: number; name: string; message: string } }>(await send('POST', '/api/items', body), 400);
+      const reply = await json<{ error: { statusCode: number; name: string; message: string } }>(
+        await send('POST', '/api/items', body),
+        400,
+      );
       assert.equal(reply.error.statusCode, 400);
       assert.equal(reply.error.name, 'ValidationError');
       assert.match(reply.error.message, message);
@@ -101,7 +105,11 @@ describe('inventory errors', () => {
   });
 
   test('a non-JSON content type is a 415', async () => {
-    const response = await fetch(`${service.url}/api/items`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    const response = await fetch(`${service.url}/api/items`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    });
     await json(response, 415);
   });
 
@@ -111,7 +119,10 @@ describe('inventory errors', () => {
 
   test('unknown ids are 404 on GET, PUT and DELETE', async () => {
     for (const method of ['GET', 'PUT', 'DELETE']) {
-      const reply = await json<{ error: { message: string } }>(await send(method, '/api/items/999', method === 'PUT' ? newItem : undefined), 404);
+      const reply = await json<{ error: { message: string } }>(
+        await send(method, '/api/items/999', method === 'PUT' ? newItem : undefined),
+        404,
+      );
       assert.match(reply.error.message, /Unknown "Item" id "999"/);
     }
   });

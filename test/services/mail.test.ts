@@ -21,31 +21,51 @@ after(async () => {
 
 test('PORTICO_SMTP_URL, PORTICO_MAIL_FROM and PORTICO_PORTAL_URL are validated at start', () => {
   for (const bad of ['mail.example.com', 'http://mail.example.com', 'smtp://', 'smtp://:secret@mail.example.com']) {
-    assert.throws(() => loadSettings({ PORTICO_SMTP_URL: bad }), { code: 'CONFIG_INVALID', message: /PORTICO_SMTP_URL/ }, bad);
+    assert.throws(
+      () => loadSettings({ PORTICO_SMTP_URL: bad }),
+      { code: 'CONFIG_INVALID', message: /PORTICO_SMTP_URL/ },
+      bad,
+    );
   }
-  const ok = loadSettings({ PORTICO_SMTP_URL: 'smtps://user:p%40ss@mail.example.com:465', PORTICO_MAIL_FROM: 'API Team <api@example.com>' });
+  const ok = loadSettings({
+    PORTICO_SMTP_URL: 'smtps://user:p%40ss@mail.example.com:465',
+    PORTICO_MAIL_FROM: 'API Team <api@example.com>',
+  });
   assert.equal(ok.smtpUrl, 'smtps://user:p%40ss@mail.example.com:465');
   assert.equal(ok.mailFrom, 'API Team <api@example.com>');
   assert.equal(loadSettings({}).smtpUrl, undefined);
   assert.throws(() => loadSettings({ PORTICO_MAIL_FROM: 'not an address' }), { code: 'CONFIG_INVALID' });
   assert.throws(() => loadSettings({ PORTICO_PORTAL_URL: 'portal.example.com' }), { code: 'CONFIG_INVALID' });
-  assert.equal(loadSettings({ PORTICO_PORTAL_URL: 'https://portal.example.com/' }).portalPublicUrl, 'https://portal.example.com');
+  assert.equal(
+    loadSettings({ PORTICO_PORTAL_URL: 'https://portal.example.com/' }).portalPublicUrl,
+    'https://portal.example.com',
+  );
 });
 
 test('the mailer signs in with the user and password of PORTICO_SMTP_URL; a wrong password delivers nothing and is logged', async () => {
   const sink = await startMailSink({ auth: { user: 'portico', pass: 'sink-secret-1' } });
   const lines: string[] = [];
-  const logger = pino({ level: 'debug' }, new Writable({ write: (chunk, _encoding, done) => done(void lines.push(String(chunk))) }));
+  const logger = pino(
+    { level: 'debug' },
+    new Writable({ write: (chunk, _encoding, done) => done(void lines.push(String(chunk))) }),
+  );
   try {
     const good = createMailer({ smtpUrl: sink.smtpUrl, mailFrom: 'Portico <portico@example.com>' }, logger)!;
-    good.post({ to: 'dev@example.com', subject: 'Hello', text: `A long line ${'x'.repeat(120)} https://portal.example/verify-email?token=abc=def` });
+    good.post({
+      to: 'dev@example.com',
+      subject: 'Hello',
+      text: `A long line ${'x'.repeat(120)} https://portal.example/verify-email?token=abc=def`,
+    });
     await good.close();
     assert.equal(sink.messages.length, 1);
     assert.equal(sink.messages[0].subject, 'Hello');
     assert.match(sink.messages[0].from, /portico@example\.com/);
     assert.ok(sink.messages[0].text.includes('https://portal.example/verify-email?token=abc=def'), 'decoded intact');
 
-    const wrong = createMailer({ smtpUrl: sink.smtpUrl.replace('sink-secret-1', 'wrong'), mailFrom: 'portico@example.com' }, logger)!;
+    const wrong = createMailer(
+      { smtpUrl: sink.smtpUrl.replace('sink-secret-1', 'wrong'), mailFrom: 'portico@example.com' },
+      logger,
+    )!;
     wrong.post({ to: 'dev@example.com', subject: 'Refused', text: 'x' });
     await wrong.close();
     assert.equal(sink.messages.length, 1, 'nothing delivered without the right password');

@@ -8,7 +8,10 @@ import { parseXml } from '../../src/soap/xml.ts';
 import type { XmlElement } from '../../src/soap/xml.ts';
 
 function canonical(element: XmlElement): string {
-  const attributes = element.attributes.map((a) => `{${a.namespace}}${a.local}="${a.value}"`).sort().join(' ');
+  const attributes = element.attributes
+    .map((a) => `{${a.namespace}}${a.local}="${a.value}"`)
+    .sort()
+    .join(' ');
   const hasElements = element.children.some((child) => typeof child !== 'string');
   const inner = element.children
     .map((child) => (typeof child === 'string' ? (hasElements ? child.trim() : child) : canonical(child)))

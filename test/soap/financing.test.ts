@@ -36,7 +36,11 @@ describe('financing API through the gateway (REST → SOAP → JSON)', () => {
     recorder = await startRecorder({ upstream: sample.url });
     platform = await startSoapPlatform();
     const text = yaml.replaceAll('http://127.0.0.1:9081', recorder.url);
-    const { base, clientId } = await platform.publish({ text, file: 'financing.yaml', attachments: { 'financing.wsdl': wsdl } });
+    const { base, clientId } = await platform.publish({
+      text,
+      file: 'financing.yaml',
+      attachments: { 'financing.wsdl': wsdl },
+    });
     call = (query) => fetch(`${base}/calculate?${query}`, { headers: { 'X-IBM-Client-Id': clientId } });
   });
 
@@ -67,7 +71,15 @@ describe('financing API through the gateway (REST → SOAP → JSON)', () => {
         '<ser:financingRequest xmlns:ser="http://thinkibm-services.mybluemix.net"><ser:amount>10000</ser:amount><ser:duration>36</ser:duration><ser:rate>5</ser:rate></ser:financingRequest>' +
         '</soap-env:Body></soap-env:Envelope>',
     );
-    assert.equal(canonicalXml(sent.body), canonicalXml(readFileSync(new URL('../fixtures/soap/Financing__document-literal-wrapped/expected-request.xml', import.meta.url), 'utf8')));
+    assert.equal(
+      canonicalXml(sent.body),
+      canonicalXml(
+        readFileSync(
+          new URL('../fixtures/soap/Financing__document-literal-wrapped/expected-request.xml', import.meta.url),
+          'utf8',
+        ),
+      ),
+    );
   });
 
   it('answers 5000/12/3.5 with 424.61', async () => {
@@ -96,10 +108,15 @@ describe('financing API through the gateway (REST → SOAP → JSON)', () => {
 
   it('answers 502 ConnectionError within the timeout when the backend is down', async () => {
     const port = await closedPort();
-    const text = yaml.replaceAll('http://127.0.0.1:9081', `http://127.0.0.1:${port}`).replace('x-ibm-name: financing', 'x-ibm-name: financing-down').replace('basePath: /financing\n', 'basePath: /financing-down\n');
+    const text = yaml
+      .replaceAll('http://127.0.0.1:9081', `http://127.0.0.1:${port}`)
+      .replace('x-ibm-name: financing', 'x-ibm-name: financing-down')
+      .replace('basePath: /financing\n', 'basePath: /financing-down\n');
     const { base, clientId } = await platform.publish({ text, file: 'financing-down.yaml' });
     const started = Date.now();
-    const response = await fetch(`${base}/calculate?amount=10000&duration=36&rate=5`, { headers: { 'X-IBM-Client-Id': clientId } });
+    const response = await fetch(`${base}/calculate?amount=10000&duration=36&rate=5`, {
+      headers: { 'X-IBM-Client-Id': clientId },
+    });
     assert.equal(response.status, 502);
     const body = (await response.json()) as Record<string, string>;
     assert.equal(body.httpCode, '502');

@@ -58,19 +58,35 @@ function load(name: string): Fixture {
     expectedRequest: read('expected-request.xml'),
     reply: read('reply.xml'),
     expected: JSON.parse(read('expected.json')) as Fixture['expected'],
-    expectedHeaders: has('expected-headers.json') ? (JSON.parse(read('expected-headers.json')) as Record<string, string>) : undefined,
+    expectedHeaders: has('expected-headers.json')
+      ? (JSON.parse(read('expected-headers.json')) as Record<string, string>)
+      : undefined,
   };
 }
 
-const fixtures = readdirSync(root).filter((name) => name.includes('__')).sort().map(load);
+const fixtures = readdirSync(root)
+  .filter((name) => name.includes('__'))
+  .sort()
+  .map(load);
 
 async function runFixture(fixture: Fixture, via: 'folder' | 'zip'): Promise<void> {
   const isFault = /<(?:[\w.-]+:)?Fault[\s>]/.test(fixture.reply);
   let recorder: Recorder | undefined;
   let platform: SoapPlatform | undefined;
   try {
-    recorder = await startRecorder({ answer: () => ({ status: isFault ? 500 : 200, contentType: 'text/xml; charset=utf-8', body: fixture.reply }) });
-    const files = Object.fromEntries(Object.entries(fixture.files).map(([name, text]) => [name, text.replaceAll('http://127.0.0.1:9999', recorder!.url)]));
+    recorder = await startRecorder({
+      answer: () => ({
+        status: isFault ? 500 : 200,
+        contentType: 'text/xml; charset=utf-8',
+        body: fixture.reply,
+      }),
+    });
+    const files = Object.fromEntries(
+      Object.entries(fixture.files).map(([name, text]) => [
+        name,
+        text.replaceAll('http://127.0.0.1:9999', recorder!.url),
+      ]),
+    );
     let main: string;
     let all = files;
     if (via === 'zip') {
@@ -92,7 +108,8 @@ async function runFixture(fixture: Fixture, via: 'folder' | 'zip'): Promise<void
     const sent = recorder.requests[0];
     assert.equal(sent.method, 'POST');
     assert.equal(canonicalXml(sent.body), canonicalXml(fixture.expectedRequest), `SOAP request sent:\n${sent.body}`);
-    for (const [name, value] of Object.entries(fixture.expectedHeaders ?? {})) assert.equal(sent.headers[name], value, `header ${name}`);
+    for (const [name, value] of Object.entries(fixture.expectedHeaders ?? {}))
+      assert.equal(sent.headers[name], value, `header ${name}`);
     assert.equal(response.status, fixture.expected.status, JSON.stringify(body));
     assert.deepEqual(body, fixture.expected.body);
   } finally {
@@ -105,7 +122,8 @@ describe('SOAP fixtures through the real gateway', () => {
   before(() => assert.ok(fixtures.length >= 7, 'fixture folders found'));
   after(() => undefined);
   for (const fixture of fixtures) {
-    it(`${fixture.name}: imports the WSDL, sends expected-request.xml, answers expected.json`, () => runFixture(fixture, 'folder'));
+    it(`${fixture.name}: imports the WSDL, sends expected-request.xml, answers expected.json`, () =>
+      runFixture(fixture, 'folder'));
   }
   for (const fixture of fixtures.filter((candidate) => candidate.name.includes('imported-xsd'))) {
     it(`${fixture.name}: the same from a zip of the WSDL and its XSDs`, () => runFixture(fixture, 'zip'));

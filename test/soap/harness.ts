@@ -15,7 +15,11 @@ export interface SoapPlatform {
   platform: Platform;
   gateway: string;
   /** Imports, activates and publishes an API; returns the base URL of its basePath and a subscribed client id. */
-  publish(input: { text: string; file: string; attachments?: Record<string, string> }): Promise<{ base: string; clientId: string }>;
+  publish(input: {
+    text: string;
+    file: string;
+    attachments?: Record<string, string>;
+  }): Promise<{ base: string; clientId: string }>;
   close(): Promise<void>;
 }
 
@@ -24,12 +28,25 @@ let counter = 0;
 /** Starts the gateway role on port 0 with a temporary store. */
 export async function startSoapPlatform(): Promise<SoapPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-soap-'));
-  const settings = loadSettings({ PORTICO_GATEWAY_PORT: '0', PORTICO_MANAGEMENT_PORT: '0', PORTICO_PORTAL_PORT: '0', PORTICO_DRAIN_SECONDS: '0' }, { dataDir });
+  const settings = loadSettings(
+    {
+      PORTICO_GATEWAY_PORT: '0',
+      PORTICO_MANAGEMENT_PORT: '0',
+      PORTICO_PORTAL_PORT: '0',
+      PORTICO_DRAIN_SECONDS: '0',
+    },
+    { dataDir },
+  );
   const platform = await startPlatform(settings, pino({ level: 'silent' }), 'gateway');
   const services = platform.services;
   const consumerServices = platform.consumerServices;
   const { orgId, sandbox } = await services.ensureOrg('soaptest', 'SOAP tests');
-  const { user } = await consumerServices.signUp(sandbox.id, { email: 'dev@example.com', password: 'portico-test-1', name: 'Dev', orgTitle: 'Dev Org' });
+  const { user } = await consumerServices.signUp(sandbox.id, {
+    email: 'dev@example.com',
+    password: 'portico-test-1',
+    name: 'Dev',
+    orgTitle: 'Dev Org',
+  });
   const app = await consumerServices.createApp(user.consumer_org_id, { title: 'SOAP test app' });
   const clientId = app.credential.client_id as string;
   return {
@@ -46,8 +63,16 @@ export async function startSoapPlatform(): Promise<SoapPlatform> {
         'plans: { default: { title: Default, approval: false, rate-limits: { default: { value: 1000/1minute } } } }',
         `apis: { api: { name: '${imported.api.name}:${imported.api.version}' } }`,
       ].join('\n');
-      const published = await services.putProduct(orgId, 'sandbox', { text, file: `${product}.yaml`, state: 'published' });
-      await consumerServices.subscribe(user.consumer_org_id, { appId: app.app.id, productId: published.product.id, planName: 'default' });
+      const published = await services.putProduct(orgId, 'sandbox', {
+        text,
+        file: `${product}.yaml`,
+        state: 'published',
+      });
+      await consumerServices.subscribe(user.consumer_org_id, {
+        appId: app.app.id,
+        productId: published.product.id,
+        planName: 'default',
+      });
       await platform.gateway?.reload();
       return { base: `${platform.urls.gateway}/soaptest/sandbox${imported.definition.basePath}`, clientId };
     },

@@ -21,13 +21,21 @@ export interface Recorder {
 }
 
 /** Starts a recorder; `answer` replies itself when given, else the request goes to `upstream`. */
-export async function startRecorder(options: { upstream?: string; answer?: (request: RecordedRequest) => { status: number; contentType: string; body: string } }): Promise<Recorder> {
+export async function startRecorder(options: {
+  upstream?: string;
+  answer?: (request: RecordedRequest) => { status: number; contentType: string; body: string };
+}): Promise<Recorder> {
   const requests: RecordedRequest[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const recorded = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const recorded = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(recorded);
       if (options.answer !== undefined) {
         const reply = options.answer(recorded);
@@ -36,10 +44,17 @@ export async function startRecorder(options: { upstream?: string; answer?: (requ
         return;
       }
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
-      fetch(`${options.upstream}${recorded.path}`, { method: recorded.method, headers, body: recorded.body === '' ? undefined : recorded.body })
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
+      fetch(`${options.upstream}${recorded.path}`, {
+        method: recorded.method,
+        headers,
+        body: recorded.body === '' ? undefined : recorded.body,
+      })
         .then(async (upstream) => {
-          res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
+          res.writeHead(upstream.status, {
+            'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
+          });
           res.end(Buffer.from(await upstream.arrayBuffer()));
         })
         .catch(() => {

@@ -61,7 +61,10 @@ describe('XML namespace amplification through the gateway (issue-12 finding 5)',
     platform = await startSoapPlatform();
     const toJson = "      - xml-to-json: { version: 2.0.0, title: 'to json' }";
     const invoke = `      - invoke: { version: 2.0.0, title: call, target-url: '${url}/$(request.parameters.case)' }`;
-    const request = await platform.publish({ text: apiText('xmlrequest', 'post', toJson), file: 'xmlrequest.yaml' });
+    const request = await platform.publish({
+      text: apiText('xmlrequest', 'post', toJson),
+      file: 'xmlrequest.yaml',
+    });
     const replyText = apiText('xmlreply', 'get', `${invoke}\n${toJson}`);
     const reply = await platform.publish({ text: replyText, file: 'xmlreply.yaml' });
     const other = await platform.publish({ text: apiText('xmlother', 'get', invoke), file: 'xmlother.yaml' });

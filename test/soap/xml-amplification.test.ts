@@ -54,13 +54,16 @@ describe('xml-to-json namespace amplification (issue-12 finding 5)', () => {
     const xml = rootAmplifier(300, 20_000);
     assert.ok(xml.length > 85_000 && xml.length < 90_000);
     const budget = new ConversionBudget(xml.length);
-    assert.throws(() => xmlToBadgerfish(parseXml(xml), 'badgerFish', budget), (error: unknown) => {
-      assert.ok(error instanceof XmlError);
-      assert.equal(error.code, 'too-many-attributes');
-      const limit = `more than the limit of ${DEFAULT_MAX_ATTRIBUTES}`;
-      assert.match(error.message, new RegExp(`element <r> has 300 attributes and namespace declarations, ${limit}`));
-      return true;
-    });
+    assert.throws(
+      () => xmlToBadgerfish(parseXml(xml), 'badgerFish', budget),
+      (error: unknown) => {
+        assert.ok(error instanceof XmlError);
+        assert.equal(error.code, 'too-many-attributes');
+        const limit = `more than the limit of ${DEFAULT_MAX_ATTRIBUTES}`;
+        assert.match(error.message, new RegExp(`element <r> has 300 attributes and namespace declarations, ${limit}`));
+        return true;
+      },
+    );
   });
 
   it('refuses 300 prefixes spread over three elements in < 200 ms of conversion, holding the heap', () => {
@@ -157,7 +160,10 @@ describe('the parser with many prefixes (issue-12 finding 5)', () => {
     assert.equal(a.namespace, 'urn:2');
     assert.equal((a.children[0] as ReturnType<typeof parseXml>).namespace, 'urn:2');
     assert.equal(c.namespace, 'urn:1');
-    assert.deepEqual(c.attributes.map((attribute) => attribute.namespace), ['', 'urn:1']);
+    assert.deepEqual(
+      c.attributes.map((attribute) => attribute.namespace),
+      ['', 'urn:1'],
+    );
   });
 
   it(`refuses an element with more than ${DEFAULT_MAX_ATTRIBUTES} attributes`, () => {

@@ -64,17 +64,26 @@ function assertNoCanary(value: unknown): void {
 describe('safe XML parser', () => {
   for (const [name, xml] of Object.entries(attacks())) {
     it(`refuses ${name}`, () => {
-      assert.throws(() => parseXml(xml), (error: unknown) => error instanceof XmlError && (error.code === 'doctype' || error.code === 'entity'));
+      assert.throws(
+        () => parseXml(xml),
+        (error: unknown) => error instanceof XmlError && (error.code === 'doctype' || error.code === 'entity'),
+      );
     });
   }
 
   it('refuses a document over the size limit before parsing it', () => {
-    assert.throws(() => parseXml(`<r>${'a'.repeat(2000)}</r>`, { maxBytes: 1000 }), (error: unknown) => error instanceof XmlError && error.code === 'too-large');
+    assert.throws(
+      () => parseXml(`<r>${'a'.repeat(2000)}</r>`, { maxBytes: 1000 }),
+      (error: unknown) => error instanceof XmlError && error.code === 'too-large',
+    );
   });
 
   it('refuses nesting deeper than the limit', () => {
     const deep = `${'<a>'.repeat(150)}x${'</a>'.repeat(150)}`;
-    assert.throws(() => parseXml(deep, { maxDepth: 100 }), (error: unknown) => error instanceof XmlError && error.code === 'too-deep');
+    assert.throws(
+      () => parseXml(deep, { maxDepth: 100 }),
+      (error: unknown) => error instanceof XmlError && error.code === 'too-deep',
+    );
   });
 
   it('decodes only the predefined entities and character references', () => {
@@ -88,7 +97,10 @@ function compileFlow(execute: unknown[], document: Record<string, unknown> = {})
   return compileAssembly({ execute }, apiInput(document), policyRegistry);
 }
 
-async function rejection(step: (ctx: ReturnType<typeof makeContext>) => unknown, ctx: ReturnType<typeof makeContext>): Promise<AssemblyError> {
+async function rejection(
+  step: (ctx: ReturnType<typeof makeContext>) => unknown,
+  ctx: ReturnType<typeof makeContext>,
+): Promise<AssemblyError> {
   try {
     await step(ctx);
   } catch (error) {
@@ -112,7 +124,15 @@ describe('map policy XML input', () => {
   for (const [name, xml] of Object.entries(attacks())) {
     it(`answers 502 naming the policy on a backend reply with ${name}`, async () => {
       const step = compileFlow([map]);
-      const ctx = makeContext({ vars: { reply: { status: { code: 200, reason: 'OK' }, headers: {}, body: new RawBody(Buffer.from(xml), 'text/xml') } } });
+      const ctx = makeContext({
+        vars: {
+          reply: {
+            status: { code: 200, reason: 'OK' },
+            headers: {},
+            body: new RawBody(Buffer.from(xml), 'text/xml'),
+          },
+        },
+      });
       const error = await rejection(step, ctx);
       assert.equal(error.status, 502);
       assert.equal(error.policy, 'read reply');
@@ -122,7 +142,15 @@ describe('map policy XML input', () => {
 
   it('answers 502 on a malformed reply', async () => {
     const step = compileFlow([map]);
-    const ctx = makeContext({ vars: { reply: { status: { code: 200, reason: 'OK' }, headers: {}, body: new RawBody(Buffer.from('<r><a></r>'), 'text/xml') } } });
+    const ctx = makeContext({
+      vars: {
+        reply: {
+          status: { code: 200, reason: 'OK' },
+          headers: {},
+          body: new RawBody(Buffer.from('<r><a></r>'), 'text/xml'),
+        },
+      },
+    });
     assert.equal((await rejection(step, ctx)).status, 502);
   });
 });
@@ -132,7 +160,13 @@ describe('xml-to-json policy', () => {
     it(`answers 400 on a request body with ${name}`, async () => {
       const step = compileFlow([{ 'xml-to-json': { version: '2.0.0', title: 'to json' } }]);
       const body = new RawBody(Buffer.from(xml), 'application/xml');
-      const ctx = makeContext({ message: { body, headers: { 'content-type': 'application/xml' }, status: { code: 200, reason: 'OK' } } });
+      const ctx = makeContext({
+        message: {
+          body,
+          headers: { 'content-type': 'application/xml' },
+          status: { code: 200, reason: 'OK' },
+        },
+      });
       ctx.request.body = body;
       const error = await rejection(step, ctx);
       assert.equal(error.status, 400);
@@ -140,7 +174,15 @@ describe('xml-to-json policy', () => {
 
     it(`answers 502 on a backend reply with ${name}`, async () => {
       const step = compileFlow([{ 'xml-to-json': { version: '2.0.0', title: 'to json', input: 'reply' } }]);
-      const ctx = makeContext({ vars: { reply: { status: { code: 200, reason: 'OK' }, headers: {}, body: new RawBody(Buffer.from(xml), 'text/xml') } } });
+      const ctx = makeContext({
+        vars: {
+          reply: {
+            status: { code: 200, reason: 'OK' },
+            headers: {},
+            body: new RawBody(Buffer.from(xml), 'text/xml'),
+          },
+        },
+      });
       const error = await rejection(step, ctx);
       assert.equal(error.status, 502);
       assert.equal(error.policy, 'to json');
@@ -152,7 +194,13 @@ describe('parse policy', () => {
   for (const [name, xml] of Object.entries(attacks())) {
     it(`answers 400 ParseError on ${name}`, async () => {
       const step = compileFlow([{ parse: { version: '2.0.0' } }]);
-      const ctx = makeContext({ message: { body: new RawBody(Buffer.from(xml), 'application/xml'), headers: {}, status: { code: 200, reason: 'OK' } } });
+      const ctx = makeContext({
+        message: {
+          body: new RawBody(Buffer.from(xml), 'application/xml'),
+          headers: {},
+          status: { code: 200, reason: 'OK' },
+        },
+      });
       const error = await rejection(step, ctx);
       assert.equal(error.errorName, 'ParseError');
       assert.equal(error.status, 400);
@@ -175,29 +223,54 @@ describe('WSDL import', () => {
     if (name === 'undeclared entity') continue;
     const doctype = /<!DOCTYPE[^[>]*(?:\[[\s\S]*?\])?\s*>/i.exec(attack)![0];
     it(`refuses a WSDL with ${name}, naming the file`, () => {
-      assert.throws(() => importWsdl('evil.wsdl', { 'evil.wsdl': wsdl(doctype.replace(/<!doctype \w+/i, '<!DOCTYPE definitions')) }), (error: unknown) => {
-        assert.ok(error instanceof DefinitionError);
-        assert.equal(error.file, 'evil.wsdl');
-        assert.match(error.problems[0].rule, /^xml-/);
-        assertNoCanary(error.message);
-        return true;
-      });
+      assert.throws(
+        () =>
+          importWsdl('evil.wsdl', {
+            'evil.wsdl': wsdl(doctype.replace(/<!doctype \w+/i, '<!DOCTYPE definitions')),
+          }),
+        (error: unknown) => {
+          assert.ok(error instanceof DefinitionError);
+          assert.equal(error.file, 'evil.wsdl');
+          assert.match(error.problems[0].rule, /^xml-/);
+          assertNoCanary(error.message);
+          return true;
+        },
+      );
     });
   }
 
   it('refuses an imported XSD with an external entity, naming that XSD', () => {
-    const main = wsdl('', '<types><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:include schemaLocation="evil.xsd"/></xs:schema></types>');
+    const main = wsdl(
+      '',
+      '<types><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:include schemaLocation="evil.xsd"/></xs:schema></types>',
+    );
     const xsd = `<!DOCTYPE xs:schema [<!ENTITY x SYSTEM "${canaryUrl}">]><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:annotation><xs:documentation>&x;</xs:documentation></xs:annotation></xs:schema>`;
-    assert.throws(() => importWsdl('main.wsdl', { 'main.wsdl': main, 'evil.xsd': xsd }), (error: unknown) => error instanceof DefinitionError && error.file === 'evil.xsd' && error.problems[0].rule === 'xml-doctype');
+    assert.throws(
+      () => importWsdl('main.wsdl', { 'main.wsdl': main, 'evil.xsd': xsd }),
+      (error: unknown) =>
+        error instanceof DefinitionError && error.file === 'evil.xsd' && error.problems[0].rule === 'xml-doctype',
+    );
   });
 
   it('never fetches a remote schemaLocation', () => {
-    const main = wsdl('', `<types><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:import namespace="urn:y" schemaLocation="${networkUrl}"/></xs:schema></types>`);
-    assert.throws(() => importWsdl('main.wsdl', { 'main.wsdl': main }), (error: unknown) => error instanceof DefinitionError && error.problems[0].rule === 'remote-location');
+    const main = wsdl(
+      '',
+      `<types><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:import namespace="urn:y" schemaLocation="${networkUrl}"/></xs:schema></types>`,
+    );
+    assert.throws(
+      () => importWsdl('main.wsdl', { 'main.wsdl': main }),
+      (error: unknown) => error instanceof DefinitionError && error.problems[0].rule === 'remote-location',
+    );
   });
 
   it('refuses a schemaLocation that climbs out of the files given', () => {
-    const main = wsdl('', '<types><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:include schemaLocation="../../etc/passwd"/></xs:schema></types>');
-    assert.throws(() => importWsdl('main.wsdl', { 'main.wsdl': main }), (error: unknown) => error instanceof DefinitionError && error.problems[0].rule === 'location-outside');
+    const main = wsdl(
+      '',
+      '<types><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:include schemaLocation="../../etc/passwd"/></xs:schema></types>',
+    );
+    assert.throws(
+      () => importWsdl('main.wsdl', { 'main.wsdl': main }),
+      (error: unknown) => error instanceof DefinitionError && error.problems[0].rule === 'location-outside',
+    );
   });
 });

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { insertApi, findApi, listApis, setApiState, productsUsingApi } from '../../src/store/apis.ts';
-import { callsOverTime, countBy, insertEvents, latencyPercentiles, listEvents, purgeEvents, subscriptionCallsSince } from '../../src/store/analytics.ts';
+import {
+  callsOverTime,
+  countBy,
+  insertEvents,
+  latencyPercentiles,
+  listEvents,
+  purgeEvents,
+  subscriptionCallsSince,
+} from '../../src/store/analytics.ts';
 import { latestChange, recordChange } from '../../src/store/changes.ts';
 import {
   addCredential,
@@ -40,8 +48,22 @@ function productInput(catalogId: string, apiId: string, overrides: Partial<Produ
     subscribeOrgs: [],
     document: { product: '1.0.0', info: { name: 'accessories', version: '1.0.0' } },
     plans: [
-      { name: 'silver', title: 'Silver', description: 'Limited', approval: false, rateLimits: [{ name: 'default', value: '100/1hour' }], burstLimits: [] },
-      { name: 'gold', title: 'Gold', description: 'Unlimited', approval: true, rateLimits: [], burstLimits: [] },
+      {
+        name: 'silver',
+        title: 'Silver',
+        description: 'Limited',
+        approval: false,
+        rateLimits: [{ name: 'default', value: '100/1hour' }],
+        burstLimits: [],
+      },
+      {
+        name: 'gold',
+        title: 'Gold',
+        description: 'Unlimited',
+        approval: true,
+        rateLimits: [],
+        burstLimits: [],
+      },
     ],
     apis: [{ apiId, key: 'logistics' }],
     ...overrides,
@@ -100,7 +122,12 @@ for (const backend of storeBackends) {
       await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
       const hash = await hashPassword('s3cret-pass');
       assert.match(hash, /^\$argon2id\$/);
-      await createProviderUser(t.store.db, { orgId: org.id, username: 'admin', email: 'a@example.com', passwordHash: hash });
+      await createProviderUser(t.store.db, {
+        orgId: org.id,
+        username: 'admin',
+        email: 'a@example.com',
+        passwordHash: hash,
+      });
       const user = await findProviderUser(t.store.db, 'admin');
       assert.ok(user);
       assert.equal(await verifyPassword(user.password_hash, 's3cret-pass'), true);
@@ -110,9 +137,23 @@ for (const backend of storeBackends) {
 
     test('a duplicate api name:version is refused by the store and the first row is kept', async () => {
       const org = await createOrg(t.store.db, { name: 'dup-org', title: 'Dup' });
-      await insertApi(t.store.db, { orgId: org.id, name: 'logistics', version: '2.0.0', title: 'first', basePath: '/logistics', document: { a: 1 } });
+      await insertApi(t.store.db, {
+        orgId: org.id,
+        name: 'logistics',
+        version: '2.0.0',
+        title: 'first',
+        basePath: '/logistics',
+        document: { a: 1 },
+      });
       await assert.rejects(
-        insertApi(t.store.db, { orgId: org.id, name: 'logistics', version: '2.0.0', title: 'second', basePath: '/x', document: { b: 2 } }),
+        insertApi(t.store.db, {
+          orgId: org.id,
+          name: 'logistics',
+          version: '2.0.0',
+          title: 'second',
+          basePath: '/x',
+          document: { b: 2 },
+        }),
       );
       const api = await findApi(t.store.db, org.id, 'logistics', '2.0.0');
       assert.equal(api?.title, 'first');
@@ -124,7 +165,14 @@ for (const backend of storeBackends) {
       const org = await createOrg(t.store.db, { name: 'tx-org', title: 'Tx' });
       await assert.rejects(
         t.store.transaction(async (trx) => {
-          await insertApi(trx, { orgId: org.id, name: 'a', version: '1.0.0', title: 'a', basePath: '/a', document: {} });
+          await insertApi(trx, {
+            orgId: org.id,
+            name: 'a',
+            version: '1.0.0',
+            title: 'a',
+            basePath: '/a',
+            document: {},
+          });
           throw new Error('boom');
         }),
         /boom/,
@@ -135,20 +183,49 @@ for (const backend of storeBackends) {
     test('re-publishing a product keeps plan ids and subscriptions; a dropped plan cancels its subscriptions', async () => {
       const org = await createOrg(t.store.db, { name: 'prod-org', title: 'P' });
       const catalog = await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
-      const api = await insertApi(t.store.db, { orgId: org.id, name: 'logistics', version: '2.0.0', title: 'l', basePath: '/logistics', document: {} });
-      const { product, created } = await t.store.transaction((trx) => upsertProduct(trx, productInput(catalog.id, api.id)));
+      const api = await insertApi(t.store.db, {
+        orgId: org.id,
+        name: 'logistics',
+        version: '2.0.0',
+        title: 'l',
+        basePath: '/logistics',
+        document: {},
+      });
+      const { product, created } = await t.store.transaction((trx) =>
+        upsertProduct(trx, productInput(catalog.id, api.id)),
+      );
       assert.equal(created, true);
       const plans = await listPlans(t.store.db, product.id);
-      assert.deepEqual(plans.map((p) => [p.name, p.approval]), [['silver', 0], ['gold', 1]]);
-      assert.deepEqual((await productsUsingApi(t.store.db, api.id)).map((p) => p.name), ['accessories']);
+      assert.deepEqual(
+        plans.map((p) => [p.name, p.approval]),
+        [
+          ['silver', 0],
+          ['gold', 1],
+        ],
+      );
+      assert.deepEqual(
+        (await productsUsingApi(t.store.db, api.id)).map((p) => p.name),
+        ['accessories'],
+      );
 
       const corg = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'dev', title: 'Dev' });
       const app = await createApp(t.store.db, { consumerOrgId: corg.id, title: 'App', description: '' });
       const gold = plans.find((p) => p.name === 'gold')!;
-      const sub = await createSubscription(t.store.db, { appId: app.id, productId: product.id, planId: gold.id, state: 'pending' });
+      const sub = await createSubscription(t.store.db, {
+        appId: app.id,
+        productId: product.id,
+        planId: gold.id,
+        state: 'pending',
+      });
 
       const again = await t.store.transaction((trx) =>
-        upsertProduct(trx, productInput(catalog.id, api.id, { title: 'Accessories v2', plans: [productInput(catalog.id, api.id).plans[0]] })),
+        upsertProduct(
+          trx,
+          productInput(catalog.id, api.id, {
+            title: 'Accessories v2',
+            plans: [productInput(catalog.id, api.id).plans[0]],
+          }),
+        ),
       );
       assert.equal(again.created, false);
       assert.equal(again.product.id, product.id);
@@ -156,35 +233,76 @@ for (const backend of storeBackends) {
       assert.equal(after.find((p) => p.name === 'silver')?.id, plans.find((p) => p.name === 'silver')?.id);
       const details = await listSubscriptionDetails(t.store.db, { appId: app.id });
       assert.equal(details.find((d) => d.id === sub.id)?.state, 'cancelled');
-      assert.deepEqual((await listProductApis(t.store.db, product.id)).map((a) => a.api_key), ['logistics']);
+      assert.deepEqual(
+        (await listProductApis(t.store.db, product.id)).map((a) => a.api_key),
+        ['logistics'],
+      );
     });
 
     test('snapshot data holds published products, online apis, credentials and live subscriptions only', async () => {
       const org = await createOrg(t.store.db, { name: 'snap-org', title: 'S' });
       const catalog = await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
-      const api = await insertApi(t.store.db, { orgId: org.id, name: 'snapapi', version: '1.0.0', title: 's', basePath: '/s', document: {} });
-      const { product } = await t.store.transaction((trx) => upsertProduct(trx, productInput(catalog.id, api.id, { name: 'snapprod' })));
+      const api = await insertApi(t.store.db, {
+        orgId: org.id,
+        name: 'snapapi',
+        version: '1.0.0',
+        title: 's',
+        basePath: '/s',
+        document: {},
+      });
+      const { product } = await t.store.transaction((trx) =>
+        upsertProduct(trx, productInput(catalog.id, api.id, { name: 'snapprod' })),
+      );
       let data = await loadSnapshotData(t.store.db);
-      assert.equal(data.products.some((p) => p.id === product.id), false, 'staged products are not in the snapshot');
+      assert.equal(
+        data.products.some((p) => p.id === product.id),
+        false,
+        'staged products are not in the snapshot',
+      );
 
       await setProductState(t.store.db, product.id, 'published');
       data = await loadSnapshotData(t.store.db);
-      assert.equal(data.products.some((p) => p.id === product.id), true);
-      assert.equal(data.apis.some((a) => a.id === api.id), false, 'offline apis are not in the snapshot');
+      assert.equal(
+        data.products.some((p) => p.id === product.id),
+        true,
+      );
+      assert.equal(
+        data.apis.some((a) => a.id === api.id),
+        false,
+        'offline apis are not in the snapshot',
+      );
       await setApiState(t.store.db, api.id, 'online');
 
-      const corg = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'snapdev', title: 'Dev' });
-      const user = await createPortalUser(t.store.db, { catalogId: catalog.id, consumerOrgId: corg.id, email: 'Dev@Example.com', name: 'Dev', passwordHash: 'x' });
+      const corg = await createConsumerOrg(t.store.db, {
+        catalogId: catalog.id,
+        name: 'snapdev',
+        title: 'Dev',
+      });
+      const user = await createPortalUser(t.store.db, {
+        catalogId: catalog.id,
+        consumerOrgId: corg.id,
+        email: 'Dev@Example.com',
+        name: 'Dev',
+        passwordHash: 'x',
+      });
       assert.equal((await findPortalUserByEmail(t.store.db, catalog.id, 'dev@example.COM'))?.id, user.id);
       const app = await createApp(t.store.db, { consumerOrgId: corg.id, title: 'App', description: '' });
       const issued = await addCredential(t.store.db, app.id);
       assert.match(issued.credential.client_id, /^[0-9a-f]{32}$/);
       assert.equal(issued.credential.secret_hash.includes(issued.clientSecret), false);
       const silver = (await listPlans(t.store.db, product.id)).find((p) => p.name === 'silver')!;
-      const sub = await createSubscription(t.store.db, { appId: app.id, productId: product.id, planId: silver.id, state: 'active' });
+      const sub = await createSubscription(t.store.db, {
+        appId: app.id,
+        productId: product.id,
+        planId: silver.id,
+        state: 'active',
+      });
 
       data = await loadSnapshotData(t.store.db);
-      assert.equal(data.apis.some((a) => a.id === api.id), true);
+      assert.equal(
+        data.apis.some((a) => a.id === api.id),
+        true,
+      );
       const credential = data.credentials.find((c) => c.client_id === issued.credential.client_id);
       assert.ok(credential);
       assert.equal(secretMatches(issued.clientSecret, credential.secret_hash), true);
@@ -198,21 +316,35 @@ for (const backend of storeBackends) {
 
       await setSubscriptionState(t.store.db, sub.id, 'cancelled');
       data = await loadSnapshotData(t.store.db);
-      assert.equal(data.subscriptions.some((s) => s.id === sub.id), false);
+      assert.equal(
+        data.subscriptions.some((s) => s.id === sub.id),
+        false,
+      );
     });
 
     test('an app is found only through its own consumer org, and deleting it removes its credentials', async () => {
       const org = await createOrg(t.store.db, { name: 'iso-org', title: 'I' });
       const catalog = await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
-      const mine = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'mine', title: 'Mine' });
-      const theirs = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'theirs', title: 'Theirs' });
+      const mine = await createConsumerOrg(t.store.db, {
+        catalogId: catalog.id,
+        name: 'mine',
+        title: 'Mine',
+      });
+      const theirs = await createConsumerOrg(t.store.db, {
+        catalogId: catalog.id,
+        name: 'theirs',
+        title: 'Theirs',
+      });
       const app = await createApp(t.store.db, { consumerOrgId: mine.id, title: 'Mine', description: '' });
       const issued = await addCredential(t.store.db, app.id);
       assert.equal((await findApp(t.store.db, mine.id, app.id))?.id, app.id);
       assert.equal(await findApp(t.store.db, theirs.id, app.id), undefined);
       await t.store.transaction((trx) => deleteApp(trx, app.id));
       const data = await loadSnapshotData(t.store.db);
-      assert.equal(data.credentials.some((c) => c.client_id === issued.credential.client_id), false);
+      assert.equal(
+        data.credentials.some((c) => c.client_id === issued.credential.client_id),
+        false,
+      );
     });
 
     test('sessions are found by token only while live, and deleted on sign-out', async () => {
@@ -248,25 +380,57 @@ for (const backend of storeBackends) {
 
     test('activity events are written in batches and aggregated by dimension, time and latency', async () => {
       const events = Array.from({ length: 1500 }, (_, i) =>
-        event({ ts: 1_700_000_000_000 + i * 1000, status: i % 10 === 0 ? 500 : 200, latency_ms: i % 100, app_id: i % 2 ? 'odd' : 'even', app_name: i % 2 ? 'Odd' : 'Even' }),
+        event({
+          ts: 1_700_000_000_000 + i * 1000,
+          status: i % 10 === 0 ? 500 : 200,
+          latency_ms: i % 100,
+          app_id: i % 2 ? 'odd' : 'even',
+          app_name: i % 2 ? 'Odd' : 'Even',
+        }),
       );
       await t.store.transaction((trx) => insertEvents(trx, events));
       const byApp = await countBy(t.store.db, { apiName: 'logistics' }, 'app_id');
-      assert.deepEqual(byApp.map((r) => [r.key, r.labels.app_name, Number(r.calls)]).sort(), [['even', 'Even', 750], ['odd', 'Odd', 750]]);
+      assert.deepEqual(byApp.map((r) => [r.key, r.labels.app_name, Number(r.calls)]).sort(), [
+        ['even', 'Even', 750],
+        ['odd', 'Odd', 750],
+      ]);
       const buckets = await callsOverTime(t.store.db, { apiName: 'logistics' }, 60_000);
-      assert.equal(buckets.reduce((sum, b) => sum + Number(b.calls), 0), 1500);
-      assert.equal(buckets.reduce((sum, b) => sum + Number(b.errors), 0), 150);
+      assert.equal(
+        buckets.reduce((sum, b) => sum + Number(b.calls), 0),
+        1500,
+      );
+      assert.equal(
+        buckets.reduce((sum, b) => sum + Number(b.errors), 0),
+        150,
+      );
       // A short window reads the events: nearest rank over 1500 latencies 0..99 (15 of each).
-      const exact = await latencyPercentiles(t.store.db, { apiName: 'logistics', fromTs: 1_700_000_000_000, toTs: 1_700_000_000_000 + 3_600_000 });
+      const exact = await latencyPercentiles(t.store.db, {
+        apiName: 'logistics',
+        fromTs: 1_700_000_000_000,
+        toTs: 1_700_000_000_000 + 3_600_000,
+      });
       assert.deepEqual(exact, { count: 1500, p50: 49, p90: 89, p99: 98 });
       // No window reads the hourly rollups: each percentile is its histogram bucket's upper bound.
       const approximate = await latencyPercentiles(t.store.db, { apiName: 'logistics' });
       assert.deepEqual(approximate, { count: 1500, p50: 50, p90: 100, p99: 100 });
-      const rollupByApp = await countBy(t.store.db, { apiName: 'logistics', fromTs: 1_600_000_000_000, toTs: 1_800_000_000_000 }, 'app_id');
-      assert.deepEqual(rollupByApp.map((r) => [r.key, Number(r.calls)]).sort(), [['even', 750], ['odd', 750]]);
+      const rollupByApp = await countBy(
+        t.store.db,
+        { apiName: 'logistics', fromTs: 1_600_000_000_000, toTs: 1_800_000_000_000 },
+        'app_id',
+      );
+      assert.deepEqual(rollupByApp.map((r) => [r.key, Number(r.calls)]).sort(), [
+        ['even', 750],
+        ['odd', 750],
+      ]);
       const hourly = await callsOverTime(t.store.db, { apiName: 'logistics' }, 3_600_000);
-      assert.equal(hourly.reduce((sum, b) => sum + Number(b.calls), 0), 1500);
-      assert.equal(hourly.reduce((sum, b) => sum + Number(b.errors), 0), 150);
+      assert.equal(
+        hourly.reduce((sum, b) => sum + Number(b.calls), 0),
+        1500,
+      );
+      assert.equal(
+        hourly.reduce((sum, b) => sum + Number(b.errors), 0),
+        150,
+      );
       const latest = await listEvents(t.store.db, { apiName: 'logistics' }, 2);
       assert.equal(latest[0].ts, 1_700_000_000_000 + 1499 * 1000);
       assert.equal(await purgeEvents(t.store.db, 1_700_000_000_000 + 500 * 1000), 500);
@@ -276,7 +440,15 @@ for (const backend of storeBackends) {
       const scope = { org_name: 'issue16', catalog_name: 'sandbox', ts: 1_710_000_000_000 };
       const walker = (org: string, calls: number) =>
         Array.from({ length: calls }, () =>
-          event({ ...scope, app_id: `app-${org}`, app_name: 'Walker Shop', consumer_org_id: `co-${org}`, consumer_org_name: org, plan_id: `plan-${org}`, plan_name: 'silver' }),
+          event({
+            ...scope,
+            app_id: `app-${org}`,
+            app_name: 'Walker Shop',
+            consumer_org_id: `co-${org}`,
+            consumer_org_name: org,
+            plan_id: `plan-${org}`,
+            plan_name: 'silver',
+          }),
         );
       await t.store.transaction((trx) => insertEvents(trx, [...walker('org-a', 3), ...walker('org-b', 5)]));
       const short = { orgName: 'issue16', fromTs: scope.ts - 60_000, toTs: scope.ts + 60_000 };
@@ -284,18 +456,39 @@ for (const backend of storeBackends) {
       for (const filter of [short, long]) {
         const apps = await countBy(t.store.db, filter, 'app_id');
         const shown = apps.map((r) => [r.key, r.labels.app_name, r.labels.consumer_org_name, r.calls]);
-        assert.deepEqual(shown, [['app-org-b', 'Walker Shop', 'org-b', 5], ['app-org-a', 'Walker Shop', 'org-a', 3]]);
+        assert.deepEqual(shown, [
+          ['app-org-b', 'Walker Shop', 'org-b', 5],
+          ['app-org-a', 'Walker Shop', 'org-a', 3],
+        ]);
         const plans = await countBy(t.store.db, filter, 'plan_id');
-        assert.deepEqual(plans.map((r) => [r.key, r.calls]), [['plan-org-b', 5], ['plan-org-a', 3]]);
+        assert.deepEqual(
+          plans.map((r) => [r.key, r.calls]),
+          [
+            ['plan-org-b', 5],
+            ['plan-org-a', 3],
+          ],
+        );
         const orgs = await countBy(t.store.db, filter, 'consumer_org_id');
-        assert.deepEqual(orgs.map((r) => [r.key, r.labels.consumer_org_name, r.calls]), [['co-org-b', 'org-b', 5], ['co-org-a', 'org-a', 3]]);
+        assert.deepEqual(
+          orgs.map((r) => [r.key, r.labels.consumer_org_name, r.calls]),
+          [
+            ['co-org-b', 'org-b', 5],
+            ['co-org-a', 'org-a', 3],
+          ],
+        );
       }
     });
 
-    test('issue-16: a subscription\'s calls in the current window, from the rollups or the events, without 429s', async () => {
+    test("issue-16: a subscription's calls in the current window, from the rollups or the events, without 429s", async () => {
       const hourStart = 1_720_000_800_000 - (1_720_000_800_000 % 3_600_000);
       const sub = (ts: number, status = 200) => event({ org_name: 'issue16u', ts, status, subscription_id: 'sub-u' });
-      const events = [sub(hourStart - 1000), sub(hourStart + 1000), sub(hourStart + 120_000), sub(hourStart + 130_000, 429), sub(hourStart + 140_000, 500)];
+      const events = [
+        sub(hourStart - 1000),
+        sub(hourStart + 1000),
+        sub(hourStart + 120_000),
+        sub(hourStart + 130_000, 429),
+        sub(hourStart + 140_000, 500),
+      ];
       await t.store.transaction((trx) => insertEvents(trx, events));
       // An hour window read from the rollups: the call before the hour and the 429 do not count.
       assert.equal(await subscriptionCallsSince(t.store.db, 'sub-u', hourStart), 3);
@@ -314,15 +507,37 @@ for (const backend of storeBackends) {
       const t = await backend.open();
       try {
         const now = Math.floor(Date.now() / 1000);
-        const owner = { grant_id: 'g', provider_id: 'p', catalog_id: 'c', client_id: 'app', scope: 'read', username: 'alice' };
-        const code = { ...owner, redirect_uri: 'https://app.example/cb', challenge: null, challenge_method: null };
-        for (const [suffix, expires_at] of [['old', now - 10], ['live', now + 600]] as const) {
+        const owner = {
+          grant_id: 'g',
+          provider_id: 'p',
+          catalog_id: 'c',
+          client_id: 'app',
+          scope: 'read',
+          username: 'alice',
+        };
+        const code = {
+          ...owner,
+          redirect_uri: 'https://app.example/cb',
+          challenge: null,
+          challenge_method: null,
+        };
+        for (const [suffix, expires_at] of [
+          ['old', now - 10],
+          ['live', now + 600],
+        ] as const) {
           await oauth.insertRevocation(t.store.db, `jti-${suffix}`, expires_at);
           await oauth.insertCode(t.store.db, { ...code, code_hash: `code-${suffix}`, expires_at });
-          await oauth.insertRefreshToken(t.store.db, { ...owner, token_hash: `refresh-${suffix}`, expires_at });
+          await oauth.insertRefreshToken(t.store.db, {
+            ...owner,
+            token_hash: `refresh-${suffix}`,
+            expires_at,
+          });
         }
         const pino = (await import('pino')).default;
-        const deleted = await housekeep({ store: t.store, logger: pino({ level: 'silent' }), retentionDays: 0 }, now * 1000);
+        const deleted = await housekeep(
+          { store: t.store, logger: pino({ level: 'silent' }), retentionDays: 0 },
+          now * 1000,
+        );
         assert.equal(deleted.oauth, 3);
         assert.deepEqual(await oauth.loadRevocations(t.store.db, 0), ['jti-live']);
         assert.equal(await oauth.findRefreshToken(t.store.db, 'refresh-old'), undefined);
@@ -340,15 +555,24 @@ for (const backend of storeBackends) {
       try {
         const now = 1_800_000_000_000;
         const day = 86_400_000;
-        await insertEvents(t.store.db, [event({ ts: now - 31 * day, tx_id: 'old' }), event({ ts: now - 29 * day, tx_id: 'recent' })]);
+        await insertEvents(t.store.db, [
+          event({ ts: now - 31 * day, tx_id: 'old' }),
+          event({ ts: now - 29 * day, tx_id: 'recent' }),
+        ]);
         await createSession(t.store.db, { kind: 'portal', userId: 'u', ttlMs: -1000 });
         const live = await createSession(t.store.db, { kind: 'portal', userId: 'u', ttlMs: 60_000 });
         const pino = (await import('pino')).default;
         const deleted = await housekeep({ store: t.store, logger: pino({ level: 'silent' }), retentionDays: 30 }, now);
         assert.deepEqual(deleted, { events: 1, sessions: 1, oauth: 0 });
-        assert.deepEqual((await listEvents(t.store.db, {}, 10)).map((e) => e.tx_id), ['recent']);
+        assert.deepEqual(
+          (await listEvents(t.store.db, {}, 10)).map((e) => e.tx_id),
+          ['recent'],
+        );
         assert.ok(await findSession(t.store.db, live.token, ['portal']));
-        assert.deepEqual(await housekeep({ store: t.store, logger: pino({ level: 'silent' }), retentionDays: 0 }, now), { events: 0, sessions: 0, oauth: 0 });
+        assert.deepEqual(
+          await housekeep({ store: t.store, logger: pino({ level: 'silent' }), retentionDays: 0 }, now),
+          { events: 0, sessions: 0, oauth: 0 },
+        );
       } finally {
         await t.dispose();
       }
@@ -361,10 +585,18 @@ describe('activity events on SQLite through prepared statements', () => {
     const t = await storeBackends[0].open();
     try {
       const sqlite = t.store.sqlite!;
-      const indexes = (sqlite.prepare(`select name from sqlite_master where type = 'index' and tbl_name = 'activity_events'`).all() as Array<{ name: string }>).map((r) => r.name).sort();
+      const indexes = (
+        sqlite
+          .prepare(`select name from sqlite_master where type = 'index' and tbl_name = 'activity_events'`)
+          .all() as Array<{ name: string }>
+      )
+        .map((r) => r.name)
+        .sort();
       assert.deepEqual(indexes, ['activity_events_scope_api_ts', 'activity_events_scope_ts', 'activity_events_ts']);
       const plan = sqlite
-        .prepare(`explain query plan select * from activity_events where org_name = ? and catalog_name = ? and api_name = ? and ts >= ? order by ts desc limit 25`)
+        .prepare(
+          `explain query plan select * from activity_events where org_name = ? and catalog_name = ? and api_name = ? and ts >= ? order by ts desc limit 25`,
+        )
         .all('acme', 'sandbox', 'orders', 0) as Array<{ detail: string }>;
       assert.match(plan.map((row) => row.detail).join('\n'), /activity_events_scope_api_ts/);
     } finally {
@@ -374,8 +606,13 @@ describe('activity events on SQLite through prepared statements', () => {
 
   test('a row holds the columns in the order of the insert', async () => {
     const { eventColumns, eventRow } = await import('../../src/store/analytics.ts');
-    const named = Object.fromEntries(eventColumns.map((column) => [column, `value of ${column}`])) as unknown as NewActivityEvent;
-    assert.deepEqual(eventRow(named), [...eventColumns].map((column) => `value of ${column}`));
+    const named = Object.fromEntries(
+      eventColumns.map((column) => [column, `value of ${column}`]),
+    ) as unknown as NewActivityEvent;
+    assert.deepEqual(
+      eventRow(named),
+      [...eventColumns].map((column) => `value of ${column}`),
+    );
   });
 
   test('write the same events and rollups as the generic path', async () => {
@@ -384,16 +621,26 @@ describe('activity events on SQLite through prepared statements', () => {
     const prepared = await storeBackends[0].open();
     try {
       const events = Array.from({ length: 300 }, (_, i) =>
-        event({ ts: 1_700_000_000_000 + i * 60_000, tx_id: `t${i}`, status: i % 7 === 0 ? 429 : 200, latency_ms: (i * 37) % 900, request_body: i % 2 ? '{"a":1}' : null }),
+        event({
+          ts: 1_700_000_000_000 + i * 60_000,
+          tx_id: `t${i}`,
+          status: i % 7 === 0 ? 429 : 200,
+          latency_ms: (i * 37) % 900,
+          request_body: i % 2 ? '{"a":1}' : null,
+        }),
       );
       await generic.store.transaction((trx) => insertEvents(trx, events));
       insertEventsSqlite(prepared.store.sqlite!, events.slice(0, 150));
       insertEventsSqlite(prepared.store.sqlite!, events.slice(150));
       const rows = async (t: TestStore) => (await listEvents(t.store.db, {}, 1000)).map(({ id: _id, ...rest }) => rest);
       assert.deepEqual(await rows(prepared), await rows(generic));
-      const rollup = (t: TestStore) => t.store.db.selectFrom('activity_rollup').selectAll().orderBy('bucket_ts').orderBy('status').execute();
+      const rollup = (t: TestStore) =>
+        t.store.db.selectFrom('activity_rollup').selectAll().orderBy('bucket_ts').orderBy('status').execute();
       assert.deepEqual(await rollup(prepared), await rollup(generic));
-      assert.equal((await rollup(prepared)).reduce((sum, r) => sum + Number(r.calls), 0), 300);
+      assert.equal(
+        (await rollup(prepared)).reduce((sum, r) => sum + Number(r.calls), 0),
+        300,
+      );
     } finally {
       await generic.dispose();
       await prepared.dispose();

@@ -51,17 +51,28 @@ test('objects and arrays nest; arrays honour minItems and maxItems', () => {
 test('local $refs are followed and a recursive one stops where it repeats', () => {
   const root = {
     definitions: {
-      Node: { type: 'object', properties: { name: { type: 'string' }, child: { $ref: '#/definitions/Node' } } },
-      Pair: { allOf: [{ $ref: '#/definitions/Node' }, { properties: { weight: { type: 'number', minimum: 1, maximum: 2 } } }] },
+      Node: {
+        type: 'object',
+        properties: { name: { type: 'string' }, child: { $ref: '#/definitions/Node' } },
+      },
+      Pair: {
+        allOf: [{ $ref: '#/definitions/Node' }, { properties: { weight: { type: 'number', minimum: 1, maximum: 2 } } }],
+      },
     },
   };
   assert.deepEqual(exampleFor({ $ref: '#/definitions/Node' }, { root }), { name: 'example name' });
-  assert.deepEqual(exampleFor({ $ref: '#/definitions/Pair' }, { root }), { name: 'example name', weight: 1.5 });
+  assert.deepEqual(exampleFor({ $ref: '#/definitions/Pair' }, { root }), {
+    name: 'example name',
+    weight: 1.5,
+  });
   assert.equal(exampleFor({ $ref: '#/definitions/Missing' }, { root }), undefined);
 });
 
 test('the same schema always gives the same value', () => {
-  const schema = { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, n: { type: 'number' } } };
+  const schema = {
+    type: 'object',
+    properties: { at: { type: 'string', format: 'date-time' }, n: { type: 'number' } },
+  };
   assert.deepEqual(exampleFor(schema), exampleFor(structuredClone(schema)));
   assert.equal(JSON.stringify(exampleFor(schema)), '{"at":"2024-01-15T09:30:00Z","n":9.99}');
 });

@@ -20,7 +20,11 @@ before(async () => {
   running = await startPortalDemo();
   const { orgId } = await running.handle.platform.services.ensureOrg(demo.org);
   for (const username of ['limits-api', 'limits-shared']) {
-    await running.handle.platform.services.addProviderUser(orgId, { username, email: '', password: 'limits-pass-123' });
+    await running.handle.platform.services.addProviderUser(orgId, {
+      username,
+      email: '',
+      password: 'limits-pass-123',
+    });
   }
 });
 
@@ -84,7 +88,10 @@ test('issue-12: the console and the management API share one limit per account',
   const client = new WebClient(running.management);
   await client.get('/console/sign-in');
   for (let i = 0; i < limit; i++) {
-    const answer = await client.post('/console/sign-in', { username: 'limits-shared', password: `wrong-${i}` });
+    const answer = await client.post('/console/sign-in', {
+      username: 'limits-shared',
+      password: `wrong-${i}`,
+    });
     assert.equal(answer.status, 401);
   }
   const api = await apiLogin('limits-shared', 'limits-pass-123');

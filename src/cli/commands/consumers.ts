@@ -67,7 +67,11 @@ function registerConsumerOrgs(program: Command): void {
         const reason = 'give --owner-password or set PORTICO_NEW_PASSWORD';
         throw new PorticoError('CONFIG_INVALID', { setting: '--owner-password', reason });
       }
-      const owner = { email: options.ownerEmail, password, ...(options.ownerName ? { name: options.ownerName } : {}) };
+      const owner = {
+        email: options.ownerEmail,
+        password,
+        ...(options.ownerName ? { name: options.ownerName } : {}),
+      };
       const body = { name, ...(options.title ? { title: options.title } : {}), owner };
       await api('POST', catalogPath(options.catalog, 'consumer-orgs'), body);
       out(`created consumer organization ${name} in ${options.catalog}, owned by ${options.ownerEmail}`);
@@ -81,7 +85,9 @@ function registerConsumerOrgs(program: Command): void {
   withCatalog(group.command('get <name>'))
     .description('show a consumer organization and its apps')
     .action(async (name: string, options: CatalogOptions) => {
-      const org = (await api('GET', catalogPath(options.catalog, 'consumer-orgs', name))) as Row & { apps: Row[] };
+      const org = (await api('GET', catalogPath(options.catalog, 'consumer-orgs', name))) as Row & {
+        apps: Row[];
+      };
       const lines = (o: typeof org) => [
         `${o.name}\t${o.title}\t${o.apps.length} apps`,
         ...o.apps.map((a) => `  app ${a.id}\t${a.title}`),
@@ -123,7 +129,10 @@ function registerApps(program: Command): void {
     .description('show an app (by id) with its client ids and subscriptions')
     .requiredOption('--consumer-org <name>', 'the consumer organization that owns the app')
     .action(async (id: string, options: AppOptions) => {
-      const app = (await api('GET', appsPath(options, id))) as Row & { credentials: Row[]; subscriptions: Row[] };
+      const app = (await api('GET', appsPath(options, id))) as Row & {
+        credentials: Row[];
+        subscriptions: Row[];
+      };
       show(options, app, (a) => [
         `${a.id}\t${a.consumerOrg}\t${a.title}`,
         ...a.credentials.map((c) => `  client id ${c.clientId}\t${c.description}`),

@@ -31,7 +31,12 @@ const providerLine = (p: ProviderView) =>
   `${p.name}\t${basePathOf(p)}\t${(p.grants ?? []).join(',')}\t${Object.keys(p.scopes ?? {}).join(' ')}\t${p.title}`;
 
 function providerText(p: ProviderView): string {
-  const lines = [`name: ${p.name}`, `title: ${p.title}`, `basePath: ${basePathOf(p)}`, `grants: ${(p.grants ?? []).join(', ')}`];
+  const lines = [
+    `name: ${p.name}`,
+    `title: ${p.title}`,
+    `basePath: ${basePathOf(p)}`,
+    `grants: ${(p.grants ?? []).join(', ')}`,
+  ];
   for (const [scope, description] of Object.entries(p.scopes ?? {})) lines.push(`scope ${scope}: ${description}`);
   return lines.join('\n');
 }
@@ -46,18 +51,27 @@ export function addOAuthProviderCommands(program: Command, cli: CliTools): void 
     const { parseText } = await import('../../definitions/parse-text.ts');
     const { value } = parseText(cli.readText(file), basename(file));
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new PorticoError('CLI_FILE', { file, reason: 'is not an OAuth provider object (name, grants, scopes, native_provider)' });
+      throw new PorticoError('CLI_FILE', {
+        file,
+        reason: 'is not an OAuth provider object (name, grants, scopes, native_provider)',
+      });
     }
     return value as Record<string, unknown>;
   }
 
-  const group = program.command('oauth-providers').description('native OAuth providers and the catalogs that enable them');
+  const group = program
+    .command('oauth-providers')
+    .description('native OAuth providers and the catalogs that enable them');
   group
     .command('create <file>')
     .description('create a native OAuth provider from a YAML or JSON provider file (a signing key is made with it)')
     .option(...orgOption)
     .action(async (file: string, options: { org?: string }) => {
-      const created = (await api('POST', `${await orgPath(options.org)}/oauth-providers`, await providerFile(file))) as ProviderView;
+      const created = (await api(
+        'POST',
+        `${await orgPath(options.org)}/oauth-providers`,
+        await providerFile(file),
+      )) as ProviderView;
       out(`created OAuth provider ${created.name} (${basePathOf(created)})`);
     });
   group
@@ -66,13 +80,14 @@ export function addOAuthProviderCommands(program: Command, cli: CliTools): void 
     .option(...orgOption)
     .action(async (file: string, options: { org?: string }) => {
       const body = await providerFile(file);
-      if (typeof body.name !== 'string' || body.name === '') throw new PorticoError('CLI_FILE', { file, reason: 'names no provider (name)' });
+      if (typeof body.name !== 'string' || body.name === '')
+        throw new PorticoError('CLI_FILE', { file, reason: 'names no provider (name)' });
       await api('PUT', await providerPath(options.org, body.name), body);
       out(`updated OAuth provider ${body.name}`);
     });
   group
     .command('list')
-    .description('list the org\'s OAuth providers, or those a catalog enables (--catalog)')
+    .description("list the org's OAuth providers, or those a catalog enables (--catalog)")
     .option(...orgOption)
     .option('--catalog <name>', 'only the providers this catalog enables')
     .option('--json', 'print JSON')
@@ -104,18 +119,25 @@ export function addOAuthProviderCommands(program: Command, cli: CliTools): void 
     .description('sign new tokens with a new key; the old key verifies until its tokens expire')
     .option(...orgOption)
     .action(async (name: string, options: { org?: string }) => {
-      const { kid } = (await api('POST', `${await providerPath(options.org, name)}/rotate-key`)) as { kid: string };
+      const { kid } = (await api('POST', `${await providerPath(options.org, name)}/rotate-key`)) as {
+        kid: string;
+      };
       out(`OAuth provider ${name} signs with key ${kid}`);
     });
   for (const verb of ['enable', 'disable'] as const) {
     group
       .command(`${verb} <name>`)
-      .description(`${verb} an OAuth provider in a catalog (its gateway endpoints ${verb === 'enable' ? 'appear' : 'go away'})`)
+      .description(
+        `${verb} an OAuth provider in a catalog (its gateway endpoints ${verb === 'enable' ? 'appear' : 'go away'})`,
+      )
       .option(...orgOption)
       .option(...catalogOption)
       .action(async (name: string, options: { org?: string; catalog: string }) => {
         const catalog = encodeURIComponent(options.catalog);
-        await api(verb === 'enable' ? 'PUT' : 'DELETE', `${await orgPath(options.org)}/catalogs/${catalog}/oauth-providers/${encodeURIComponent(name)}`);
+        await api(
+          verb === 'enable' ? 'PUT' : 'DELETE',
+          `${await orgPath(options.org)}/catalogs/${catalog}/oauth-providers/${encodeURIComponent(name)}`,
+        );
         out(`OAuth provider ${name} is ${verb}d in ${options.catalog}`);
       });
   }

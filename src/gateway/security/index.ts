@@ -51,7 +51,11 @@ const introspectors = new WeakMap<object, Map<string, Introspector>>();
 // An API property in API Connect: the Authorization header the gateway sends to the endpoint.
 const introspectAuthorization = 'x-introspect-basic-authorization-header';
 
-const defaultIntrospection: IntrospectionSettings = { timeoutMs: 5000, cacheMs: 60_000, cacheEntries: 10_000 };
+const defaultIntrospection: IntrospectionSettings = {
+  timeoutMs: 5000,
+  cacheMs: 60_000,
+  cacheEntries: 10_000,
+};
 
 function enforcerFor(
   scheme: SupportedScheme,
@@ -90,7 +94,9 @@ function userScheme(scheme: SupportedScheme, registries: CatalogRegistries | und
   if (registry === undefined) {
     return `security scheme ${scheme.scheme} names user registry ${scheme.registry}, which this catalog does not enable`;
   }
-  return 'refused' in registry ? `security scheme ${scheme.scheme}: ${registry.refused}` : basicScheme(scheme, registry);
+  return 'refused' in registry
+    ? `security scheme ${scheme.scheme}: ${registry.refused}`
+    : basicScheme(scheme, registry);
 }
 
 /** A native OAuth scheme against the provider it names, or why this catalog cannot enforce it. */
@@ -270,7 +276,10 @@ class Tally {
  * Header and query names any of the API's security schemes names (client ids and secrets, as
  * written: supported or not), lower-cased, for activity-log redaction; computed once per API.
  */
-export function credentialNames(document: Record<string, unknown>): { headers: Set<string>; query: Set<string> } {
+export function credentialNames(document: Record<string, unknown>): {
+  headers: Set<string>;
+  query: Set<string>;
+} {
   const names = { headers: new Set<string>(), query: new Set<string>() };
   for (const scheme of Object.values(declaredSchemes(document))) {
     if (typeof scheme !== 'object' || scheme === null) continue;

@@ -53,7 +53,10 @@ export class Introspector {
   }
 
   /** The token's state: cached when a positive answer is still fresh, else asked for. */
-  lookup(token: string, forwarded: Record<string, string>): TokenInfo | 'unavailable' | Promise<TokenInfo | 'unavailable'> {
+  lookup(
+    token: string,
+    forwarded: Record<string, string>,
+  ): TokenInfo | 'unavailable' | Promise<TokenInfo | 'unavailable'> {
     const key = cacheKey(token, forwarded);
     const cached = this.cache.get(key);
     if (cached !== undefined) {
@@ -69,14 +72,23 @@ export class Introspector {
   }
 
   private async ask(token: string, forwarded: Record<string, string>, key: string): Promise<TokenInfo | 'unavailable'> {
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...forwarded };
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...forwarded,
+    };
     if (this.options.authorization !== undefined) headers.authorization = this.options.authorization;
     // RFC 7662 §2.1: POST, form-encoded `token`, with a hint that it is an access token.
     const body = new URLSearchParams({ token, token_type_hint: 'access_token' }).toString();
     let answer;
     try {
       const { timeoutMs } = this.options.settings;
-      answer = await fetchJson(this.url, this.options.dispatcher, { method: 'POST', headers, body, timeoutMs, maxBytes: maxAnswerBytes });
+      answer = await fetchJson(this.url, this.options.dispatcher, {
+        method: 'POST',
+        headers,
+        body,
+        timeoutMs,
+        maxBytes: maxAnswerBytes,
+      });
     } catch {
       return 'unavailable';
     }

@@ -27,7 +27,13 @@ export function nativeOAuthScheme(scheme: SupportedScheme, provider: CompiledPro
       const claims = checkAccessToken(provider, token, directory.revoked ?? noneRevoked);
       if (claims === undefined) return 'rejected';
       const scopes = claims.scope === '' ? [] : claims.scope.split(' ');
-      const info = { active: true as const, scopes, clientId: claims.client_id, exp: claims.exp, claims: claims as unknown as Record<string, unknown> };
+      const info = {
+        active: true as const,
+        scopes,
+        clientId: claims.client_id,
+        exp: claims.exp,
+        claims: claims as unknown as Record<string, unknown>,
+      };
       return grant(info, required, proof, directory);
     },
   };

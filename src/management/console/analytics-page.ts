@@ -86,7 +86,13 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
     const apiName = queryField(request, 'api') || undefined;
     const toTs = Date.now();
     const fromTs = toTs - range.ms;
-    const filter: EventFilter = { orgName: context.org.name, catalogName: context.catalog.name, apiName, fromTs, toTs };
+    const filter: EventFilter = {
+      orgName: context.org.name,
+      catalogName: context.catalog.name,
+      apiName,
+      fromTs,
+      toTs,
+    };
     const apis = await deps.services.listApis(context.org.id);
     const [series, percentiles, events, ...groups] = await Promise.all([
       services.callsOverTime(filter, range.bucketMs),
@@ -102,7 +108,10 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
         note: `mean ${formatMs(Number(g.mean_ms))} ms`,
         bad: dimension === 'status' && Number(g.key) >= 400,
       }));
-      return html`<section class="panel" aria-labelledby="d-${dimension}"><h2 id="d-${dimension}">${title}</h2>${barChart(rows, title)}</section>`;
+      return html`<section class="panel" aria-labelledby="d-${dimension}">
+        <h2 id="d-${dimension}">${title}</h2>
+        ${barChart(rows, title)}
+      </section>`;
     });
     const eventRows = events.map((e) => [
       when(e.ts),
@@ -112,23 +121,46 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
       `${formatMs(e.latency_ms)} ms`,
       e.app_name ? `${e.app_name} (${e.consumer_org_name})` : '—',
       e.user_name || '—',
-      e.content === 'payload' ? html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Request and response</a>` : html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Details</a>`,
+      e.content === 'payload'
+        ? html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Request and response</a>`
+        : html`<a href="${withCatalog(`/console/analytics/events/${e.id}`, context)}">Details</a>`,
     ]);
     const main = html`<h1>Analytics</h1>
-<form method="get" action="/console/analytics" class="filters">
-${context.catalogs.length > 1 ? html`<input type="hidden" name="catalog" value="${context.catalog.name}">` : ''}
-<div class="field"><label for="range">Period</label><select id="range" name="range">${Object.entries(ranges).map(([key, r]) => html`<option value="${key}"${key === rangeKey ? html` selected` : ''}>${r.label}</option>`)}</select></div>
-<div class="field"><label for="api">API</label><select id="api" name="api"><option value="">All APIs</option>${[...new Set(apis.map((a) => a.name))].map((n) => html`<option value="${n}"${n === apiName ? html` selected` : ''}>${n}</option>`)}</select></div>
-<button type="submit" class="button secondary">Show</button></form>
-<ul class="stats"><li><span class="value">${percentiles.count}</span><span class="name">Calls</span></li>
-<li><span class="value">${errors}</span><span class="name">Errors (4xx/5xx)</span></li>
-<li><span class="value">${formatMs(percentiles.p50)} ms</span><span class="name">p50 latency</span></li>
-<li><span class="value">${formatMs(percentiles.p90)} ms</span><span class="name">p90 latency</span></li>
-<li><span class="value">${formatMs(percentiles.p99)} ms</span><span class="name">p99 latency</span></li></ul>
-<h2>Calls over time</h2>${timeSeriesChart(series, fromTs, toTs, range.bucketMs, `Calls over time, ${range.label.toLowerCase()}`)}
-<div class="panels">${panels}<section class="panel" aria-labelledby="d-latency"><h2 id="d-latency">Latency percentiles</h2>${percentileChart(percentiles)}</section></div>
-<h2>Latest calls</h2>
-${events.length === 0 ? html`<p>No calls in this period.</p>` : table('Latest calls', ['Time', 'API', 'Call', 'Status', 'Latency', 'App', 'User', 'Recorded'], eventRows, { hideCaption: true })}`;
+      <form method="get" action="/console/analytics" class="filters">
+        ${context.catalogs.length > 1 ? html`<input type="hidden" name="catalog" value="${context.catalog.name}" />` : ''}
+        <div class="field">
+          <label for="range">Period</label
+          ><select id="range" name="range">
+            ${Object.entries(ranges).map(([key, r]) => html`<option value="${key}" ${key === rangeKey ? html` selected` : ''}>${r.label}</option>`)}
+          </select>
+        </div>
+        <div class="field">
+          <label for="api">API</label
+          ><select id="api" name="api">
+            <option value="">All APIs</option>
+            ${[...new Set(apis.map((a) => a.name))].map((n) => html`<option value="${n}" ${n === apiName ? html` selected` : ''}>${n}</option>`)}
+          </select>
+        </div>
+        <button type="submit" class="button secondary">Show</button>
+      </form>
+      <ul class="stats">
+        <li><span class="value">${percentiles.count}</span><span class="name">Calls</span></li>
+        <li><span class="value">${errors}</span><span class="name">Errors (4xx/5xx)</span></li>
+        <li><span class="value">${formatMs(percentiles.p50)} ms</span><span class="name">p50 latency</span></li>
+        <li><span class="value">${formatMs(percentiles.p90)} ms</span><span class="name">p90 latency</span></li>
+        <li><span class="value">${formatMs(percentiles.p99)} ms</span><span class="name">p99 latency</span></li>
+      </ul>
+      <h2>Calls over time</h2>
+      ${timeSeriesChart(series, fromTs, toTs, range.bucketMs, `Calls over time, ${range.label.toLowerCase()}`)}
+      <div class="panels">
+        ${panels}
+        <section class="panel" aria-labelledby="d-latency">
+          <h2 id="d-latency">Latency percentiles</h2>
+          ${percentileChart(percentiles)}
+        </section>
+      </div>
+      <h2>Latest calls</h2>
+      ${events.length === 0 ? html`<p>No calls in this period.</p>` : table('Latest calls', ['Time', 'API', 'Call', 'Status', 'Latency', 'App', 'User', 'Recorded'], eventRows, { hideCaption: true })}`;
     return sendConsolePage(reply, viewOf(context), { title: 'Analytics', section: 'analytics', main });
   });
 
@@ -136,20 +168,65 @@ ${events.length === 0 ? html`<p>No calls in this period.</p>` : table('Latest ca
     const context = signedInConsole(request);
     const id = Number((request.params as { id: string }).id);
     const event = Number.isInteger(id) ? await services.event(id) : undefined;
-    if (!event || event.org_name !== context.org.name) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'event', id: String(id) });
+    if (!event || event.org_name !== context.org.name)
+      throw new PorticoError('MGMT_NOT_FOUND', { kind: 'event', id: String(id) });
     const main = html`${breadcrumbs([['Analytics', withCatalog('/console/analytics', context)], [`Call ${event.tx_id}`]])}
-<h1>Call <code>${event.tx_id}</code></h1>
-<dl class="facts"><dt>Time</dt><dd>${when(event.ts)}</dd><dt>API</dt><dd>${event.api_name} ${event.api_version} · operation <code>${event.operation_id}</code></dd>
-<dt>Request</dt><dd><code>${event.verb} ${event.path}</code></dd><dt>Status</dt><dd>${event.status}${event.error_name ? ` (${event.error_name})` : ''}</dd>
-<dt>Latency</dt><dd>${formatMs(event.latency_ms)} ms (backend ${formatMs(event.backend_ms)} ms)</dd><dt>App</dt><dd>${event.app_name || '—'} · ${event.consumer_org_name || '—'}</dd>
-<dt>User</dt><dd>${event.user_name || '—'}</dd>
-<dt>Product and plan</dt><dd>${event.product_name || '—'} · ${event.plan_name || '—'}</dd><dt>Recorded</dt><dd>${event.content}</dd></dl>
-${event.content === 'payload' || event.content === 'header'
-      ? html`<div class="two-col"><section aria-labelledby="req-h"><h2 id="req-h">Request</h2><h3>Headers</h3><pre tabindex="0">${headersText(event.request_headers)}</pre>
-${event.request_body ? html`<h3>Body</h3><pre tabindex="0">${pretty(event.request_body)}</pre>` : ''}</section>
-<section aria-labelledby="res-h"><h2 id="res-h">Response</h2><h3>Headers</h3><pre tabindex="0">${headersText(event.response_headers)}</pre>
-${event.response_body ? html`<h3>Body</h3><pre tabindex="0">${pretty(event.response_body)}</pre>` : ''}</section></div>`
-      : html`<p>This API's activity log does not keep headers or payloads (its <code>activity-log</code> content is <code>${event.content}</code>).</p>`}`;
-    return sendConsolePage(reply, viewOf(context), { title: `Call ${event.tx_id}`, section: 'analytics', main });
+      <h1>Call <code>${event.tx_id}</code></h1>
+      <dl class="facts">
+        <dt>Time</dt>
+        <dd>${when(event.ts)}</dd>
+        <dt>API</dt>
+        <dd>${event.api_name} ${event.api_version} · operation <code>${event.operation_id}</code></dd>
+        <dt>Request</dt>
+        <dd><code>${event.verb} ${event.path}</code></dd>
+        <dt>Status</dt>
+        <dd>${event.status}${event.error_name ? ` (${event.error_name})` : ''}</dd>
+        <dt>Latency</dt>
+        <dd>${formatMs(event.latency_ms)} ms (backend ${formatMs(event.backend_ms)} ms)</dd>
+        <dt>App</dt>
+        <dd>${event.app_name || '—'} · ${event.consumer_org_name || '—'}</dd>
+        <dt>User</dt>
+        <dd>${event.user_name || '—'}</dd>
+        <dt>Product and plan</dt>
+        <dd>${event.product_name || '—'} · ${event.plan_name || '—'}</dd>
+        <dt>Recorded</dt>
+        <dd>${event.content}</dd>
+      </dl>
+      ${
+        event.content === 'payload' || event.content === 'header'
+          ? html`<div class="two-col">
+              <section aria-labelledby="req-h">
+                <h2 id="req-h">Request</h2>
+                <h3>Headers</h3>
+                <pre tabindex="0">${headersText(event.request_headers)}</pre>
+                ${
+                  event.request_body
+                    ? html`<h3>Body</h3>
+                        <pre tabindex="0">${pretty(event.request_body)}</pre>`
+                    : ''
+                }
+              </section>
+              <section aria-labelledby="res-h">
+                <h2 id="res-h">Response</h2>
+                <h3>Headers</h3>
+                <pre tabindex="0">${headersText(event.response_headers)}</pre>
+                ${
+                  event.response_body
+                    ? html`<h3>Body</h3>
+                        <pre tabindex="0">${pretty(event.response_body)}</pre>`
+                    : ''
+                }
+              </section>
+            </div>`
+          : html`<p>
+              This API's activity log does not keep headers or payloads (its <code>activity-log</code> content is
+              <code>${event.content}</code>).
+            </p>`
+      }`;
+    return sendConsolePage(reply, viewOf(context), {
+      title: `Call ${event.tx_id}`,
+      section: 'analytics',
+      main,
+    });
   });
 }

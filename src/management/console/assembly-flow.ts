@@ -23,15 +23,26 @@ function detail(kind: string, config: Json): string {
     case 'proxy':
       return `${text(config.verb) || 'keep verb'} ${text(config['target-url'])}${config.output ? ` → ${text(config.output)}` : ''}`;
     case 'map': {
-      const inputs = isObject(config.inputs) ? Object.values(config.inputs).filter(isObject).map((i) => text(i.variable)) : [];
-      const outputs = isObject(config.outputs) ? Object.values(config.outputs).filter(isObject).map((o) => text(o.variable)) : [];
+      const inputs = isObject(config.inputs)
+        ? Object.values(config.inputs)
+            .filter(isObject)
+            .map((i) => text(i.variable))
+        : [];
+      const outputs = isObject(config.outputs)
+        ? Object.values(config.outputs)
+            .filter(isObject)
+            .map((o) => text(o.variable))
+        : [];
       const actions = Array.isArray(config.actions) ? config.actions.length : 0;
       return `${inputs.join(', ') || '—'} → ${outputs.join(', ') || '—'} (${actions} action${actions === 1 ? '' : 's'})`;
     }
     case 'set-variable':
       return (Array.isArray(config.actions) ? config.actions : [])
         .filter(isObject)
-        .map((a) => `${a.set ? `set ${text(a.set)}` : a.add ? `add ${text(a.add)}` : `clear ${text(a.clear)}`}${a.value !== undefined ? ` = ${JSON.stringify(a.value)}` : ''}`)
+        .map(
+          (a) =>
+            `${a.set ? `set ${text(a.set)}` : a.add ? `add ${text(a.add)}` : `clear ${text(a.clear)}`}${a.value !== undefined ? ` = ${JSON.stringify(a.value)}` : ''}`,
+        )
         .join('; ');
     case 'gatewayscript': {
       const source = text(config.source);
@@ -46,7 +57,7 @@ function detail(kind: string, config: Json): string {
     case 'validate':
       return text(config.definition);
     case 'parse':
-      return text(config['parse-settings-reference'] ? 'with settings' : config.input ?? '');
+      return text(config['parse-settings-reference'] ? 'with settings' : (config.input ?? ''));
     default:
       return '';
   }
@@ -65,12 +76,16 @@ function caseBranches(kind: string, config: Json): SafeHtml[] {
       out.push(html`<li><span class="case-label">otherwise</span>${steps(c.otherwise)}</li>`);
       continue;
     }
-    const label = kind === 'operation-switch' ? `operations: ${operationsLabel(c.operations)}` : `case ${text(c.condition)}`;
+    const label =
+      kind === 'operation-switch' ? `operations: ${operationsLabel(c.operations)}` : `case ${text(c.condition)}`;
     out.push(html`<li><span class="case-label">${label}</span>${steps(c.execute)}</li>`);
   }
-  if (Array.isArray(config.otherwise)) out.push(html`<li><span class="case-label">otherwise</span>${steps(config.otherwise)}</li>`);
-  if (kind === 'if' && Array.isArray(config.execute)) out.push(html`<li><span class="case-label">then</span>${steps(config.execute)}</li>`);
-  if (kind === 'if' && Array.isArray(config.else)) out.push(html`<li><span class="case-label">else</span>${steps(config.else)}</li>`);
+  if (Array.isArray(config.otherwise))
+    out.push(html`<li><span class="case-label">otherwise</span>${steps(config.otherwise)}</li>`);
+  if (kind === 'if' && Array.isArray(config.execute))
+    out.push(html`<li><span class="case-label">then</span>${steps(config.execute)}</li>`);
+  if (kind === 'if' && Array.isArray(config.else))
+    out.push(html`<li><span class="case-label">else</span>${steps(config.else)}</li>`);
   return out;
 }
 
@@ -81,14 +96,29 @@ function step(entry: unknown): SafeHtml {
   const branches = caseBranches(kind, config);
   const title = text(config.title);
   const info = detail(kind, config);
-  return html`<li><span class="step"><span class="kind">${kind}</span>${title && title !== kind ? html`<span>${title}</span>` : ''}${
-    info ? html`<span class="detail">${info}</span>` : ''
-  }</span>${branches.length > 0 ? html`<ul>${branches}</ul>` : ''}</li>`;
+  return html`<li>
+    <span class="step"
+      ><span class="kind">${kind}</span>${title && title !== kind ? html`<span>${title}</span>` : ''}${
+        info ? html`<span class="detail">${info}</span>` : ''
+      }</span
+    >${
+      branches.length > 0
+        ? html`<ul>
+            ${branches}
+          </ul>`
+        : ''
+    }
+  </li>`;
 }
 
 function steps(list: unknown): SafeHtml {
-  if (!Array.isArray(list) || list.length === 0) return html`<ul><li><span class="step">(no steps)</span></li></ul>`;
-  return html`<ul>${list.map(step)}</ul>`;
+  if (!Array.isArray(list) || list.length === 0)
+    return html`<ul>
+      <li><span class="step">(no steps)</span></li>
+    </ul>`;
+  return html`<ul>
+    ${list.map(step)}
+  </ul>`;
 }
 
 /** The assembly of an API document as nested lists; empty text when it has none. */
@@ -97,13 +127,28 @@ export function assemblyFlow(document: Json): SafeHtml {
   const assembly = isObject(configuration.assembly) ? configuration.assembly : undefined;
   if (!assembly) return html`<p>This API has no assembly: calls are proxied as defined.</p>`;
   const catches = Array.isArray(assembly.catch) ? assembly.catch.filter(isObject) : [];
-  return html`<h3>Execute</h3><div class="flow">${steps(assembly.execute)}</div>
-${catches.length > 0
-    ? html`<h3>Catch</h3><ul class="flow">${catches.map((c) =>
-        Array.isArray(c.default)
-          ? html`<li><span class="case-label">default</span>${steps(c.default)}</li>`
-          : html`<li><span class="case-label">errors: ${(Array.isArray(c.errors) ? c.errors : []).map(text).join(', ')}</span>${steps(c.execute)}</li>`,
-      )}</ul>`
-    : ''}
-${Array.isArray(assembly.finally) ? html`<h3>Finally</h3><div class="flow">${steps(assembly.finally)}</div>` : ''}`;
+  return html`<h3>Execute</h3>
+    <div class="flow">${steps(assembly.execute)}</div>
+    ${
+      catches.length > 0
+        ? html`<h3>Catch</h3>
+            <ul class="flow">
+              ${catches.map((c) =>
+                Array.isArray(c.default)
+                  ? html`<li><span class="case-label">default</span>${steps(c.default)}</li>`
+                  : html`<li>
+                      <span class="case-label"
+                        >errors: ${(Array.isArray(c.errors) ? c.errors : []).map(text).join(', ')}</span
+                      >${steps(c.execute)}
+                    </li>`,
+              )}
+            </ul>`
+        : ''
+    }
+    ${
+      Array.isArray(assembly.finally)
+        ? html`<h3>Finally</h3>
+            <div class="flow">${steps(assembly.finally)}</div>`
+        : ''
+    }`;
 }

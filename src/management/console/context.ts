@@ -30,13 +30,19 @@ export function consoleContext(request: FastifyRequest): ConsoleContext {
 /** The signed-in context (the plugin's hook has already sent anyone else to sign in). */
 export function signedInConsole(request: FastifyRequest): SignedInConsole {
   const context = consoleContext(request);
-  if (!context.user || !context.org || !context.catalog) throw new PorticoError('MGMT_UNAUTHENTICATED', { reason: 'sign in to the console' });
+  if (!context.user || !context.org || !context.catalog)
+    throw new PorticoError('MGMT_UNAUTHENTICATED', { reason: 'sign in to the console' });
   return context as SignedInConsole;
 }
 
 /** The layout's view of a context. */
 export function viewOf(context: ConsoleContext): ConsoleView {
-  return { user: context.user, csrfToken: context.csrfToken, catalog: context.catalog?.name, pendingCount: context.pendingCount };
+  return {
+    user: context.user,
+    csrfToken: context.csrfToken,
+    catalog: context.catalog?.name,
+    pendingCount: context.pendingCount,
+  };
 }
 
 /** A console URL that keeps the selected catalog. */

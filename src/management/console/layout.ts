@@ -6,7 +6,8 @@ import type { SafeHtml } from '../../web/html.ts';
 import { documentShell, sendPage } from '../../web/page-shell.ts';
 import type { ProviderUser } from '../../store/schema.ts';
 
-export type ConsoleSection = 'overview' | 'apis' | 'products' | 'approvals' | 'consumers' | 'registries' | 'analytics' | 'sign-in';
+export type ConsoleSection =
+  'overview' | 'apis' | 'products' | 'approvals' | 'consumers' | 'registries' | 'analytics' | 'sign-in';
 
 export interface ConsoleView {
   user?: ProviderUser;
@@ -35,24 +36,63 @@ const links: Array<[ConsoleSection, string, string]> = [
 function header(view: ConsoleView, section: ConsoleSection | undefined): SafeHtml {
   const nav = view.user
     ? html`${links.map(
-        ([key, href, label]) =>
-          html`<li><a href="${href}"${key === section ? html` aria-current="page"` : ''}>${label}${key === 'approvals' && view.pendingCount ? html` (${view.pendingCount})` : ''}</a></li>`,
-      )}<li class="who">${view.user.username}</li>
-<li><form method="post" action="/console/sign-out">${csrfField(view.csrfToken)}<button type="submit" class="link-button">Sign out</button></form></li>`
+          ([key, href, label]) =>
+            html`<li>
+              <a href="${href}" ${key === section ? html` aria-current="page"` : ''}
+                >${label}${key === 'approvals' && view.pendingCount ? html` (${view.pendingCount})` : ''}</a
+              >
+            </li>`,
+        )}
+        <li class="who">${view.user.username}</li>
+        <li>
+          <form method="post" action="/console/sign-out">
+            ${csrfField(view.csrfToken)}<button type="submit" class="link-button">Sign out</button>
+          </form>
+        </li>`
     : html`<li><a href="/console/sign-in" aria-current="page">Sign in</a></li>`;
-  return html`<header class="site-header"><div class="bar"><a class="brand" href="/console">Portico<small>Provider console${view.catalog ? ` · ${view.catalog}` : ''}</small></a>
-<nav class="site-nav" aria-label="Console"><ul>${nav}</ul></nav></div></header>`;
+  return html`<header class="site-header">
+    <div class="bar">
+      <a class="brand" href="/console"
+        >Portico<small>Provider console${view.catalog ? ` · ${view.catalog}` : ''}</small></a
+      >
+      <nav class="site-nav" aria-label="Console">
+        <ul>
+          ${nav}
+        </ul>
+      </nav>
+    </div>
+  </header>`;
 }
 
-const footer = html`<footer class="site-footer"><div>Portico provider console · the REST API is at <a href="/api/openapi.json">/api/openapi.json</a>.</div></footer>`;
+const footer = html`<footer class="site-footer">
+  <div>Portico provider console · the REST API is at <a href="/api/openapi.json">/api/openapi.json</a>.</div>
+</footer>`;
 
 /** Renders and sends a console page. */
 export function sendConsolePage(reply: FastifyReply, view: ConsoleView, page: ConsolePage): FastifyReply {
-  const body = documentShell({ title: `${page.title} · Portico console`, staticPrefix: '/console/static', header: header(view, page.section), main: page.main, footer });
+  const body = documentShell({
+    title: `${page.title} · Portico console`,
+    staticPrefix: '/console/static',
+    header: header(view, page.section),
+    main: page.main,
+    footer,
+  });
   return sendPage(reply, body, page.status);
 }
 
 /** An error page in words. */
-export function sendConsoleError(reply: FastifyReply, view: ConsoleView, status: number, title: string, message: string): FastifyReply {
-  return sendConsolePage(reply, view, { title, status, main: html`<h1>${title}</h1><p class="lede">${message}</p><p><a class="button" href="/console">Back to the overview</a></p>` });
+export function sendConsoleError(
+  reply: FastifyReply,
+  view: ConsoleView,
+  status: number,
+  title: string,
+  message: string,
+): FastifyReply {
+  return sendConsolePage(reply, view, {
+    title,
+    status,
+    main: html`<h1>${title}</h1>
+      <p class="lede">${message}</p>
+      <p><a class="button" href="/console">Back to the overview</a></p>`,
+  });
 }

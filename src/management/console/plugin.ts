@@ -10,7 +10,14 @@ import { csrfField, notice } from '../../web/components.ts';
 import { formField, localPath, queryField } from '../../web/form.ts';
 import { html } from '../../web/html.ts';
 import { registerStaticFiles } from '../../web/static-files.ts';
-import { csrfTokenMatches, endWebSession, isStateChanging, loadWebSession, presentedCsrfToken, startWebSession } from '../../web/web-session.ts';
+import {
+  csrfTokenMatches,
+  endWebSession,
+  isStateChanging,
+  loadWebSession,
+  presentedCsrfToken,
+  startWebSession,
+} from '../../web/web-session.ts';
 import type { WebSessionOptions } from '../../web/web-session.ts';
 import type { ProviderServices } from '../../services/provider-services.ts';
 import { registerAnalyticsPages } from './analytics-page.ts';
@@ -33,12 +40,27 @@ export interface ConsoleDeps {
 
 function signInPage(context: ConsoleContext, values: { username?: string; next?: string; error?: string }) {
   return html`<h1>Sign in to the provider console</h1>
-<p class="lede">Use your API provider account (the management user registry, not a developer portal account).</p>
-${values.error ? notice('error', values.error) : ''}
-<form method="post" action="/console/sign-in" class="stack">${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/console'}">
-<div class="field"><label for="username">Username</label><input type="text" id="username" name="username" value="${values.username ?? ''}" autocomplete="username" required></div>
-<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required></div>
-<div class="actions"><button type="submit" class="button">Sign in</button></div></form>`;
+    <p class="lede">Use your API provider account (the management user registry, not a developer portal account).</p>
+    ${values.error ? notice('error', values.error) : ''}
+    <form method="post" action="/console/sign-in" class="stack">
+      ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/console'}" />
+      <div class="field">
+        <label for="username">Username</label
+        ><input
+          type="text"
+          id="username"
+          name="username"
+          value="${values.username ?? ''}"
+          autocomplete="username"
+          required
+        />
+      </div>
+      <div class="field">
+        <label for="password">Password</label
+        ><input type="password" id="password" name="password" autocomplete="current-password" required />
+      </div>
+      <div class="actions"><button type="submit" class="button">Sign in</button></div>
+    </form>`;
 }
 
 async function buildContext(request: FastifyRequest, reply: FastifyReply, deps: ConsoleDeps): Promise<ConsoleContext> {
@@ -48,7 +70,8 @@ async function buildContext(request: FastifyRequest, reply: FastifyReply, deps: 
   if (!user) return { csrfToken: state.csrfToken, catalogs: [], pendingCount: 0 };
   const org = await services.org(user.org_id);
   const catalogs = await services.listCatalogs(user.org_id);
-  const wanted = queryField(request, 'catalog') || (request.params as { catalog?: string } | undefined)?.catalog || 'sandbox';
+  const wanted =
+    queryField(request, 'catalog') || (request.params as { catalog?: string } | undefined)?.catalog || 'sandbox';
   const catalog = catalogs.find((c) => c.name === wanted) ?? catalogs[0];
   const pendingCount = catalog ? (await services.listSubscriptions(catalog.id, 'pending')).length : 0;
   return { csrfToken: state.csrfToken, user, org, catalogs, catalog, pendingCount };
@@ -58,7 +81,13 @@ async function buildContext(request: FastifyRequest, reply: FastifyReply, deps: 
 async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const deps: ConsoleDeps = {
     services: options.services,
-    sessions: { store: options.services.sessions, kind: 'provider', cookieName: 'portico_console', cookiePath: '/console', ttlMs: options.sessionTtlMs },
+    sessions: {
+      store: options.services.sessions,
+      kind: 'provider',
+      cookieName: 'portico_console',
+      cookiePath: '/console',
+      ttlMs: options.sessionTtlMs,
+    },
   };
   await app.register(fastifyFormbody);
 
@@ -67,22 +96,52 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
     const context = await buildContext(request, reply, deps);
     setConsoleContext(request, context);
     if (isStateChanging(request.method) && !csrfTokenMatches(presentedCsrfToken(request), context.csrfToken)) {
-      return sendConsoleError(reply, viewOf(context), 403, 'Request refused', `${new PorticoError('MGMT_CSRF').message}. Reload the page and try again.`);
+      return sendConsoleError(
+        reply,
+        viewOf(context),
+        403,
+        'Request refused',
+        `${new PorticoError('MGMT_CSRF').message}. Reload the page and try again.`,
+      );
     }
     const open = request.routeOptions.url === '/console/sign-in';
     if (!open && !context.user) return reply.redirect(`/console/sign-in?next=${encodeURIComponent(request.url)}`, 303);
-    if (!open && !context.catalog) return sendConsoleError(reply, viewOf(context), 404, 'No catalog', 'Your organization has no catalog yet; create one with the CLI or the REST API.');
+    if (!open && !context.catalog)
+      return sendConsoleError(
+        reply,
+        viewOf(context),
+        404,
+        'No catalog',
+        'Your organization has no catalog yet; create one with the CLI or the REST API.',
+      );
   });
 
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
     const view = viewOf(consoleContext(request));
-    if (error instanceof PorticoError && error.code === 'MGMT_NOT_FOUND') return sendConsoleError(reply, view, 404, 'Not found', error.message);
-    if (error instanceof PorticoError && error.status < 500) return sendConsoleError(reply, view, error.status, 'Request refused', error.message);
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return sendConsoleError(reply, view, error.statusCode, 'Bad request', error.message);
+    if (error instanceof PorticoError && error.code === 'MGMT_NOT_FOUND')
+      return sendConsoleError(reply, view, 404, 'Not found', error.message);
+    if (error instanceof PorticoError && error.status < 500)
+      return sendConsoleError(reply, view, error.status, 'Request refused', error.message);
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
+      return sendConsoleError(reply, view, error.statusCode, 'Bad request', error.message);
     request.log.error({ err: error }, 'console request failed');
-    return sendConsoleError(reply, view, 500, 'Something went wrong', 'The console could not complete this request; see the server log.');
+    return sendConsoleError(
+      reply,
+      view,
+      500,
+      'Something went wrong',
+      'The console could not complete this request; see the server log.',
+    );
   });
-  app.setNotFoundHandler((request, reply) => sendConsoleError(reply, viewOf(consoleContext(request)), 404, 'Not found', 'There is no console page at this address.'));
+  app.setNotFoundHandler((request, reply) =>
+    sendConsoleError(
+      reply,
+      viewOf(consoleContext(request)),
+      404,
+      'Not found',
+      'There is no console page at this address.',
+    ),
+  );
 
   registerStaticFiles(app, '/static');
 
@@ -90,7 +149,11 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
     const context = consoleContext(request);
     const next = localPath(queryField(request, 'next'), '/console');
     if (context.user) return reply.redirect(next, 303);
-    return sendConsolePage(reply, viewOf(context), { title: 'Sign in', section: 'sign-in', main: signInPage(context, { next }) });
+    return sendConsolePage(reply, viewOf(context), {
+      title: 'Sign in',
+      section: 'sign-in',
+      main: signInPage(context, { next }),
+    });
   });
 
   app.post('/sign-in', async (request, reply) => {
@@ -111,7 +174,12 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
       }
       if (error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
       const main = signInPage(context, { username, next, error: 'Wrong username or password.' });
-      return sendConsolePage(reply, viewOf(context), { title: 'Sign in', status: 401, section: 'sign-in', main });
+      return sendConsolePage(reply, viewOf(context), {
+        title: 'Sign in',
+        status: 401,
+        section: 'sign-in',
+        main,
+      });
     }
   });
 

@@ -21,7 +21,12 @@ export function registerUserRegistriesPage(app: FastifyInstance, deps: ConsoleDe
     const orgId = context.org.id;
     const [registries, enabled] = await Promise.all([
       service.list(orgId),
-      Promise.all(context.catalogs.map(async (catalog) => ({ catalog, rows: await service.listInCatalog(orgId, catalog.name) }))),
+      Promise.all(
+        context.catalogs.map(async (catalog) => ({
+          catalog,
+          rows: await service.listInCatalog(orgId, catalog.name),
+        })),
+      ),
     ]);
     const rows = registries.map((registry) => {
       const url = String(registry.configuration.url ?? '');
@@ -29,7 +34,7 @@ export function registerUserRegistriesPage(app: FastifyInstance, deps: ConsoleDe
         .filter(({ rows: inCatalog }) => inCatalog.some((row) => row.name === registry.name))
         .map(({ catalog }) => catalog.name);
       return [
-        html`<strong>${registry.title}</strong><br><code>${registry.name}</code>`,
+        html`<strong>${registry.title}</strong><br /><code>${registry.name}</code>`,
         typeNames[registry.registry_type],
         html`<code>${url}</code>`,
         catalogs.length === 0 ? 'none' : catalogs.join(', '),
@@ -37,8 +42,12 @@ export function registerUserRegistriesPage(app: FastifyInstance, deps: ConsoleDe
       ];
     });
     const main = html`<h1>User registries</h1>
-<p class="lede">Registries that check API callers' user names and passwords (basic security definitions and the <code>user-security</code> policy). An API can name a registry only in a catalog that enables it. Manage them with <code>portico user-registries</code> or the REST API.</p>
-${rows.length === 0 ? html`<p>No user registries yet.</p>` : table('User registries', ['Registry', 'Type', 'URL', 'Enabled in catalogs', 'Updated'], rows)}`;
+      <p class="lede">
+        Registries that check API callers' user names and passwords (basic security definitions and the
+        <code>user-security</code> policy). An API can name a registry only in a catalog that enables it. Manage them
+        with <code>portico user-registries</code> or the REST API.
+      </p>
+      ${rows.length === 0 ? html`<p>No user registries yet.</p>` : table('User registries', ['Registry', 'Type', 'URL', 'Enabled in catalogs', 'Updated'], rows)}`;
     return sendConsolePage(reply, viewOf(context), { title: 'User registries', section: 'registries', main });
   });
 }

@@ -58,7 +58,11 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
       const outcome: Outcome = { error: undefined };
       const failure = await runInPool(pool, script, scriptHost(ctx, title, outcome), title);
       if (failure !== undefined) {
-        throw new AssemblyError('JavaScriptError', `GatewayScript policy ${title}: ${failure.message}`, { status: 500, reason: 'Internal Server Error', policy: title });
+        throw new AssemblyError('JavaScriptError', `GatewayScript policy ${title}: ${failure.message}`, {
+          status: 500,
+          reason: 'Internal Server Error',
+          policy: title,
+        });
       }
       if (outcome.error !== undefined) throw withScriptStatus(outcome.error, ctx);
     }
@@ -68,13 +72,25 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
 });
 
 /** A run that found no free worker in time answers 503 (GW_SCRIPT_BUSY), catchable as JavaScriptError. */
-async function runInPool(pool: ScriptPool, script: PooledScript, host: ScriptHost, title: string): Promise<ScriptFailure | undefined> {
+async function runInPool(
+  pool: ScriptPool,
+  script: PooledScript,
+  host: ScriptHost,
+  title: string,
+): Promise<ScriptFailure | undefined> {
   try {
     return await pool.run(script, host);
   } catch (error) {
     if (!(error instanceof ScriptBusyError)) throw error;
-    const message = formatMessage(errorCatalogue.GW_SCRIPT_BUSY.message, { policy: title, ms: error.waitedMs });
-    throw new AssemblyError('JavaScriptError', message, { status: 503, reason: 'Service Unavailable', policy: title });
+    const message = formatMessage(errorCatalogue.GW_SCRIPT_BUSY.message, {
+      policy: title,
+      ms: error.waitedMs,
+    });
+    throw new AssemblyError('JavaScriptError', message, {
+      status: 503,
+      reason: 'Service Unavailable',
+      policy: title,
+    });
   }
 }
 
@@ -85,7 +101,12 @@ async function runInPool(pool: ScriptPool, script: PooledScript, host: ScriptHos
 function withScriptStatus(error: AssemblyError, ctx: FlowContext): AssemblyError {
   const code = Number(ctx.message.status?.code);
   if (error.status !== 500 || !(code >= 400 && code <= 599)) return error;
-  return new AssemblyError(error.errorName, error.message, { status: code, reason: ctx.message.status.reason, policy: error.policy, headers: error.headers });
+  return new AssemblyError(error.errorName, error.message, {
+    status: code,
+    reason: ctx.message.status.reason,
+    policy: error.policy,
+    headers: error.headers,
+  });
 }
 
 /** A rejection recorded during the run; the flow raises it once the script returns (DataPower semantics). */
@@ -122,7 +143,10 @@ function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): ScriptHo
           ctx.clear(a ?? '');
           return undefined;
         case 'reject':
-          outcome.error ??= new AssemblyError(a ?? 'JavaScriptError', b ?? '', { status: 500, policy: title });
+          outcome.error ??= new AssemblyError(a ?? 'JavaScriptError', b ?? '', {
+            status: 500,
+            policy: title,
+          });
           return undefined;
         case 'error': {
           const [name, status, reason, message] = JSON.parse(a ?? '[]') as [string, number, string, string];

@@ -170,7 +170,10 @@ export class ScriptPool {
       this.dispatch();
     } else {
       const writeError = slot.job?.writeError;
-      this.settle(slot, writeError === undefined ? message.failure : { kind: 'exception', message: `Error: ${writeError}` });
+      this.settle(
+        slot,
+        writeError === undefined ? message.failure : { kind: 'exception', message: `Error: ${writeError}` },
+      );
       if (message.broken !== undefined) this.retire(slot);
       this.dispatch();
     }
@@ -247,7 +250,10 @@ export class ScriptPool {
     const { id, source, filename, limits } = job.script;
     slot.worker.postMessage({ type: 'run', id, source, filename, limits } satisfies RunMessage);
     slot.watchdog = setTimeout(() => {
-      this.settle(slot, { kind: 'timeout', message: `the script ran longer than its limit of ${limits.timeoutMs} ms and was stopped` });
+      this.settle(slot, {
+        kind: 'timeout',
+        message: `the script ran longer than its limit of ${limits.timeoutMs} ms and was stopped`,
+      });
       this.retire(slot);
       this.dispatch();
     }, limits.timeoutMs + this.options.graceMs);

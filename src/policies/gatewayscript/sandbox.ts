@@ -56,9 +56,7 @@ export interface SandboxLimits {
 
 /** Why a run failed. */
 export type ScriptFailure =
-  | { kind: 'timeout'; message: string }
-  | { kind: 'memory'; message: string }
-  | { kind: 'exception'; message: string };
+  { kind: 'timeout'; message: string } | { kind: 'memory'; message: string } | { kind: 'exception'; message: string };
 
 /** A script compiled for repeated runs. */
 export class ScriptSandbox {
@@ -133,7 +131,9 @@ export class ScriptSandbox {
       compiled.error.dispose();
       seal.dispose();
       this.dispose();
-      throw new SyntaxError(`${failure.name ?? 'SyntaxError'}: ${failure.message ?? 'invalid script'}${lineOf(failure.stack)}`);
+      throw new SyntaxError(
+        `${failure.name ?? 'SyntaxError'}: ${failure.message ?? 'invalid script'}${lineOf(failure.stack)}`,
+      );
     }
     this.user = compiled.value;
     this.unwrap(vm.callFunction(seal, vm.undefined, this.user)).dispose();
@@ -251,12 +251,25 @@ export class ScriptSandbox {
   }
 
   private describe(error: unknown): ScriptFailure {
-    const { name, message } = (typeof error === 'object' && error !== null ? error : { message: String(error) }) as { name?: string; message?: string };
-    if (this.timedOut) return { kind: 'timeout', message: `the script ran longer than its limit of ${this.limits.timeoutMs} ms` };
+    const { name, message } = (typeof error === 'object' && error !== null ? error : { message: String(error) }) as {
+      name?: string;
+      message?: string;
+    };
+    if (this.timedOut)
+      return {
+        kind: 'timeout',
+        message: `the script ran longer than its limit of ${this.limits.timeoutMs} ms`,
+      };
     if (this.outOfMemory || (name === 'InternalError' && /out of memory/i.test(message ?? ''))) {
-      return { kind: 'memory', message: `the script exceeded its memory limit of ${this.limits.memoryBytes} bytes` };
+      return {
+        kind: 'memory',
+        message: `the script exceeded its memory limit of ${this.limits.memoryBytes} bytes`,
+      };
     }
-    if (/stack overflow/i.test(message ?? '') && (name === 'RangeError' || name === 'InternalError' || name === 'SyntaxError')) {
+    if (
+      /stack overflow/i.test(message ?? '') &&
+      (name === 'RangeError' || name === 'InternalError' || name === 'SyntaxError')
+    ) {
       return { kind: 'memory', message: 'the script exceeded its stack limit (maximum call stack size)' };
     }
     return { kind: 'exception', message: name === undefined ? String(message) : `${name}: ${message}` };

@@ -24,12 +24,16 @@ let checker: QuickJSWASMModule | undefined = await loadChecker();
 
 function replaceChecker(): void {
   checker = undefined;
-  loadChecker().then((fresh) => (checker = fresh), () => undefined);
+  loadChecker().then(
+    (fresh) => (checker = fresh),
+    () => undefined,
+  );
 }
 
 /** Throws a SyntaxError naming the line when `source` (a policy's script body) does not parse. */
 export function checkSyntax(source: string, filename: string): void {
-  if (checker === undefined) throw new SyntaxError('the script syntax checker is restarting after a failure; publish again');
+  if (checker === undefined)
+    throw new SyntaxError('the script syntax checker is restarting after a failure; publish again');
   let failure: { name?: string; message?: string; stack?: string } | undefined;
   try {
     const runtime = checker.newRuntime();
@@ -49,6 +53,8 @@ export function checkSyntax(source: string, filename: string): void {
     throw new SyntaxError(`the script could not be compiled: ${(error as Error).message}`);
   }
   if (failure !== undefined) {
-    throw new SyntaxError(`${failure.name ?? 'SyntaxError'}: ${failure.message ?? 'invalid script'}${lineOf(failure.stack)}`);
+    throw new SyntaxError(
+      `${failure.name ?? 'SyntaxError'}: ${failure.message ?? 'invalid script'}${lineOf(failure.stack)}`,
+    );
   }
 }

@@ -46,7 +46,11 @@ export interface OpReply {
   error?: string;
 }
 
-const { flag, port, rpcWaitMs } = workerData as { flag: SharedArrayBuffer; port: MessagePort; rpcWaitMs: number };
+const { flag, port, rpcWaitMs } = workerData as {
+  flag: SharedArrayBuffer;
+  port: MessagePort;
+  rpcWaitMs: number;
+};
 const signal = new Int32Array(flag);
 const parent = parentPort!;
 // Compiled engines by script id, least recently used first; each holds a QuickJS runtime.
@@ -106,7 +110,8 @@ const host: ScriptHost = {
     unansweredBytes = 0;
     Atomics.store(signal, 0, 0);
     parent.postMessage({ type: 'op', op, a, b, wait: true } satisfies WorkerReply);
-    if (Atomics.wait(signal, 0, 0, rpcWaitMs) === 'timed-out') throw new Error(`the gateway did not answer ${op} in time`);
+    if (Atomics.wait(signal, 0, 0, rpcWaitMs) === 'timed-out')
+      throw new Error(`the gateway did not answer ${op} in time`);
     const reply = receiveMessageOnPort(port)?.message as OpReply | undefined;
     if (reply === undefined) throw new Error(`no answer to ${op}`);
     if (reply.error !== undefined) throw new Error(reply.error);

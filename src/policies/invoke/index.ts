@@ -72,7 +72,9 @@ export function dispatcherFor(profile: string | undefined, settings: PolicySetti
       pipelining: 1,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
-      connect: tls ? { rejectUnauthorized: tls.rejectUnauthorized ?? true, ca: tls.ca, cert: tls.cert, key: tls.key } : undefined,
+      connect: tls
+        ? { rejectUnauthorized: tls.rejectUnauthorized ?? true, ca: tls.ca, cert: tls.cert, key: tls.key }
+        : undefined,
     });
     agents.set(key, agent);
   }
@@ -181,11 +183,20 @@ function tlsProfileName(written: string | undefined, settings: PolicySettings, p
   if (Object.hasOwn(settings.tlsProfiles, written)) return written;
   const bare = written.replace(/:[^:]+$/, '');
   if (Object.hasOwn(settings.tlsProfiles, bare)) return bare;
-  throw new PolicyCompileError(`${path}.tls-profile`, 'unknown-tls-profile', `no TLS profile ${written} is configured on this gateway (PORTICO_TLS_PROFILES)`);
+  throw new PolicyCompileError(
+    `${path}.tls-profile`,
+    'unknown-tls-profile',
+    `no TLS profile ${written} is configured on this gateway (PORTICO_TLS_PROFILES)`,
+  );
 }
 
 /** Compiles an invoke policy into its step. */
-export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: string, kind: 'invoke' | 'proxy' = 'invoke'): Step {
+export function compileInvoke(
+  config: InvokeConfig,
+  api: CompiledApiInfo,
+  path: string,
+  kind: 'invoke' | 'proxy' = 'invoke',
+): Step {
   if (typeof config['target-url'] !== 'string' || config['target-url'].length === 0) {
     throw new PolicyCompileError(`${path}.target-url`, 'required', 'target-url is required');
   }
@@ -196,7 +207,9 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     if (url.constant) constantTarget = splitUrl(url.template);
   } catch (error) {
     const message = (error as Error).message;
-    const reason = message.includes('comes from the request') ? message : `target-url "${config['target-url']}" is not a valid URL`;
+    const reason = message.includes('comes from the request')
+      ? message
+      : `target-url "${config['target-url']}" is not a valid URL`;
     throw new PolicyCompileError(`${path}.target-url`, 'format', reason);
   }
   const title = config.title ?? kind;
@@ -237,7 +250,11 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
   // API's (502, as for any unreachable backend).
   function targetError(error: unknown): AssemblyError {
     if (error instanceof PorticoError && error.code === 'GW_UNSAFE_TARGET_VALUE') {
-      return new AssemblyError('BadRequestError', error.message, { status: error.status, policy: title, cause: error });
+      return new AssemblyError('BadRequestError', error.message, {
+        status: error.status,
+        policy: title,
+        cause: error,
+      });
     }
     if (error instanceof PorticoError) return fail('ConnectionError', error.message, error.status, error);
     return fail('ConnectionError', `invalid target URL: ${(error as Error).message}`, 502, error);
@@ -245,7 +262,8 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
 
   return async function invoke(ctx: FlowContext): Promise<void> {
     const parsed = targetOf(ctx);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw fail('ConnectionError', `unsupported protocol ${parsed.protocol}`, 502);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw fail('ConnectionError', `unsupported protocol ${parsed.protocol}`, 502);
 
     const message = ctx.message;
     // Own fields only, into an object without a prototype: an inherited or `__proto__` key
@@ -305,9 +323,14 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     writeOutput(ctx, result);
 
     // A SOAP Fault always raises SOAPError (catchable): the reply carries no result to map.
-    if (response.statusCode >= 400 && isSoapFault(bytes, contentType)) throw fail('SOAPError', faultString(bytes, maxBytes), 500);
+    if (response.statusCode >= 400 && isSoapFault(bytes, contentType))
+      throw fail('SOAPError', faultString(bytes, maxBytes), 500);
     if (response.statusCode >= 400 && stops.has('OperationError')) {
-      throw fail('OperationError', `the backend answered ${response.statusCode}`, response.statusCode >= 500 ? 500 : response.statusCode);
+      throw fail(
+        'OperationError',
+        `the backend answered ${response.statusCode}`,
+        response.statusCode >= 500 ? 500 : response.statusCode,
+      );
     }
   };
 
@@ -324,7 +347,9 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
 
   function connectionFailure(ctx: FlowContext, error: unknown): void {
     const timedOut =
-      error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError;
+      error instanceof undiciErrors.HeadersTimeoutError ||
+      error instanceof undiciErrors.BodyTimeoutError ||
+      error instanceof undiciErrors.ConnectTimeoutError;
     const status = timedOut ? 504 : 502;
     const reason = timedOut ? `no answer within ${timeout / 1000} seconds` : describeConnectError(error);
     if (ctx.signal.aborted) throw fail('ConnectionError', 'the request was aborted', 499, error);
@@ -334,7 +359,11 @@ export function compileInvoke(config: InvokeConfig, api: CompiledApiInfo, path: 
     writeOutput(ctx, {
       status: { code: status, reason: timedOut ? 'Gateway Timeout' : 'Bad Gateway' },
       headers: { 'content-type': 'application/json' },
-      body: { httpCode: String(status), httpMessage: timedOut ? 'Gateway Timeout' : 'Bad Gateway', moreInformation: reason },
+      body: {
+        httpCode: String(status),
+        httpMessage: timedOut ? 'Gateway Timeout' : 'Bad Gateway',
+        moreInformation: reason,
+      },
     });
   }
 }
@@ -344,7 +373,8 @@ function describeConnectError(error: unknown): string {
   const cause = (error as { cause?: { code?: string } }).cause?.code;
   if (code === 'ECONNREFUSED' || cause === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ENOTFOUND' || cause === 'ENOTFOUND') return 'host not found';
-  if (code === 'ECONNRESET' || cause === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset by the backend';
+  if (code === 'ECONNRESET' || cause === 'ECONNRESET' || code === 'UND_ERR_SOCKET')
+    return 'connection reset by the backend';
   return (error as Error).message || 'connection failed';
 }
 
@@ -357,7 +387,11 @@ function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): P
       size += chunk.length;
       if (size > maxBytes) {
         body.destroy();
-        reject(new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, { status: 502 }));
+        reject(
+          new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, {
+            status: 502,
+          }),
+        );
         return;
       }
       chunks.push(chunk);

@@ -30,7 +30,12 @@ const maxSetBytes = 256 * 1024;
 
 /** The algorithms a JWK may verify: its own `alg` if it names one, else every one of its type. */
 export function keyAlgorithms(jwk: JWK): readonly string[] {
-  const family = jwk.kty === 'EC' ? (byCurve[String(jwk.crv)] === undefined ? [] : [byCurve[String(jwk.crv)]]) : (byType[String(jwk.kty)] ?? []);
+  const family =
+    jwk.kty === 'EC'
+      ? byCurve[String(jwk.crv)] === undefined
+        ? []
+        : [byCurve[String(jwk.crv)]]
+      : (byType[String(jwk.kty)] ?? []);
   if (typeof jwk.alg === 'string') return family.includes(jwk.alg) ? [jwk.alg] : [];
   return family;
 }
@@ -56,7 +61,9 @@ export async function importKeySet(value: unknown): Promise<VerificationKey[]> {
 
 /** The keys that may verify a token with header `kid` and `alg`. */
 export function candidates(keys: readonly VerificationKey[], kid: string | undefined, alg: string): VerificationKey[] {
-  return keys.filter((key) => (kid === undefined || key.kid === undefined || key.kid === kid) && key.algorithms.includes(alg));
+  return keys.filter(
+    (key) => (kid === undefined || key.kid === undefined || key.kid === kid) && key.algorithms.includes(alg),
+  );
 }
 
 /** Why no key could be had: `unavailable` → 503 (fail closed), `unknown-key` → 401. */
@@ -96,13 +103,15 @@ export class RemoteKeySet {
     if (this.keys !== undefined && now - this.fetchedAt > this.settings.maxStaleMs) this.keys = undefined;
     if (this.keys === undefined) await this.fetchIfAllowed(now);
     else if (now - this.fetchedAt > this.settings.refreshMs && this.inflight === undefined) void this.refresh();
-    if (this.keys === undefined) throw new KeyLookupError('unavailable', `${this.url.origin}${this.url.pathname}: ${this.lastError}`);
+    if (this.keys === undefined)
+      throw new KeyLookupError('unavailable', `${this.url.origin}${this.url.pathname}: ${this.lastError}`);
     let found = candidates(this.keys, kid, alg);
     if (found.length === 0 && kid !== undefined && !this.keys.some((key) => key.kid === kid)) {
       await this.fetchIfAllowed(now);
       found = candidates(this.keys ?? [], kid, alg);
     }
-    if (found.length === 0) throw new KeyLookupError('unknown-key', `no key of the key set has kid ${String(kid)} for ${alg}`);
+    if (found.length === 0)
+      throw new KeyLookupError('unknown-key', `no key of the key set has kid ${String(kid)} for ${alg}`);
     return found;
   }
 
@@ -124,7 +133,11 @@ export class RemoteKeySet {
   private async load(): Promise<void> {
     try {
       const { timeoutMs } = this.settings;
-      const answer = await fetchJson(this.url, this.dispatcher, { method: 'GET', timeoutMs, maxBytes: maxSetBytes });
+      const answer = await fetchJson(this.url, this.dispatcher, {
+        method: 'GET',
+        timeoutMs,
+        maxBytes: maxSetBytes,
+      });
       if (answer.status !== 200) throw new Error(`the JWKS URL answered HTTP ${answer.status}`);
       this.keys = await importKeySet(answer.value);
       this.fetchedAt = Date.now();

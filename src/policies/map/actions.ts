@@ -41,7 +41,8 @@ export interface ActionLevel {
 export function splitPath(path: string, at: string): string[] {
   const segments = splitVariablePath(path);
   const reached = prototypeSegment(segments);
-  if (reached !== undefined) throw new PolicyCompileError(at, 'map-path', `the segment "${reached}" of ${path} would reach a prototype`);
+  if (reached !== undefined)
+    throw new PolicyCompileError(at, 'map-path', `the segment "${reached}" of ${path} would reach a prototype`);
   return segments;
 }
 
@@ -51,7 +52,10 @@ export function walk(node: unknown, segments: string[], start = 0): unknown {
   for (let i = start; i < segments.length; i++) {
     const segment = segments[i];
     if (Array.isArray(current) && !/^\d+$/.test(segment)) {
-      const values = current.map((element) => walk(element, segments, i)).filter((value) => value !== undefined).flat();
+      const values = current
+        .map((element) => walk(element, segments, i))
+        .filter((value) => value !== undefined)
+        .flat();
       return values.length === 0 ? undefined : values;
     }
     if (typeof current !== 'object' || current === null || !Object.hasOwn(current, segment)) return undefined;
@@ -78,7 +82,11 @@ function compileSource(path: string, at: string, level: ActionLevel): Source {
   if (level.inputs === undefined) return (scope) => walk(scope.item, segments);
   const input = segments[0];
   if (!level.inputs.has(input)) {
-    throw new PolicyCompileError(at, 'unknown-input', `"${path}" does not start with an input name (inputs: ${[...level.inputs].join(', ') || 'none'})`);
+    throw new PolicyCompileError(
+      at,
+      'unknown-input',
+      `"${path}" does not start with an input name (inputs: ${[...level.inputs].join(', ') || 'none'})`,
+    );
   }
   return (scope) => walk(scope.inputs[input], segments, 1);
 }
@@ -113,12 +121,18 @@ function compileTarget(action: Record<string, unknown>, at: string, level: Actio
     throw new PolicyCompileError(at, 'map-action', 'an action needs exactly one of `set` or `create`');
   }
   const path = action[key];
-  if (typeof path !== 'string' || path === '') throw new PolicyCompileError(`${at}.${key}`, 'type', `\`${key}\` must be a non-empty path`);
+  if (typeof path !== 'string' || path === '')
+    throw new PolicyCompileError(`${at}.${key}`, 'type', `\`${key}\` must be a non-empty path`);
   const segments = splitPath(path, `${at}.${key}`);
-  if (level.outputs === undefined) return { segments, node: nodeAt(level.element?.schema, segments, level.api, `${at}.${key}`) };
+  if (level.outputs === undefined)
+    return { segments, node: nodeAt(level.element?.schema, segments, level.api, `${at}.${key}`) };
   const output = segments[0];
   if (!level.outputs.has(output)) {
-    throw new PolicyCompileError(`${at}.${key}`, 'unknown-output', `"${path}" does not start with an output name (outputs: ${[...level.outputs.keys()].join(', ') || 'none'})`);
+    throw new PolicyCompileError(
+      `${at}.${key}`,
+      'unknown-output',
+      `"${path}" does not start with an output name (outputs: ${[...level.outputs.keys()].join(', ') || 'none'})`,
+    );
   }
   return { segments, node: nodeAt(level.outputs.get(output), segments.slice(1), level.api, `${at}.${key}`) };
 }
@@ -129,7 +143,10 @@ function converter(node: TypedNode, where: string, title: string): (value: unkno
   return function convert(value) {
     const converted = convertTo(type, value);
     if (converted instanceof Error) {
-      throw new AssemblyError('TransformError', `map ${title}: cannot write ${where}: ${converted.message}`, { status: 500, policy: title });
+      throw new AssemblyError('TransformError', `map ${title}: cannot write ${where}: ${converted.message}`, {
+        status: 500,
+        policy: title,
+      });
     }
     return converted;
   };
@@ -143,15 +160,18 @@ export function compileActions(entries: unknown, at: string, level: ActionLevel)
 }
 
 function compileAction(entry: unknown, at: string, level: ActionLevel): MapAction {
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new PolicyCompileError(at, 'type', 'an action must be an object');
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+    throw new PolicyCompileError(at, 'type', 'an action must be an object');
   const action = entry as Record<string, unknown>;
   const target = compileTarget(action, at, level);
   const where = String(action.set ?? action.create);
-  if (action.value !== undefined && typeof action.value !== 'string') throw new PolicyCompileError(`${at}.value`, 'type', '`value` must be a JSONata expression string');
+  if (action.value !== undefined && typeof action.value !== 'string')
+    throw new PolicyCompileError(`${at}.value`, 'type', '`value` must be a JSONata expression string');
   const expression = typeof action.value === 'string' ? compileExpression(action.value, `${at}.value`) : undefined;
   const fallback = action.default;
   if (action.foreach !== undefined) return compileForeach(action, at, level, target, where, expression);
-  if (action.actions !== undefined) throw new PolicyCompileError(`${at}.actions`, 'map-action', 'nested `actions` need a `foreach`');
+  if (action.actions !== undefined)
+    throw new PolicyCompileError(`${at}.actions`, 'map-action', 'nested `actions` need a `foreach`');
   const source = compileFrom(action.from, `${at}.from`, level, expression === undefined);
   if (source === undefined && expression === undefined && fallback === undefined) {
     throw new PolicyCompileError(at, 'map-action', 'an action needs `from`, `value` or `default`');
@@ -169,7 +189,11 @@ function compileAction(entry: unknown, at: string, level: ActionLevel): MapActio
   return async function valueAction(scope, holder) {
     const input = source === undefined ? (level.inputs === undefined ? scope.item : scope.inputs) : source(scope);
     // IBM "map": `default` applies when the `from` source is missing.
-    if (source !== undefined && (input === undefined || (Array.isArray(action.from) && (input as unknown[]).every((value) => value === undefined)))) {
+    if (
+      source !== undefined &&
+      (input === undefined ||
+        (Array.isArray(action.from) && (input as unknown[]).every((value) => value === undefined)))
+    ) {
       write(holder, undefined);
       return;
     }
@@ -185,11 +209,23 @@ function compileForeach(
   where: string,
   expression: ((input: unknown, ctx: FlowContext) => Promise<unknown>) | undefined,
 ): MapAction {
-  if (typeof action.foreach !== 'string') throw new PolicyCompileError(`${at}.foreach`, 'type', '`foreach` must be a source path');
-  if (action.from !== undefined) throw new PolicyCompileError(`${at}.from`, 'map-action', 'an action with `foreach` reads its items from `foreach`; remove `from`');
+  if (typeof action.foreach !== 'string')
+    throw new PolicyCompileError(`${at}.foreach`, 'type', '`foreach` must be a source path');
+  if (action.from !== undefined)
+    throw new PolicyCompileError(
+      `${at}.from`,
+      'map-action',
+      'an action with `foreach` reads its items from `foreach`; remove `from`',
+    );
   const items = compileSource(action.foreach, `${at}.foreach`, level);
   const element = itemsOf(target.node, level.api, `${at}.${action.set !== undefined ? 'set' : 'create'}`);
-  const nested = compileActions(action.actions, `${at}.actions`, { api: level.api, title: level.title, inputs: undefined, outputs: undefined, element });
+  const nested = compileActions(action.actions, `${at}.actions`, {
+    api: level.api,
+    title: level.title,
+    inputs: undefined,
+    outputs: undefined,
+    element,
+  });
   const convert = converter(element, `${where}[]`, level.title);
   return async function foreachAction(scope, holder) {
     const found = items(scope);
@@ -214,7 +250,12 @@ function compileForeach(
 }
 
 /** Runs actions in order, staying synchronous until an action returns a promise. */
-export function runActions(actions: MapAction[], scope: MapScope, holder: Record<string, unknown>, from = 0): void | Promise<void> {
+export function runActions(
+  actions: MapAction[],
+  scope: MapScope,
+  holder: Record<string, unknown>,
+  from = 0,
+): void | Promise<void> {
   for (let i = from; i < actions.length; i++) {
     const pending = actions[i](scope, holder);
     if (pending !== undefined) return pending.then(() => runActions(actions, scope, holder, i + 1));

@@ -50,7 +50,12 @@ export const mapPolicy: PolicyType = definePolicy<MapConfig>({
     {
       inputs: mapIo,
       outputs: mapIo,
-      actions: { type: 'array', default: [], description: 'Mapping actions, in order.', items: { $ref: '#/definitions/action' } },
+      actions: {
+        type: 'array',
+        default: [],
+        description: 'Mapping actions, in order.',
+        items: { $ref: '#/definitions/action' },
+      },
       options: mapOptions,
     },
     [],
@@ -60,8 +65,14 @@ export const mapPolicy: PolicyType = definePolicy<MapConfig>({
     const block = readBlock(config, mapPolicy, path);
     const title = titleOf(block, 'map');
     const options = optionalObject(block, 'options', path);
-    const inputs = compilePorts(optionalObject(block, 'inputs', path), `${path}.inputs`, api, 'input', { title, options });
-    const outputs = compilePorts(optionalObject(block, 'outputs', path), `${path}.outputs`, api, 'output', { title, options });
+    const inputs = compilePorts(optionalObject(block, 'inputs', path), `${path}.inputs`, api, 'input', {
+      title,
+      options,
+    });
+    const outputs = compilePorts(optionalObject(block, 'outputs', path), `${path}.outputs`, api, 'output', {
+      title,
+      options,
+    });
     const actions = compileActions(block.actions, `${path}.actions`, {
       api,
       title,
@@ -88,27 +99,55 @@ export const mapPolicy: PolicyType = definePolicy<MapConfig>({
   },
 });
 
-function compilePorts(entries: Record<string, unknown>, at: string, api: CompiledApiInfo, kind: 'input' | 'output', policy: { title: string; options: Record<string, unknown> }): Port[] {
+function compilePorts(
+  entries: Record<string, unknown>,
+  at: string,
+  api: CompiledApiInfo,
+  kind: 'input' | 'output',
+  policy: { title: string; options: Record<string, unknown> },
+): Port[] {
   return Object.entries(entries).map(([name, raw]) => {
     const path = `${at}.${name}`;
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PolicyCompileError(path, 'type', `an ${kind} must be an object`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new PolicyCompileError(path, 'type', `an ${kind} must be an object`);
     const port = raw as Record<string, unknown>;
     if (typeof port.variable !== 'string' || port.variable === '') {
       throw new PolicyCompileError(`${path}.variable`, 'required', `an ${kind} needs a context \`variable\``);
     }
     // IBM "map": an input's name must not be its context variable's name (it would shadow it).
     if (kind === 'input' && (name === port.variable || name === port.variable.split('.')[0])) {
-      throw new PolicyCompileError(`${path}`, 'input-name-is-variable', `input "${name}" must not be named like its context variable "${port.variable}"`);
+      throw new PolicyCompileError(
+        `${path}`,
+        'input-name-is-variable',
+        `input "${name}" must not be named like its context variable "${port.variable}"`,
+      );
     }
     const reached = prototypeSegment(splitPath(port.variable));
     if (reached !== undefined) {
-      throw new PolicyCompileError(`${path}.variable`, 'variable-name', `the segment "${reached}" of ${port.variable} would reach a prototype`);
+      throw new PolicyCompileError(
+        `${path}.variable`,
+        'variable-name',
+        `the segment "${reached}" of ${port.variable} would reach a prototype`,
+      );
     }
     const content = port.content === undefined ? undefined : String(port.content);
     const codec = codecFor(content);
-    if (codec === undefined) throw new PolicyCompileError(`${path}.content`, 'content-type', `content type "${content}" is not supported (application/json, application/xml)`);
+    if (codec === undefined)
+      throw new PolicyCompileError(
+        `${path}.content`,
+        'content-type',
+        `content type "${content}" is not supported (application/json, application/xml)`,
+      );
     const schema = schemaOf(port, path, api);
-    const bound = codec.forPort?.({ schema: writtenSchema(port, schema), api, path, title: policy.title, variable: port.variable, options: policy.options }) ?? codec;
+    const bound =
+      codec.forPort?.({
+        schema: writtenSchema(port, schema),
+        api,
+        path,
+        title: policy.title,
+        variable: port.variable,
+        options: policy.options,
+      }) ?? codec;
     return { name, variable: port.variable, codec: bound, schema };
   });
 }

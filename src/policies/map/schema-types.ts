@@ -16,9 +16,19 @@ export interface TypedNode {
 
 // v5 exports write OpenAPI formats as types (`type: float`); read them as JSON types.
 const typeAliases: Record<string, TypedNode['type']> = {
-  number: 'number', float: 'number', double: 'number', decimal: 'number',
-  integer: 'integer', int: 'integer', int32: 'integer', int64: 'integer', long: 'integer',
-  boolean: 'boolean', string: 'string', object: 'object', array: 'array',
+  number: 'number',
+  float: 'number',
+  double: 'number',
+  decimal: 'number',
+  integer: 'integer',
+  int: 'integer',
+  int32: 'integer',
+  int64: 'integer',
+  long: 'integer',
+  boolean: 'boolean',
+  string: 'string',
+  object: 'object',
+  array: 'array',
 };
 
 function deref(schema: JSONSchema | undefined, api: CompiledApiInfo, path: string): JSONSchema | undefined {
@@ -35,14 +45,20 @@ function typeOf(schema: JSONSchema | undefined): TypedNode['type'] {
 }
 
 /** The schema node at `segments` below `schema` (properties, array items, additionalProperties). */
-export function nodeAt(schema: JSONSchema | undefined, segments: string[], api: CompiledApiInfo, path: string): TypedNode {
+export function nodeAt(
+  schema: JSONSchema | undefined,
+  segments: string[],
+  api: CompiledApiInfo,
+  path: string,
+): TypedNode {
   let node = deref(schema, api, path);
   for (const segment of segments) {
     if (node === undefined) break;
     const properties = node.properties as Record<string, JSONSchema> | undefined;
     if (properties !== undefined && Object.hasOwn(properties, segment)) node = deref(properties[segment], api, path);
     else if (/^\d+$/.test(segment) && typeof node.items === 'object') node = deref(node.items as JSONSchema, api, path);
-    else if (typeof node.additionalProperties === 'object') node = deref(node.additionalProperties as JSONSchema, api, path);
+    else if (typeof node.additionalProperties === 'object')
+      node = deref(node.additionalProperties as JSONSchema, api, path);
     else node = undefined;
   }
   return { schema: node, type: typeOf(node) };
@@ -51,7 +67,10 @@ export function nodeAt(schema: JSONSchema | undefined, segments: string[], api: 
 /** The item schema of an array node. */
 export function itemsOf(node: TypedNode, api: CompiledApiInfo, path: string): TypedNode {
   const items = node.schema?.items;
-  const schema = typeof items === 'object' && items !== null && !Array.isArray(items) ? deref(items as JSONSchema, api, path) : undefined;
+  const schema =
+    typeof items === 'object' && items !== null && !Array.isArray(items)
+      ? deref(items as JSONSchema, api, path)
+      : undefined;
   return { schema, type: typeOf(schema) };
 }
 
@@ -61,9 +80,17 @@ export function convertTo(type: TypedNode['type'], value: unknown): unknown {
   switch (type) {
     case 'number':
     case 'integer': {
-      const number = typeof value === 'number' ? value : typeof value === 'boolean' ? Number(value) : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+      const number =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'boolean'
+            ? Number(value)
+            : typeof value === 'string' && value.trim() !== ''
+              ? Number(value)
+              : NaN;
       if (Number.isNaN(number)) return new Error(`${JSON.stringify(value)} is not a number`);
-      if (type === 'integer' && !Number.isInteger(number)) return new Error(`${JSON.stringify(value)} is not an integer`);
+      if (type === 'integer' && !Number.isInteger(number))
+        return new Error(`${JSON.stringify(value)} is not an integer`);
       return number;
     }
     case 'boolean':

@@ -30,12 +30,23 @@ export const mapAction: JSONSchema = {
   properties: {
     set: str('Output field written, e.g. output.xyz.next_day.'),
     create: str('Output array element created (inside foreach).'),
-    from: { type: ['string', 'array'], items: { type: 'string' }, description: 'Input field(s) read, e.g. xyz.rates.next_day.' },
+    from: {
+      type: ['string', 'array'],
+      items: { type: 'string' },
+      description: 'Input field(s) read, e.g. xyz.rates.next_day.',
+    },
     value: str('Expression computing the value from the inputs ($(var), JavaScript on v5, JSONata on API Gateway).'),
-    default: { type: ['string', 'number', 'boolean', 'null'], description: 'Value written when the source is absent.' },
+    default: {
+      type: ['string', 'number', 'boolean', 'null'],
+      description: 'Value written when the source is absent.',
+    },
     foreach: str('Input array iterated; nested actions run per element.'),
     // No default: nested actions exist only with a foreach.
-    actions: { type: 'array', description: 'Nested actions run for each foreach element.', items: { $ref: '#/definitions/action' } },
+    actions: {
+      type: 'array',
+      description: 'Nested actions run for each foreach element.',
+      items: { $ref: '#/definitions/action' },
+    },
   },
 };
 

@@ -89,7 +89,13 @@ export function readElement(
   node: XmlSchemaNode | undefined,
   budget = new ConversionBudget(0),
 ): unknown {
-  if (xml.attributes.some((attribute) => attribute.namespace === XSI_NAMESPACE && attribute.local === 'nil' && attribute.value.trim() === 'true')) return null;
+  if (
+    xml.attributes.some(
+      (attribute) =>
+        attribute.namespace === XSI_NAMESPACE && attribute.local === 'nil' && attribute.value.trim() === 'true',
+    )
+  )
+    return null;
   const tree: Record<string, unknown> = {};
   for (const attribute of xml.attributes) {
     if (attribute.namespace === XSI_NAMESPACE) continue;
@@ -122,7 +128,12 @@ interface Scope {
 }
 
 /** Name, namespace and the declarations needed for an element described by `node`. */
-function placeElement(key: string, node: XmlSchemaNode | undefined, parent: Scope, bound: Bound): { element: XmlElement; scope: Scope } {
+function placeElement(
+  key: string,
+  node: XmlSchemaNode | undefined,
+  parent: Scope,
+  bound: Bound,
+): { element: XmlElement; scope: Scope } {
   const local = node?.xml.name ?? key;
   const namespace = node?.xml.namespace ?? (bound.inherit ? parent.namespace : '');
   let prefix = node?.xml.prefix ?? (namespace === parent.namespace ? parent.prefix : '');
@@ -133,7 +144,10 @@ function placeElement(key: string, node: XmlSchemaNode | undefined, parent: Scop
   }
   const declarations: Record<string, string> = {};
   if ((parent.prefixes.get(prefix) ?? '') !== namespace) declarations[prefix] = namespace;
-  const prefixes = Object.keys(declarations).length === 0 ? parent.prefixes : new Map([...parent.prefixes, ...Object.entries(declarations)]);
+  const prefixes =
+    Object.keys(declarations).length === 0
+      ? parent.prefixes
+      : new Map([...parent.prefixes, ...Object.entries(declarations)]);
   const element = newElement(prefix === '' ? local : `${prefix}:${local}`, { namespace, declarations });
   return { element, scope: { namespace, prefix, prefixes } };
 }
@@ -152,19 +166,40 @@ function orderedKeys(value: Record<string, unknown>, node: XmlSchemaNode | undef
   return [...declared, ...keys.filter((key) => !node.properties.has(key))];
 }
 
-function attributeFor(key: string, value: unknown, node: XmlSchemaNode | undefined, scope: Scope, holder: XmlElement): XmlAttribute {
+function attributeFor(
+  key: string,
+  value: unknown,
+  node: XmlSchemaNode | undefined,
+  scope: Scope,
+  holder: XmlElement,
+): XmlAttribute {
   const local = node?.xml.name ?? key.replace(/^@/, '');
   const namespace = node?.xml.namespace !== undefined && node.xml.prefix !== undefined ? node.xml.namespace : '';
   const prefix = namespace === '' ? '' : node!.xml.prefix!;
   if (prefix !== '' && scope.prefixes.get(prefix) !== namespace) holder.declarations[prefix] = namespace;
-  return { name: prefix === '' ? local : `${prefix}:${local}`, prefix, local, namespace, value: scalarText(value) };
+  return {
+    name: prefix === '' ? local : `${prefix}:${local}`,
+    prefix,
+    local,
+    namespace,
+    value: scalarText(value),
+  };
 }
 
 /** Writes one property as zero or more elements. */
-function writeElements(key: string, value: unknown, node: XmlSchemaNode | undefined, parent: Scope, bound: Bound): XmlElement[] {
+function writeElements(
+  key: string,
+  value: unknown,
+  node: XmlSchemaNode | undefined,
+  parent: Scope,
+  bound: Bound,
+): XmlElement[] {
   if (Array.isArray(value)) {
     const itemNode = node?.type === 'array' ? (node.items ?? node) : node;
-    const named = node?.type === 'array' && node.items !== undefined ? { ...itemNode!, xml: { ...itemNode!.xml, ...node.xml } } : itemNode;
+    const named =
+      node?.type === 'array' && node.items !== undefined
+        ? { ...itemNode!, xml: { ...itemNode!.xml, ...node.xml } }
+        : itemNode;
     return value.flatMap((item) => writeElements(key, item, named, parent, bound));
   }
   if (value === undefined || value === null) {
@@ -183,7 +218,8 @@ function writeElements(key: string, value: unknown, node: XmlSchemaNode | undefi
     if (childKey === '$') {
       if (childValue !== undefined && childValue !== null) element.children.push(scalarText(childValue));
     } else if (childKey.startsWith('@') || childNode?.xml.attribute) {
-      if (childValue !== undefined && childValue !== null) element.attributes.push(attributeFor(childKey, childValue, childNode, scope, element));
+      if (childValue !== undefined && childValue !== null)
+        element.attributes.push(attributeFor(childKey, childValue, childNode, scope, element));
     } else {
       element.children.push(...writeElements(childKey, childValue, childNode, scope, bound));
     }
@@ -243,7 +279,8 @@ function bind(bound: Bound): MapCodec {
       }
       // A Fault in a reply answered with HTTP 2xx (invoke raises SOAPError itself for 4xx/5xx).
       const fault = faultOf(root);
-      if (fault !== undefined) throw new AssemblyError('SOAPError', faultText(fault), { status: 500, policy: bound.title });
+      if (fault !== undefined)
+        throw new AssemblyError('SOAPError', faultText(fault), { status: 500, policy: bound.title });
       const key = bound.node?.elements.get(root.local) ?? root.local;
       const tree: Record<string, unknown> = {};
       try {
@@ -260,15 +297,29 @@ function bind(bound: Bound): MapCodec {
       if (typeof tree !== 'object' || tree === null || Array.isArray(tree)) return scalarText(tree);
       const keys = Object.keys(tree).filter((key) => (tree as Record<string, unknown>)[key] !== undefined);
       if (keys.length !== 1) {
-        throw new AssemblyError('TransformError', `map ${bound.title}: an XML output needs exactly one root element, the actions built ${keys.length} (${keys.join(', ')})`, { status: 500, policy: bound.title });
+        throw new AssemblyError(
+          'TransformError',
+          `map ${bound.title}: an XML output needs exactly one root element, the actions built ${keys.length} (${keys.join(', ')})`,
+          { status: 500, policy: bound.title },
+        );
       }
       const top: Scope = { namespace: '', prefix: '', prefixes: new Map() };
       try {
-        const [root] = writeElements(keys[0], (tree as Record<string, unknown>)[keys[0]], bound.node?.properties.get(keys[0]), top, bound);
+        const [root] = writeElements(
+          keys[0],
+          (tree as Record<string, unknown>)[keys[0]],
+          bound.node?.properties.get(keys[0]),
+          top,
+          bound,
+        );
         return root === undefined ? undefined : serializeXml(root);
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
-        throw new AssemblyError('TransformError', `map ${bound.title}: ${error.message}`, { status: 500, policy: bound.title, cause: error });
+        throw new AssemblyError('TransformError', `map ${bound.title}: ${error.message}`, {
+          status: 500,
+          policy: bound.title,
+          cause: error,
+        });
       }
     },
   };
@@ -276,7 +327,15 @@ function bind(bound: Bound): MapCodec {
 
 /** `application/xml` for the map policy; {@link MapCodec.forPort} binds it to a port's schema and options. */
 export const xmlCodec: MapCodec = {
-  ...bind({ node: undefined, variable: '', title: 'map', fromRequest: false, maxBytes: requestLimit, includeEmpty: false, inherit: true }),
+  ...bind({
+    node: undefined,
+    variable: '',
+    title: 'map',
+    fromRequest: false,
+    maxBytes: requestLimit,
+    includeEmpty: false,
+    inherit: true,
+  }),
   forPort(port: MapPort): MapCodec {
     let node: XmlSchemaNode | undefined;
     try {

@@ -41,7 +41,12 @@ export interface UserSecurityConfig {
 type Extract = (ctx: FlowContext) => BasicCredentials | undefined;
 
 /** An assembly error whose message and status come from the error catalogue. */
-function refusal(errorName: string, code: ErrorCode, title: string, headers: Record<string, string> = {}): AssemblyError {
+function refusal(
+  errorName: string,
+  code: ErrorCode,
+  title: string,
+  headers: Record<string, string> = {},
+): AssemblyError {
   const error = new PorticoError(code);
   return new AssemblyError(errorName, error.message, { status: error.status, policy: title, headers });
 }
@@ -49,7 +54,8 @@ function refusal(errorName: string, code: ErrorCode, title: string, headers: Rec
 function extractor(config: UserSecurityConfig): Extract | undefined {
   const method = config['extract-identity-method'];
   if (method === 'disabled') return undefined;
-  if (method === 'basic') return (ctx) => parseBasicHeader(ctx.get('request.headers.authorization') as string | undefined);
+  if (method === 'basic')
+    return (ctx) => parseBasicHeader(ctx.get('request.headers.authorization') as string | undefined);
   const userVar = config['user-context-var']!;
   const passVar = config['pass-context-var']!;
   return (ctx) => {
@@ -65,9 +71,14 @@ function verifierFor(config: UserSecurityConfig, api: CompiledApiInfo, path: str
   if (name === undefined) return undefined;
   const found = api.userRegistries?.get(name);
   if (found === undefined) {
-    throw new PolicyCompileError(`${path}.user-registry`, 'unknown-user-registry', `user registry ${name} is not enabled in catalog ${api.catalog.name}`);
+    throw new PolicyCompileError(
+      `${path}.user-registry`,
+      'unknown-user-registry',
+      `user registry ${name} is not enabled in catalog ${api.catalog.name}`,
+    );
   }
-  if ('refused' in found) throw new PolicyCompileError(`${path}.user-registry`, 'unusable-user-registry', found.refused);
+  if ('refused' in found)
+    throw new PolicyCompileError(`${path}.user-registry`, 'unusable-user-registry', found.refused);
   return found;
 }
 
@@ -84,7 +95,9 @@ function compileUserSecurity(config: UserSecurityConfig, api: CompiledApiInfo, p
   };
   // RFC 7617 §2: a challenge only where the caller could answer it with a Basic header.
   const basic = config['extract-identity-method'] === 'basic';
-  const challenge: Record<string, string> = basic ? { 'WWW-Authenticate': `Basic realm="${verifier?.registry ?? 'portico'}"` } : {};
+  const challenge: Record<string, string> = basic
+    ? { 'WWW-Authenticate': `Basic realm="${verifier?.registry ?? 'portico'}"` }
+    : {};
   const unauthorized = () => refusal('UnauthorizedError', 'GW_USER_UNAUTHORIZED', title, challenge);
 
   return async function userSecurity(ctx: FlowContext) {
@@ -152,7 +165,7 @@ export const userSecurityPolicy: PolicyType = definePolicy<UserSecurityConfig>({
   name: 'user-security',
   versions: ['2.0.0'],
   description:
-    'Extracts a user\'s credentials, authenticates them against a user registry the catalog enables and ' +
+    "Extracts a user's credentials, authenticates them against a user registry the catalog enables and " +
     'authorizes the user (UnauthorizedError 401, ForbiddenError 403, 503 when the registry cannot answer).',
   schema: policy(['2.0.0'], userSecurityFields),
   check: (config, _scope, path) =>

@@ -24,30 +24,50 @@ function text(block: Record<string, unknown>, key: string): string | undefined {
 function extractionProblems(block: Record<string, unknown>): UserSecurityProblem[] {
   const method = text(block, 'extract-identity-method') ?? defaults.extract;
   if (method === 'html-form' || method === 'redirect') {
-    return [{ field: 'extract-identity-method', rule: 'unsupported', reason: `identity extraction ${method} is not supported; use basic or context-var` }];
+    return [
+      {
+        field: 'extract-identity-method',
+        rule: 'unsupported',
+        reason: `identity extraction ${method} is not supported; use basic or context-var`,
+      },
+    ];
   }
   if (method !== 'context-var') return [];
   return ['user-context-var', 'pass-context-var']
     .filter((key) => text(block, key) === undefined)
-    .map((key) => ({ field: key, rule: 'required' as const, reason: `context-var identity extraction needs ${key}` }));
+    .map((key) => ({
+      field: key,
+      rule: 'required' as const,
+      reason: `context-var identity extraction needs ${key}`,
+    }));
 }
 
 function authenticationProblems(block: Record<string, unknown>): UserSecurityProblem[] {
   const method = text(block, 'user-auth-method') ?? defaults.auth;
   if (method === 'auth-url' || method === 'ldap') {
-    return [{
-      field: 'user-auth-method',
-      rule: 'unsupported',
-      reason: `user-auth-method ${method} is not supported inline; create a user registry, enable it in the catalog and name it with user-registry`,
-    }];
+    return [
+      {
+        field: 'user-auth-method',
+        rule: 'unsupported',
+        reason: `user-auth-method ${method} is not supported inline; create a user registry, enable it in the catalog and name it with user-registry`,
+      },
+    ];
   }
   if (method !== 'user-registry') return [];
   const problems: UserSecurityProblem[] = [];
   if (text(block, 'user-registry') === undefined) {
-    problems.push({ field: 'user-registry', rule: 'required', reason: 'user-registry authentication needs the name of a user registry' });
+    problems.push({
+      field: 'user-registry',
+      rule: 'required',
+      reason: 'user-registry authentication needs the name of a user registry',
+    });
   }
   if ((text(block, 'extract-identity-method') ?? defaults.extract) === 'disabled') {
-    problems.push({ field: 'extract-identity-method', rule: 'inconsistent', reason: 'user-registry authentication needs an identity: extraction cannot be disabled' });
+    problems.push({
+      field: 'extract-identity-method',
+      rule: 'inconsistent',
+      reason: 'user-registry authentication needs an identity: extraction cannot be disabled',
+    });
   }
   return problems;
 }
@@ -55,7 +75,13 @@ function authenticationProblems(block: Record<string, unknown>): UserSecurityPro
 function authorizationProblems(block: Record<string, unknown>): UserSecurityProblem[] {
   const method = text(block, 'user-az-method') ?? defaults.az;
   if (method !== 'html-form') return [];
-  return [{ field: 'user-az-method', rule: 'unsupported', reason: 'authorization html-form is not supported; use authenticated or disabled' }];
+  return [
+    {
+      field: 'user-az-method',
+      rule: 'unsupported',
+      reason: 'authorization html-form is not supported; use authenticated or disabled',
+    },
+  ];
 }
 
 /** What in a user-security block Portico cannot run (empty when it runs as written). */
@@ -76,9 +102,10 @@ export function assemblyRegistries(document: Record<string, unknown>): string[] 
     if (Array.isArray(node)) return node.forEach(visit);
     if (typeof node !== 'object' || node === null) return;
     for (const [key, value] of Object.entries(node)) {
-      const name = key === 'user-security' && typeof value === 'object' && value !== null
-        ? userSecurityRegistry(value as Record<string, unknown>)
-        : undefined;
+      const name =
+        key === 'user-security' && typeof value === 'object' && value !== null
+          ? userSecurityRegistry(value as Record<string, unknown>)
+          : undefined;
       if (name !== undefined) names.add(name);
       visit(value);
     }

@@ -16,58 +16,83 @@ import type { PortalDeps } from '../deps.ts';
 import { sendPortalPage } from '../layout.ts';
 import { redirectToSignIn } from './accounts.ts';
 
-const noMail = 'Password reset by email is not available: this portal has no mail server configured. '
-  + 'Ask the API provider to reset your password.';
+const noMail =
+  'Password reset by email is not available: this portal has no mail server configured. ' +
+  'Ask the API provider to reset your password.';
 
-const resetSent = 'If an account uses this address, we sent it a link to choose a new password. '
-  + 'The link expires in 1 hour.';
+const resetSent =
+  'If an account uses this address, we sent it a link to choose a new password. ' + 'The link expires in 1 hour.';
 
 function forgotForm(context: PortalContext, sent: boolean) {
-  if (!context.mailConfigured) return html`<h1>Forgot password</h1>${notice('info', noMail)}`;
+  if (!context.mailConfigured)
+    return html`<h1>Forgot password</h1>
+      ${notice('info', noMail)}`;
   return html`<h1>Forgot password</h1>
-${sent ? notice('ok', resetSent) : ''}
-<p class="lede">Enter the email address of your account; we will email you a link to choose a new password.</p>
-<form method="post" action="/forgot-password" class="stack">
-${csrfField(context.csrfToken)}
-<div class="field"><label for="email">Email</label>
-<input type="email" id="email" name="email" autocomplete="username" required></div>
-<div class="actions"><button type="submit" class="button">Email me a link</button></div>
-</form>
-<p><a href="/sign-in">Back to sign in</a></p>`;
+    ${sent ? notice('ok', resetSent) : ''}
+    <p class="lede">Enter the email address of your account; we will email you a link to choose a new password.</p>
+    <form method="post" action="/forgot-password" class="stack">
+      ${csrfField(context.csrfToken)}
+      <div class="field">
+        <label for="email">Email</label>
+        <input type="email" id="email" name="email" autocomplete="username" required />
+      </div>
+      <div class="actions"><button type="submit" class="button">Email me a link</button></div>
+    </form>
+    <p><a href="/sign-in">Back to sign in</a></p>`;
 }
 
 function resetForm(context: PortalContext, token: string, error?: string) {
   return html`<h1>Choose a new password</h1>
-${error ? notice('error', error) : ''}
-<form method="post" action="/reset-password" class="stack">
-${csrfField(context.csrfToken)}<input type="hidden" name="token" value="${token}">
-<div class="field"><label for="newPassword">New password</label>
-<input type="password" id="newPassword" name="newPassword" autocomplete="new-password" required minlength="10"
- aria-describedby="password-rules">
-<p class="hint" id="password-rules">The password must be ${passwordRules}.</p></div>
-<div class="actions"><button type="submit" class="button">Set password</button></div>
-</form>
-<p class="hint">Setting a new password signs out every session of your account.</p>`;
+    ${error ? notice('error', error) : ''}
+    <form method="post" action="/reset-password" class="stack">
+      ${csrfField(context.csrfToken)}<input type="hidden" name="token" value="${token}" />
+      <div class="field">
+        <label for="newPassword">New password</label>
+        <input
+          type="password"
+          id="newPassword"
+          name="newPassword"
+          autocomplete="new-password"
+          required
+          minlength="10"
+          aria-describedby="password-rules"
+        />
+        <p class="hint" id="password-rules">The password must be ${passwordRules}.</p>
+      </div>
+      <div class="actions"><button type="submit" class="button">Set password</button></div>
+    </form>
+    <p class="hint">Setting a new password signs out every session of your account.</p>`;
 }
 
-const verifiedNotice = 'Thank you: your email address is verified. '
-  + 'You can now see every product offered to developers and subscribe your apps.';
+const verifiedNotice =
+  'Thank you: your email address is verified. ' +
+  'You can now see every product offered to developers and subscribe your apps.';
 
 const deadLink = html`<h1>This link does not work</h1>
-<p class="lede">The link is invalid, was already used, or has expired. Links are good once;
-a reset link for 1 hour, a verification link for 24 hours.</p>`;
+  <p class="lede">
+    The link is invalid, was already used, or has expired. Links are good once; a reset link for 1 hour, a verification
+    link for 24 hours.
+  </p>`;
 
 function sendDeadLink(reply: FastifyReply, context: PortalContext, next: 'reset' | 'verify'): FastifyReply {
-  const onwards = next === 'reset'
-    ? html`<p><a class="button" href="/forgot-password">Ask for a new reset link</a></p>`
-    : html`<p>Sign in and use <strong>Send the link again</strong> for a new verification link.</p>`;
-  return sendPortalPage(reply, context, { title: 'Link not valid', status: 400, main: html`${deadLink}${onwards}` });
+  const onwards =
+    next === 'reset'
+      ? html`<p><a class="button" href="/forgot-password">Ask for a new reset link</a></p>`
+      : html`<p>Sign in and use <strong>Send the link again</strong> for a new verification link.</p>`;
+  return sendPortalPage(reply, context, {
+    title: 'Link not valid',
+    status: 400,
+    main: html`${deadLink}${onwards}`,
+  });
 }
 
 /** Registers the verification and password-reset routes. */
 export function registerAccountEmailRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const { services } = deps;
-  const mailRequest = (context: PortalContext, client?: string) => ({ client, portalTitle: context.catalog.title });
+  const mailRequest = (context: PortalContext, client?: string) => ({
+    client,
+    portalTitle: context.catalog.title,
+  });
 
   app.get('/verify-email', async (request, reply) => {
     const context = portalContext(request);
@@ -76,8 +101,8 @@ export function registerAccountEmailRoutes(app: FastifyInstance, deps: PortalDep
     if (context.user) context.user = (await services.portalUser(context.user.id)) ?? context.user;
     const [href, label] = signedIn(context) ? ['/products', 'Browse API products'] : ['/sign-in', 'Sign in'];
     const main = html`<h1>Email address verified</h1>
-${notice('ok', verifiedNotice)}
-<p><a class="button" href="${href}">${label}</a></p>`;
+      ${notice('ok', verifiedNotice)}
+      <p><a class="button" href="${href}">${label}</a></p>`;
     return sendPortalPage(reply, context, { title: 'Email verified', main });
   });
 
@@ -89,8 +114,14 @@ ${notice('ok', verifiedNotice)}
     } catch (error) {
       if (!(error instanceof PorticoError) || error.code !== 'MGMT_TOO_MANY_EMAILS') throw error;
       reply.header('retry-after', String(error.params.seconds));
-      const main = html`<h1>Too many emails</h1>${notice('error', error.message)}`;
-      return sendPortalPage(reply, context, { title: 'Too many emails', section: 'account', status: 429, main });
+      const main = html`<h1>Too many emails</h1>
+        ${notice('error', error.message)}`;
+      return sendPortalPage(reply, context, {
+        title: 'Too many emails',
+        section: 'account',
+        status: 429,
+        main,
+      });
     }
     return reply.redirect('/account?sent=1', 303);
   });
@@ -126,7 +157,12 @@ ${notice('ok', verifiedNotice)}
         return sendDeadLink(reply, context, 'reset');
       }
       const main = resetForm(context, token, formErrorMessage(error));
-      return sendPortalPage(reply, context, { title: 'Choose a new password', section: 'sign-in', status: 400, main });
+      return sendPortalPage(reply, context, {
+        title: 'Choose a new password',
+        section: 'sign-in',
+        status: 400,
+        main,
+      });
     }
     // Every session of the account has ended on the server; this browser's cookie goes too.
     await endWebSession(request, reply, deps.sessions);

@@ -23,57 +23,117 @@ interface SignInValues {
 
 function signInForm(context: PortalContext, values: SignInValues) {
   return html`<h1>Sign in</h1>
-${values.registered ? notice('ok', context.mailConfigured ? registeredMailNotice : registeredNotice) : ''}
-${values.reset ? notice('ok', resetNotice) : ''}
-${values.error ? notice('error', values.error) : ''}
-<form method="post" action="/sign-in" class="stack">
-${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/'}">
-<div class="field"><label for="email">Email</label><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="username" required></div>
-<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required></div>
-<div class="actions"><button type="submit" class="button">Sign in</button></div>
-</form>
-<p><a href="/forgot-password">Forgot password?</a></p>
-<p>New here? <a href="/sign-up">Create an account</a> for your organization.</p>`;
+    ${values.registered ? notice('ok', context.mailConfigured ? registeredMailNotice : registeredNotice) : ''}
+    ${values.reset ? notice('ok', resetNotice) : ''} ${values.error ? notice('error', values.error) : ''}
+    <form method="post" action="/sign-in" class="stack">
+      ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/'}" />
+      <div class="field">
+        <label for="email">Email</label
+        ><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="username" required />
+      </div>
+      <div class="field">
+        <label for="password">Password</label
+        ><input type="password" id="password" name="password" autocomplete="current-password" required />
+      </div>
+      <div class="actions"><button type="submit" class="button">Sign in</button></div>
+    </form>
+    <p><a href="/forgot-password">Forgot password?</a></p>
+    <p>New here? <a href="/sign-up">Create an account</a> for your organization.</p>`;
 }
 
 // The same words whether the email was new or already had an account (issue 12).
 const registeredNotice = 'Thank you. Sign in with your email and password to continue.';
 // Both cases get an email: a verification link, or a note to the owner that someone tried (issue 16).
-const registeredMailNotice = 'Thank you. We sent a message to the address you gave: '
-  + 'open its link to verify your email. Sign in with your email and password to continue.';
-const resetNotice = 'Your password was changed and every session of your account was signed out. '
-  + 'Sign in with the new password.';
+const registeredMailNotice =
+  'Thank you. We sent a message to the address you gave: ' +
+  'open its link to verify your email. Sign in with your email and password to continue.';
+const resetNotice =
+  'Your password was changed and every session of your account was signed out. ' + 'Sign in with the new password.';
 
-function signUpForm(context: PortalContext, values: { email?: string; name?: string; orgTitle?: string; error?: string }) {
+function signUpForm(
+  context: PortalContext,
+  values: { email?: string; name?: string; orgTitle?: string; error?: string },
+) {
   return html`<h1>Create an account</h1>
-<p class="lede">An account creates your consumer organization; its apps get the client credentials you call the APIs with.</p>
-${values.error ? notice('error', values.error) : ''}
-<form method="post" action="/sign-up" class="stack">
-${csrfField(context.csrfToken)}
-<div class="field"><label for="name">Your name</label><input type="text" id="name" name="name" value="${values.name ?? ''}" autocomplete="name" maxlength="100"></div>
-<div class="field"><label for="orgTitle">Organization</label><input type="text" id="orgTitle" name="orgTitle" value="${values.orgTitle ?? ''}" autocomplete="organization" maxlength="100" aria-describedby="org-hint">
-<p class="hint" id="org-hint">Optional; your apps and subscriptions belong to it.</p></div>
-<div class="field"><label for="email">Email</label><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="email" required></div>
-<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="new-password" required minlength="10" aria-describedby="password-rules">
-<p class="hint" id="password-rules">The password must be ${passwordRules}.</p></div>
-<div class="actions"><button type="submit" class="button">Create account</button></div>
-</form>
-<p>Already registered? <a href="/sign-in">Sign in</a>.</p>`;
+    <p class="lede">
+      An account creates your consumer organization; its apps get the client credentials you call the APIs with.
+    </p>
+    ${values.error ? notice('error', values.error) : ''}
+    <form method="post" action="/sign-up" class="stack">
+      ${csrfField(context.csrfToken)}
+      <div class="field">
+        <label for="name">Your name</label
+        ><input type="text" id="name" name="name" value="${values.name ?? ''}" autocomplete="name" maxlength="100" />
+      </div>
+      <div class="field">
+        <label for="orgTitle">Organization</label
+        ><input
+          type="text"
+          id="orgTitle"
+          name="orgTitle"
+          value="${values.orgTitle ?? ''}"
+          autocomplete="organization"
+          maxlength="100"
+          aria-describedby="org-hint"
+        />
+        <p class="hint" id="org-hint">Optional; your apps and subscriptions belong to it.</p>
+      </div>
+      <div class="field">
+        <label for="email">Email</label
+        ><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="email" required />
+      </div>
+      <div class="field">
+        <label for="password">Password</label
+        ><input
+          type="password"
+          id="password"
+          name="password"
+          autocomplete="new-password"
+          required
+          minlength="10"
+          aria-describedby="password-rules"
+        />
+        <p class="hint" id="password-rules">The password must be ${passwordRules}.</p>
+      </div>
+      <div class="actions"><button type="submit" class="button">Create account</button></div>
+    </form>
+    <p>Already registered? <a href="/sign-in">Sign in</a>.</p>`;
 }
 
 function passwordForm(context: PortalContext, values: { error?: string; done?: boolean; sent?: boolean }) {
   return html`<h1>Account</h1>
-${values.sent ? notice('ok', `We sent a new verification link to ${context.user?.email ?? 'your address'}.`) : ''}
-<dl class="facts"><dt>Email</dt><dd>${context.user?.email}</dd><dt>Name</dt><dd>${context.user?.name}</dd><dt>Organization</dt><dd>${context.org?.title}</dd></dl>
-<h2>Change password</h2>
-${values.error ? notice('error', values.error) : ''}${values.done ? notice('ok', 'Your password was changed. Other sessions of this account were signed out.') : ''}
-<form method="post" action="/account/password" class="stack">
-${csrfField(context.csrfToken)}
-<div class="field"><label for="currentPassword">Current password</label><input type="password" id="currentPassword" name="currentPassword" autocomplete="current-password" required></div>
-<div class="field"><label for="newPassword">New password</label><input type="password" id="newPassword" name="newPassword" autocomplete="new-password" required minlength="10" aria-describedby="password-rules">
-<p class="hint" id="password-rules">The password must be ${passwordRules}.</p></div>
-<div class="actions"><button type="submit" class="button">Change password</button></div>
-</form>`;
+    ${values.sent ? notice('ok', `We sent a new verification link to ${context.user?.email ?? 'your address'}.`) : ''}
+    <dl class="facts">
+      <dt>Email</dt>
+      <dd>${context.user?.email}</dd>
+      <dt>Name</dt>
+      <dd>${context.user?.name}</dd>
+      <dt>Organization</dt>
+      <dd>${context.org?.title}</dd>
+    </dl>
+    <h2>Change password</h2>
+    ${values.error ? notice('error', values.error) : ''}${values.done ? notice('ok', 'Your password was changed. Other sessions of this account were signed out.') : ''}
+    <form method="post" action="/account/password" class="stack">
+      ${csrfField(context.csrfToken)}
+      <div class="field">
+        <label for="currentPassword">Current password</label
+        ><input type="password" id="currentPassword" name="currentPassword" autocomplete="current-password" required />
+      </div>
+      <div class="field">
+        <label for="newPassword">New password</label
+        ><input
+          type="password"
+          id="newPassword"
+          name="newPassword"
+          autocomplete="new-password"
+          required
+          minlength="10"
+          aria-describedby="password-rules"
+        />
+        <p class="hint" id="password-rules">The password must be ${passwordRules}.</p>
+      </div>
+      <div class="actions"><button type="submit" class="button">Change password</button></div>
+    </form>`;
 }
 
 /** Sends a visitor who is not signed in to the sign-in page, coming back here afterwards. */
@@ -108,7 +168,12 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
       if (error.code === 'MGMT_TOO_MANY_ATTEMPTS') {
         reply.header('retry-after', String(error.params.seconds));
         const main = signInForm(context, { email, next, error: error.message });
-        return sendPortalPage(reply, context, { title: 'Too many attempts', section: 'sign-in', status: 429, main });
+        return sendPortalPage(reply, context, {
+          title: 'Too many attempts',
+          section: 'sign-in',
+          status: 429,
+          main,
+        });
       }
       if (error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
       const main = signInForm(context, { email, next, error: 'Wrong email or password.' });
@@ -121,12 +186,20 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/sign-up', async (request, reply) => {
     const context = portalContext(request);
     if (signedIn(context)) return reply.redirect('/', 303);
-    return sendPortalPage(reply, context, { title: 'Create an account', section: 'sign-up', main: signUpForm(context, {}) });
+    return sendPortalPage(reply, context, {
+      title: 'Create an account',
+      section: 'sign-up',
+      main: signUpForm(context, {}),
+    });
   });
 
   app.post('/sign-up', async (request, reply) => {
     const context = portalContext(request);
-    const values = { email: formField(request, 'email'), name: formField(request, 'name'), orgTitle: formField(request, 'orgTitle') };
+    const values = {
+      email: formField(request, 'email'),
+      name: formField(request, 'name'),
+      orgTitle: formField(request, 'orgTitle'),
+    };
     try {
       const mailRequest = { client: request.ip, portalTitle: context.catalog.title };
       const input = { ...values, password: formField(request, 'password') };
@@ -136,7 +209,12 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
       const taken = error instanceof PorticoError && error.code === 'MGMT_CONFLICT' && error.params.field === 'email';
       if (!taken) {
         const main = signUpForm(context, { ...values, error: formErrorMessage(error) });
-        return sendPortalPage(reply, context, { title: 'Create an account', section: 'sign-up', status: 400, main });
+        return sendPortalPage(reply, context, {
+          title: 'Create an account',
+          section: 'sign-up',
+          status: 400,
+          main,
+        });
       }
     }
     return reply.redirect('/sign-in?registered=1', 303);
@@ -151,17 +229,30 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
     const flags = { done: queryField(request, 'changed') === '1', sent: queryField(request, 'sent') === '1' };
-    return sendPortalPage(reply, context, { title: 'Account', section: 'account', main: passwordForm(context, flags) });
+    return sendPortalPage(reply, context, {
+      title: 'Account',
+      section: 'account',
+      main: passwordForm(context, flags),
+    });
   });
 
   app.post('/account/password', async (request, reply) => {
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
     try {
-      await services.changePortalPassword(context.user.id, formField(request, 'currentPassword'), formField(request, 'newPassword'));
+      await services.changePortalPassword(
+        context.user.id,
+        formField(request, 'currentPassword'),
+        formField(request, 'newPassword'),
+      );
     } catch (error) {
       const message = formErrorMessage(error);
-      return sendPortalPage(reply, context, { title: 'Account', section: 'account', status: 400, main: passwordForm(context, { error: message }) });
+      return sendPortalPage(reply, context, {
+        title: 'Account',
+        section: 'account',
+        status: 400,
+        main: passwordForm(context, { error: message }),
+      });
     }
     // A changed password ends every session of the account; this browser gets a fresh one.
     await services.sessions.deleteUserSessions(context.user.id, 'portal');

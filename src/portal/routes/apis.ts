@@ -37,13 +37,21 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const api = await services.visibleProductApi(context, product, params.apiName, params.apiVersion);
     const view = apiView(JSON.parse(api.document) as Record<string, unknown>);
     const apps = signedIn(context)
-      ? await Promise.all((await services.listApps(context.org.id)).map(async (a) => ({ app: a, credential: (await services.listCredentials(a.id))[0] })))
+      ? await Promise.all(
+          (await services.listApps(context.org.id)).map(async (a) => ({
+            app: a,
+            credential: (await services.listCredentials(a.id))[0],
+          })),
+        )
       : [];
     const base = productUrl(product);
     const { orgName, catalogName } = context.catalog;
     const configs = await services.catalogOAuthProviders(context.catalog.catalogId);
     const oauthProviders = new Map(
-      [...configs].map(([name, config]) => [name, { config, issuer: issuerUrl(deps.gatewayPublicUrl, orgName, catalogName, config) }]),
+      [...configs].map(([name, config]) => [
+        name,
+        { config, issuer: issuerUrl(deps.gatewayPublicUrl, orgName, catalogName, config) },
+      ]),
     );
     return {
       context,
@@ -59,10 +67,17 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
   }
 
   function send(reply: FastifyReply, input: ApiPageInput, status = 200): FastifyReply {
-    return sendPortalPage(reply, input.context, { title: `${input.api.title} ${input.api.version}`, section: 'products', status, main: apiPage(input) });
+    return sendPortalPage(reply, input.context, {
+      title: `${input.api.title} ${input.api.version}`,
+      section: 'products',
+      status,
+      main: apiPage(input),
+    });
   }
 
-  app.get('/products/:name/:version/apis/:apiName/:apiVersion', async (request, reply) => send(reply, await pageInput(request)));
+  app.get('/products/:name/:version/apis/:apiName/:apiVersion', async (request, reply) =>
+    send(reply, await pageInput(request)),
+  );
 
   for (const format of ['json', 'yaml'] as const) {
     app.get(`/products/:name/:version/apis/:apiName/:apiVersion/openapi.${format}`, async (request, reply) => {
@@ -80,7 +95,10 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
       const file = `${api.name}-${api.version}`.replace(/[^A-Za-z0-9._-]/g, '_');
       setSecurityHeaders(reply);
       return reply
-        .header('content-type', format === 'json' ? 'application/json; charset=utf-8' : 'application/yaml; charset=utf-8')
+        .header(
+          'content-type',
+          format === 'json' ? 'application/json; charset=utf-8' : 'application/yaml; charset=utf-8',
+        )
         .header('content-disposition', `attachment; filename="${file}.${format}"`)
         .header('cache-control', 'no-store')
         .send(openApiText(document, format));
@@ -92,19 +110,37 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const { context } = input;
     const wantsJson = (request.headers.accept ?? '').includes('application/json');
     if (!signedIn(context)) {
-      if (wantsJson) return reply.status(401).send({ status: 0, statusText: '', headers: [], body: '', timeMs: 0, error: 'Sign in to try operations.' });
+      if (wantsJson)
+        return reply.status(401).send({
+          status: 0,
+          statusText: '',
+          headers: [],
+          body: '',
+          timeMs: 0,
+          error: 'Sign in to try operations.',
+        });
       return reply.redirect(`/sign-in?next=${encodeURIComponent(input.apiUrl)}`, 303);
     }
     const operation = input.view.operations.find((o) => o.anchor === formField(request, 'operation'));
-    if (!operation) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'operation', id: formField(request, 'operation') });
+    if (!operation)
+      throw new PorticoError('MGMT_NOT_FOUND', { kind: 'operation', id: formField(request, 'operation') });
     // Ownership is checked here, on the server: only the developer's own org's apps can be used.
     const chosen = await services.app(context.org.id, formField(request, 'app'));
     const credential = (await services.listCredentials(chosen.id))[0];
     if (!credential) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'credential', id: chosen.id });
     const values = formFields(request);
-    const token = operation.oauth ? await tryToken(input, operation.oauth, credential.client_id, values.clientSecret ?? '') : undefined;
+    const token = operation.oauth
+      ? await tryToken(input, operation.oauth, credential.client_id, values.clientSecret ?? '')
+      : undefined;
     if (token !== undefined && 'error' in token) {
-      const refused = { status: token.status, statusText: '', headers: [], body: '', timeMs: 0, error: token.error };
+      const refused = {
+        status: token.status,
+        statusText: '',
+        headers: [],
+        body: '',
+        timeMs: 0,
+        error: token.error,
+      };
       return answer(request, reply, input, refused, operation.anchor, values);
     }
     const outcome = await relayTryIt({
@@ -126,18 +162,39 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
   /** A client credentials token for Try it, from the gateway this process reaches (not the public address). */
   function tryToken(input: ApiPageInput, requirement: OAuthRequirement, clientId: string, clientSecret: string) {
     const provider = input.oauthProviders.get(requirement.provider);
-    if (provider === undefined) return Promise.resolve({ status: 0, error: `OAuth provider ${requirement.provider} is not offered in this catalog` });
+    if (provider === undefined)
+      return Promise.resolve({
+        status: 0,
+        error: `OAuth provider ${requirement.provider} is not offered in this catalog`,
+      });
     if (!provider.config.grants.includes('application')) {
-      return Promise.resolve({ status: 0, error: `OAuth provider ${provider.config.title} does not issue client credentials tokens` });
+      return Promise.resolve({
+        status: 0,
+        error: `OAuth provider ${provider.config.title} does not issue client credentials tokens`,
+      });
     }
     const { orgName, catalogName } = input.context.catalog;
     const tokenUrl = `${issuerUrl(deps.gatewayUrl, orgName, catalogName, provider.config)}${provider.config.tokenPath}`;
-    return clientCredentialsToken({ tokenUrl, clientId, clientSecret, scopes: requirement.scopes, timeoutMs: deps.tryTimeoutMs });
+    return clientCredentialsToken({
+      tokenUrl,
+      clientId,
+      clientSecret,
+      scopes: requirement.scopes,
+      timeoutMs: deps.tryTimeoutMs,
+    });
   }
 
   /** JSON for the page's script, else the page with the answer under its operation (the secret not echoed). */
-  function answer(request: FastifyRequest, reply: FastifyReply, input: ApiPageInput, outcome: TryResult, anchor: string, values: Record<string, string>) {
-    if ((request.headers.accept ?? '').includes('application/json')) return reply.header('cache-control', 'no-store').send(outcome);
+  function answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    input: ApiPageInput,
+    outcome: TryResult,
+    anchor: string,
+    values: Record<string, string>,
+  ) {
+    if ((request.headers.accept ?? '').includes('application/json'))
+      return reply.header('cache-control', 'no-store').send(outcome);
     delete values.clientSecret;
     delete values._csrf;
     return send(reply, { ...input, result: { anchor, outcome, values } });

@@ -26,9 +26,14 @@ type SignedInContext = PortalContext & Required<Pick<PortalContext, 'user' | 'or
 
 /** The credentials panel shown once after creating an app or resetting a secret. */
 function secretOnce(clientId: string, clientSecret: string, heading: string): SafeHtml {
-  return html`<section class="notice warn" aria-labelledby="once-title"><h2 id="once-title">${heading}</h2>
-<p><strong>Copy the client secret now: it is shown only this once.</strong> Portico keeps only a hash of it; if you lose it, reset it on this page to get a new one.</p>
-${copyField('client-id', 'Client ID', clientId)}${copyField('client-secret', 'Client secret', clientSecret)}</section>`;
+  return html`<section class="notice warn" aria-labelledby="once-title">
+    <h2 id="once-title">${heading}</h2>
+    <p>
+      <strong>Copy the client secret now: it is shown only this once.</strong> Portico keeps only a hash of it; if you
+      lose it, reset it on this page to get a new one.
+    </p>
+    ${copyField('client-id', 'Client ID', clientId)}${copyField('client-secret', 'Client secret', clientSecret)}
+  </section>`;
 }
 
 /** The once-only panel of a flashed secret. */
@@ -45,21 +50,34 @@ async function redirectWithSecret(deps: PortalDeps, reply: FastifyReply, context
   return reply.redirect(path('apps', flash.appId), 303);
 }
 
-function subscriptionRows(subscriptions: SubscriptionDetail[], usage: Map<string, string>, context: SignedInContext): unknown[][] {
+function subscriptionRows(
+  subscriptions: SubscriptionDetail[],
+  usage: Map<string, string>,
+  context: SignedInContext,
+): unknown[][] {
   return subscriptions.map((s) => [
-    html`<a href="${productUrl({ name: s.product_name, version: s.product_version })}">${s.product_title} ${s.product_version}</a>`,
+    html`<a href="${productUrl({ name: s.product_name, version: s.product_version })}"
+      >${s.product_title} ${s.product_version}</a
+    >`,
     s.plan_title,
     statePill(s.state),
     s.state === 'active' ? html`<a href="${path('subscriptions', s.id)}#usage">${usage.get(s.id) ?? ''}</a>` : '—',
     when(s.updated_at),
     s.state === 'active' || s.state === 'pending'
-      ? buttonForm(`${path('subscriptions', s.id)}/cancel`, context.csrfToken, 'Cancel subscription', { kind: 'secondary', small: true, confirm: `Cancel the subscription to ${s.product_title} (${s.plan_title})?` })
+      ? buttonForm(`${path('subscriptions', s.id)}/cancel`, context.csrfToken, 'Cancel subscription', {
+          kind: 'secondary',
+          small: true,
+          confirm: `Cancel the subscription to ${s.product_title} (${s.plan_title})?`,
+        })
       : '',
   ]);
 }
 
 /** "3 of 100 requests per hour used, 97 left" for each active subscription, by subscription id. */
-async function usageByActiveSubscription(deps: PortalDeps, subscriptions: SubscriptionDetail[]): Promise<Map<string, string>> {
+async function usageByActiveSubscription(
+  deps: PortalDeps,
+  subscriptions: SubscriptionDetail[],
+): Promise<Map<string, string>> {
   const active = subscriptions.filter((s) => s.state === 'active');
   const words = await Promise.all(
     active.map(async (s) => {
@@ -83,13 +101,23 @@ function redirectUrisOf(app: App): string {
 /** The OAuth redirect URIs form; `written` and `error` re-show a refused submission. */
 function redirectUrisSection(context: SignedInContext, app: App, written?: string, error?: string): SafeHtml {
   return html`<h2 id="redirect-uris">OAuth redirect URIs</h2>
-<p>Where an OAuth provider may send the authorization code after a user signs in and consents. The
-<code>redirect_uri</code> your app sends must equal one of these exactly.</p>
-${error ? notice('error', error) : ''}
-<form method="post" action="${path('apps', app.id)}/redirect-uris" class="stack">${csrfField(context.csrfToken)}
-<div class="field"><label for="redirect_uris">Redirect URIs</label><textarea id="redirect_uris" name="redirect_uris" rows="4" maxlength="21000" aria-describedby="redirect-hint">${written ?? redirectUrisOf(app)}</textarea>
-<p class="hint" id="redirect-hint">One absolute URI per line, without a fragment, at most 10; e.g. https://app.example/callback. Empty: none.</p></div>
-<div class="actions"><button type="submit" class="button secondary">Save redirect URIs</button></div></form>`;
+    <p>
+      Where an OAuth provider may send the authorization code after a user signs in and consents. The
+      <code>redirect_uri</code> your app sends must equal one of these exactly.
+    </p>
+    ${error ? notice('error', error) : ''}
+    <form method="post" action="${path('apps', app.id)}/redirect-uris" class="stack">
+      ${csrfField(context.csrfToken)}
+      <div class="field">
+        <label for="redirect_uris">Redirect URIs</label
+        ><textarea id="redirect_uris" name="redirect_uris" rows="4" maxlength="21000" aria-describedby="redirect-hint">
+${written ?? redirectUrisOf(app)}</textarea>
+        <p class="hint" id="redirect-hint">
+          One absolute URI per line, without a fragment, at most 10; e.g. https://app.example/callback. Empty: none.
+        </p>
+      </div>
+      <div class="actions"><button type="submit" class="button secondary">Save redirect URIs</button></div>
+    </form>`;
 }
 
 interface AppPageExtra {
@@ -107,38 +135,68 @@ async function appPage(deps: PortalDeps, context: SignedInContext, app: App, ext
     html`<code>${c.client_id}</code>`,
     c.description || (i === 0 ? 'Default credentials' : ''),
     when(c.created_at),
-    html`<div class="actions">${buttonForm(`${base}/credentials/${encodeURIComponent(c.id)}/reset`, context.csrfToken, 'Reset secret', {
-      kind: 'secondary',
-      small: true,
-      confirm: 'Reset the client secret? Calls with the old secret stop working.',
-    })}${credentials.length > 1 ? buttonForm(`${base}/credentials/${encodeURIComponent(c.id)}/delete`, context.csrfToken, 'Delete', { kind: 'danger', small: true, confirm: 'Delete this credential pair?' }) : ''}</div>`,
+    html`<div class="actions">
+      ${buttonForm(`${base}/credentials/${encodeURIComponent(c.id)}/reset`, context.csrfToken, 'Reset secret', {
+        kind: 'secondary',
+        small: true,
+        confirm: 'Reset the client secret? Calls with the old secret stop working.',
+      })}${credentials.length > 1 ? buttonForm(`${base}/credentials/${encodeURIComponent(c.id)}/delete`, context.csrfToken, 'Delete', { kind: 'danger', small: true, confirm: 'Delete this credential pair?' }) : ''}
+    </div>`,
   ]);
   return html`${breadcrumbs([['Apps', '/apps'], [app.title]])}
-<h1>${app.title}</h1>${app.description ? html`<p class="lede">${app.description}</p>` : ''}
-${extra}
-<h2>Credentials</h2>
-<p>Send the client id in the <code>X-IBM-Client-Id</code> header of every call (and the secret in <code>X-IBM-Client-Secret</code> where an API asks for it).</p>
-${table('Credentials of this app', ['Client ID', 'Description', 'Created', 'Actions'], credentialRows, { hideCaption: true })}
-<div class="actions">${buttonForm(`${base}/credentials`, context.csrfToken, 'Add credentials', { kind: 'secondary' })}<span class="hint">A second pair lets you rotate credentials without downtime.</span></div>
-${redirectUrisSection(context, app, extras.redirect?.written, extras.redirect?.error)}
-<h2>Subscriptions</h2>
-${subscriptions.length === 0
-    ? html`<p>This app is not subscribed to any plan yet. <a href="/products">Browse API products</a> and choose Subscribe under a plan.</p>`
-    : table('Subscriptions of this app', ['Product', 'Plan', 'State', 'Usage in the current window', 'Updated', ''], subscriptionRows(subscriptions, usage, context), { hideCaption: true })}
-<h2>Delete this app</h2>
-<p>Deleting the app removes its credentials and subscriptions.</p>
-<p><a class="button danger" href="${base}/delete">Delete app…</a></p>`;
+    <h1>${app.title}</h1>
+    ${app.description ? html`<p class="lede">${app.description}</p>` : ''} ${extra}
+    <h2>Credentials</h2>
+    <p>
+      Send the client id in the <code>X-IBM-Client-Id</code> header of every call (and the secret in
+      <code>X-IBM-Client-Secret</code> where an API asks for it).
+    </p>
+    ${table('Credentials of this app', ['Client ID', 'Description', 'Created', 'Actions'], credentialRows, { hideCaption: true })}
+    <div class="actions">
+      ${buttonForm(`${base}/credentials`, context.csrfToken, 'Add credentials', { kind: 'secondary' })}<span
+        class="hint"
+        >A second pair lets you rotate credentials without downtime.</span
+      >
+    </div>
+    ${redirectUrisSection(context, app, extras.redirect?.written, extras.redirect?.error)}
+    <h2>Subscriptions</h2>
+    ${
+      subscriptions.length === 0
+        ? html`<p>
+            This app is not subscribed to any plan yet. <a href="/products">Browse API products</a> and choose Subscribe
+            under a plan.
+          </p>`
+        : table(
+            'Subscriptions of this app',
+            ['Product', 'Plan', 'State', 'Usage in the current window', 'Updated', ''],
+            subscriptionRows(subscriptions, usage, context),
+            { hideCaption: true },
+          )
+    }
+    <h2>Delete this app</h2>
+    <p>Deleting the app removes its credentials and subscriptions.</p>
+    <p><a class="button danger" href="${base}/delete">Delete app…</a></p>`;
 }
 
 function newAppForm(context: PortalContext, values: { title?: string; description?: string; error?: string }) {
-  return html`${breadcrumbs([['Apps', '/apps'], ['Create an app']])}<h1>Create an app</h1>
-<p class="lede">Your app is assigned a unique client id and secret; send them on each API request.</p>
-${values.error ? notice('error', values.error) : ''}
-<form method="post" action="/apps" class="stack">${csrfField(context.csrfToken)}
-<div class="field"><label for="title">Title</label><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100"></div>
-<div class="field"><label for="description">Description</label><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">${values.description ?? ''}</textarea>
-<p class="hint" id="description-hint">Optional.</p></div>
-<div class="actions"><button type="submit" class="button">Submit</button><a href="/apps">Cancel</a></div></form>`;
+  return html`${breadcrumbs([['Apps', '/apps'], ['Create an app']])}
+    <h1>Create an app</h1>
+    <p class="lede">Your app is assigned a unique client id and secret; send them on each API request.</p>
+    ${values.error ? notice('error', values.error) : ''}
+    <form method="post" action="/apps" class="stack">
+      ${csrfField(context.csrfToken)}
+      <div class="field">
+        <label for="title">Title</label
+        ><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100" />
+      </div>
+      <div class="field">
+        <label for="description">Description</label
+        ><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">
+${values.description ?? ''}</textarea>
+        <p class="hint" id="description-hint">Optional.</p>
+      </div>
+      <div class="actions"><button type="submit" class="button">Submit</button><a href="/apps">Cancel</a></div>
+    </form>`;
 }
 
 /** Registers the app routes. */
@@ -161,19 +219,26 @@ export function registerAppRoutes(app: FastifyInstance, deps: PortalDeps): void 
       return [
         html`<a href="${path('apps', a.id)}">${a.title}</a>`,
         a.description,
-        mine.length === 0 ? 'None' : html`${mine.map((s) => html`<span>${s.product_title} · ${s.plan_title} ${statePill(s.state)}</span><br>`)}`,
+        mine.length === 0
+          ? 'None'
+          : html`${mine.map((s) => html`<span>${s.product_title} · ${s.plan_title} ${statePill(s.state)}</span><br />`)}`,
       ];
     });
-    const main = html`<h1>Apps</h1><p class="lede">Apps of ${context.org.title}.</p>
-<p><a class="button" href="/apps/new">Create an app</a></p>
-${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'Description', 'Subscriptions'], rows, { hideCaption: true })}`;
+    const main = html`<h1>Apps</h1>
+      <p class="lede">Apps of ${context.org.title}.</p>
+      <p><a class="button" href="/apps/new">Create an app</a></p>
+      ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'Description', 'Subscriptions'], rows, { hideCaption: true })}`;
     return sendPortalPage(reply, context, { title: 'Apps', section: 'apps', main });
   });
 
   app.get('/apps/new', async (request, reply) => {
     const context = requireUser(request);
     if (!context) return redirectToSignIn(request, reply);
-    return sendPortalPage(reply, context, { title: 'Create an app', section: 'apps', main: newAppForm(context, {}) });
+    return sendPortalPage(reply, context, {
+      title: 'Create an app',
+      section: 'apps',
+      main: newAppForm(context, {}),
+    });
   });
 
   app.post('/apps', async (request, reply) => {
@@ -184,9 +249,19 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     try {
       created = await services.createApp(context.org.id, values);
     } catch (error) {
-      return sendPortalPage(reply, context, { title: 'Create an app', section: 'apps', status: 400, main: newAppForm(context, { ...values, error: formErrorMessage(error) }) });
+      return sendPortalPage(reply, context, {
+        title: 'Create an app',
+        section: 'apps',
+        status: 400,
+        main: newAppForm(context, { ...values, error: formErrorMessage(error) }),
+      });
     }
-    const flash = { appId: created.app.id, clientId: created.credential.client_id, clientSecret: created.clientSecret, heading: 'Your app credentials' };
+    const flash = {
+      appId: created.app.id,
+      clientId: created.credential.client_id,
+      clientSecret: created.clientSecret,
+      heading: 'Your app credentials',
+    };
     return redirectWithSecret(deps, reply, context, flash);
   });
 
@@ -195,7 +270,11 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     if (!context) return redirectToSignIn(request, reply);
     const found = await services.app(context.org.id, (request.params as { id: string }).id);
     const flash = await takeSecret(deps, context.session, found.id);
-    return sendPortalPage(reply, context, { title: found.title, section: 'apps', main: await appPage(deps, context, found, { top: flash ? secretPanel(flash) : '' }) });
+    return sendPortalPage(reply, context, {
+      title: found.title,
+      section: 'apps',
+      main: await appPage(deps, context, found, { top: flash ? secretPanel(flash) : '' }),
+    });
   });
 
   app.post('/apps/:id/credentials', async (request, reply) => {
@@ -203,7 +282,12 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     if (!context) return redirectToSignIn(request, reply);
     const found = await services.app(context.org.id, (request.params as { id: string }).id);
     const issued = await services.addCredential(context.org.id, found.id, 'Additional credentials');
-    return redirectWithSecret(deps, reply, context, { appId: found.id, clientId: issued.credential.client_id, clientSecret: issued.clientSecret, heading: 'New credentials added' });
+    return redirectWithSecret(deps, reply, context, {
+      appId: found.id,
+      clientId: issued.credential.client_id,
+      clientSecret: issued.clientSecret,
+      heading: 'New credentials added',
+    });
   });
 
   app.post('/apps/:id/credentials/:credentialId/reset', async (request, reply) => {
@@ -212,7 +296,12 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     const { id, credentialId } = request.params as { id: string; credentialId: string };
     const found = await services.app(context.org.id, id);
     const reset = await services.resetSecret(context.org.id, found.id, credentialId);
-    return redirectWithSecret(deps, reply, context, { appId: found.id, clientId: reset.clientId, clientSecret: reset.clientSecret, heading: 'New client secret' });
+    return redirectWithSecret(deps, reply, context, {
+      appId: found.id,
+      clientId: reset.clientId,
+      clientSecret: reset.clientSecret,
+      heading: 'New client secret',
+    });
   });
 
   app.post('/apps/:id/credentials/:credentialId/delete', async (request, reply) => {
@@ -224,7 +313,12 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
       await services.deleteCredential(context.org.id, found.id, credentialId);
     } catch (error) {
       const extra = notice('error', formErrorMessage(error));
-      return sendPortalPage(reply, context, { title: found.title, section: 'apps', status: 409, main: await appPage(deps, context, found, { top: extra }) });
+      return sendPortalPage(reply, context, {
+        title: found.title,
+        section: 'apps',
+        status: 409,
+        main: await appPage(deps, context, found, { top: extra }),
+      });
     }
     return reply.redirect(path('apps', found.id), 303);
   });
@@ -238,7 +332,12 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
       await services.setRedirectUris(context.org.id, found.id, written);
     } catch (error) {
       const redirect = { written, error: formErrorMessage(error) };
-      return sendPortalPage(reply, context, { title: found.title, section: 'apps', status: 400, main: await appPage(deps, context, found, { redirect }) });
+      return sendPortalPage(reply, context, {
+        title: found.title,
+        section: 'apps',
+        status: 400,
+        main: await appPage(deps, context, found, { redirect }),
+      });
     }
     return reply.redirect(`${path('apps', found.id)}#redirect-uris`, 303);
   });
@@ -248,9 +347,15 @@ ${apps.length === 0 ? html`<p>No apps yet.</p>` : table('Your apps', ['App', 'De
     if (!context) return redirectToSignIn(request, reply);
     const found = await services.app(context.org.id, (request.params as { id: string }).id);
     const main = html`${breadcrumbs([['Apps', '/apps'], [found.title, path('apps', found.id)], ['Delete']])}
-<h1>Delete ${found.title}?</h1>
-${notice('warn', 'Its credentials stop working at once and its subscriptions end. This cannot be undone.')}
-<div class="actions">${buttonForm(`${path('apps', found.id)}/delete`, context.csrfToken, 'Delete app', { kind: 'danger' })}<a class="button secondary" href="${path('apps', found.id)}">Keep the app</a></div>`;
+      <h1>Delete ${found.title}?</h1>
+      ${notice('warn', 'Its credentials stop working at once and its subscriptions end. This cannot be undone.')}
+      <div class="actions">
+        ${buttonForm(`${path('apps', found.id)}/delete`, context.csrfToken, 'Delete app', { kind: 'danger' })}<a
+          class="button secondary"
+          href="${path('apps', found.id)}"
+          >Keep the app</a
+        >
+      </div>`;
     return sendPortalPage(reply, context, { title: `Delete ${found.title}`, section: 'apps', main });
   });
 

@@ -50,7 +50,13 @@ function hit(kind: HitKind, title: string, url: string, detail: string, words: s
 function apiHits(product: ProductRow, api: ApiRow, view: ApiView): Hit[] {
   const url = `${productUrl(product)}/apis/${encodeURIComponent(api.name)}/${encodeURIComponent(api.version)}`;
   const inProduct = `${product.title} ${product.version}`;
-  const hits = [hit('api', `${api.title} ${api.version}`, url, view.description || `In ${inProduct}`, [api.name, api.base_path, inProduct])];
+  const hits = [
+    hit('api', `${api.title} ${api.version}`, url, view.description || `In ${inProduct}`, [
+      api.name,
+      api.base_path,
+      inProduct,
+    ]),
+  ];
   for (const operation of view.operations) {
     const title = `${operation.method} ${operation.path}`;
     const detail = [operation.summary, `${api.title} ${api.version}`].filter(Boolean).join(' · ');
@@ -67,7 +73,9 @@ async function visibleEntries(deps: PortalDeps, context: PortalContext): Promise
   for (const product of await services.visibleProducts(context)) {
     const info = productInfo(product);
     const title = `${product.title} ${product.version}`;
-    hits.push(hit('product', title, productUrl(product), info.summary || info.description, [product.name, info.description]));
+    hits.push(
+      hit('product', title, productUrl(product), info.summary || info.description, [product.name, info.description]),
+    );
     for (const link of await services.productApis(product.id)) {
       const api = await services.visibleProductApi(context, product, link.name, link.version);
       hits.push(...apiHits(product, api, cachedView(api)));
@@ -78,7 +86,12 @@ async function visibleEntries(deps: PortalDeps, context: PortalContext): Promise
 
 /** The query's words, lower-cased and bounded. */
 export function queryWords(query: string): string[] {
-  return query.slice(0, searchLimits.queryChars).toLowerCase().split(/\s+/).filter(Boolean).slice(0, searchLimits.words);
+  return query
+    .slice(0, searchLimits.queryChars)
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, searchLimits.words);
 }
 
 const headings: Record<HitKind, string> = { product: 'API products', api: 'APIs', operation: 'Operations' };
@@ -87,18 +100,36 @@ function resultGroup(kind: HitKind, hits: Hit[]): SafeHtml {
   const mine = hits.filter((h) => h.kind === kind);
   if (mine.length === 0) return html``;
   const shown = mine.slice(0, searchLimits.resultsPerKind);
-  return html`<section aria-labelledby="results-${kind}"><h2 id="results-${kind}">${headings[kind]} <span class="meta">(${mine.length})</span></h2>
-<ul class="results">${shown.map((h) => html`<li><a href="${h.url}">${h.title}</a>${h.detail ? html`<p class="hint">${h.detail}</p>` : ''}</li>`)}</ul>
-${mine.length > shown.length ? html`<p class="hint">The first ${shown.length} are shown: add words to narrow the search.</p>` : ''}</section>`;
+  return html`<section aria-labelledby="results-${kind}">
+    <h2 id="results-${kind}">${headings[kind]} <span class="meta">(${mine.length})</span></h2>
+    <ul class="results">
+      ${shown.map((h) => html`<li><a href="${h.url}">${h.title}</a>${h.detail ? html`<p class="hint">${h.detail}</p>` : ''}</li>`)}
+    </ul>
+    ${mine.length > shown.length ? html`<p class="hint">The first ${shown.length} are shown: add words to narrow the search.</p>` : ''}
+  </section>`;
 }
 
 function searchPage(query: string, hits: Hit[] | undefined): SafeHtml {
   const count = hits?.length ?? 0;
-  const summary = hits === undefined ? '' : count === 0 ? html`<p role="status">Nothing matches “${query}”.</p>` : html`<p role="status">${count} ${count === 1 ? 'result' : 'results'} for “${query}”.</p>`;
+  const summary =
+    hits === undefined
+      ? ''
+      : count === 0
+        ? html`<p role="status">Nothing matches “${query}”.</p>`
+        : html`<p role="status">${count} ${count === 1 ? 'result' : 'results'} for “${query}”.</p>`;
   return html`<h1>Search</h1>
-<form class="search-form" role="search" method="get" action="/search"><label for="search-q">Search API products, APIs and operations</label>
-<div class="search-row"><input type="search" id="search-q" name="q" value="${query}" maxlength="${searchLimits.queryChars}"><button type="submit" class="button">Search</button></div></form>
-${summary}${hits ? (['product', 'api', 'operation'] as const).map((kind) => resultGroup(kind, hits)) : ''}`;
+    <form class="search-form" role="search" method="get" action="/search">
+      <label for="search-q">Search API products, APIs and operations</label>
+      <div class="search-row">
+        <input type="search" id="search-q" name="q" value="${query}" maxlength="${searchLimits.queryChars}" /><button
+          type="submit"
+          class="button"
+        >
+          Search
+        </button>
+      </div>
+    </form>
+    ${summary}${hits ? (['product', 'api', 'operation'] as const).map((kind) => resultGroup(kind, hits)) : ''}`;
 }
 
 /** Registers `GET /search?q=`. */
@@ -108,7 +139,14 @@ export function registerSearchRoutes(app: FastifyInstance, deps: PortalDeps): vo
     const raw = (request.query as { q?: unknown }).q;
     const query = typeof raw === 'string' ? raw.slice(0, searchLimits.queryChars).trim() : '';
     const words = queryWords(query);
-    const hits = words.length === 0 ? undefined : (await visibleEntries(deps, context)).filter((h) => words.every((w) => h.text.includes(w)));
-    return sendPortalPage(reply, context, { title: query ? `Search: ${query}` : 'Search', section: 'search', main: searchPage(query, hits) });
+    const hits =
+      words.length === 0
+        ? undefined
+        : (await visibleEntries(deps, context)).filter((h) => words.every((w) => h.text.includes(w)));
+    return sendPortalPage(reply, context, {
+      title: query ? `Search: ${query}` : 'Search',
+      section: 'search',
+      main: searchPage(query, hits),
+    });
   });
 }

@@ -27,16 +27,29 @@ import { usageSection } from '../usage-view.ts';
 const steps = ['Select app', 'Review', 'Summary'];
 
 function wizardSteps(current: number): SafeHtml {
-  return html`<ol class="wizard" aria-label="Subscription steps">${steps.map(
-    (label, i) => html`<li${i === current ? html` aria-current="step"` : ''}>${i + 1}. ${label}</li>`,
-  )}</ol>`;
+  return html`<ol class="wizard" aria-label="Subscription steps">
+    ${steps.map((label, i) => html`<li${i === current ? html` aria-current="step"` : ''}>${i + 1}. ${label}</li>`)}
+  </ol>`;
 }
 
 function planFacts(product: ProductRow, plan: PlanRow, app?: App): SafeHtml {
   const limits = planLimitsInWords(plan);
-  return html`<dl class="facts"><dt>Product</dt><dd>${product.title} ${product.version}</dd><dt>Plan</dt><dd>${plan.title}</dd>
-<dt>Rate limit</dt><dd>${limits.rate.join(', ')}${limits.burst.length > 0 ? html` (burst: ${limits.burst.join(', ')})` : ''}</dd>
-<dt>Approval</dt><dd>${approvalInWords(plan)}</dd>${app ? html`<dt>Application</dt><dd>${app.title}</dd>` : ''}</dl>`;
+  return html`<dl class="facts">
+    <dt>Product</dt>
+    <dd>${product.title} ${product.version}</dd>
+    <dt>Plan</dt>
+    <dd>${plan.title}</dd>
+    <dt>Rate limit</dt>
+    <dd>${limits.rate.join(', ')}${limits.burst.length > 0 ? html` (burst: ${limits.burst.join(', ')})` : ''}</dd>
+    <dt>Approval</dt>
+    <dd>${approvalInWords(plan)}</dd>
+    ${
+      app
+        ? html`<dt>Application</dt>
+            <dd>${app.title}</dd>`
+        : ''
+    }
+  </dl>`;
 }
 
 interface NewAppValues {
@@ -47,22 +60,38 @@ interface NewAppValues {
 
 /** The wizard's own "create an app" form: the app is created and the wizard goes on to the review. */
 function wizardAppForm(context: PortalContext, product: ProductRow, plan: PlanRow, values: NewAppValues): SafeHtml {
-  return html`<form method="post" action="${productUrl(product)}/subscribe/app" class="stack" aria-labelledby="new-app-title">${csrfField(context.csrfToken)}
-<h2 id="new-app-title">Create an app</h2>
-<p>The app receives a client id and secret; after creating it you review the subscription to ${plan.title}.</p>
-${values.error ? notice('error', values.error) : ''}
-<input type="hidden" name="plan" value="${plan.name}">
-<div class="field"><label for="title">Title</label><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100"></div>
-<div class="field"><label for="description">Description</label><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">${values.description ?? ''}</textarea>
-<p class="hint" id="description-hint">Optional.</p></div>
-<div class="actions"><button type="submit" class="button">Create app and continue</button></div></form>`;
+  return html`<form
+    method="post"
+    action="${productUrl(product)}/subscribe/app"
+    class="stack"
+    aria-labelledby="new-app-title"
+  >
+    ${csrfField(context.csrfToken)}
+    <h2 id="new-app-title">Create an app</h2>
+    <p>The app receives a client id and secret; after creating it you review the subscription to ${plan.title}.</p>
+    ${values.error ? notice('error', values.error) : ''}
+    <input type="hidden" name="plan" value="${plan.name}" />
+    <div class="field">
+      <label for="title">Title</label
+      ><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100" />
+    </div>
+    <div class="field">
+      <label for="description">Description</label
+      ><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">
+${values.description ?? ''}</textarea>
+      <p class="hint" id="description-hint">Optional.</p>
+    </div>
+    <div class="actions"><button type="submit" class="button">Create app and continue</button></div>
+  </form>`;
 }
 
 function wizardAppPage(context: PortalContext, product: ProductRow, plan: PlanRow, values: NewAppValues): SafeHtml {
   return html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, productUrl(product)], ['Subscribe']])}
-<h1>Subscribe to ${product.title}: ${plan.title}</h1>${wizardSteps(0)}
-${wizardAppForm(context, product, plan, values)}
-<p><a href="${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}">Back to the app list</a></p>`;
+    <h1>Subscribe to ${product.title}: ${plan.title}</h1>
+    ${wizardSteps(0)} ${wizardAppForm(context, product, plan, values)}
+    <p>
+      <a href="${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}">Back to the app list</a>
+    </p>`;
 }
 
 async function planOf(deps: PortalDeps, product: ProductRow, name: string): Promise<PlanRow> {
@@ -71,17 +100,33 @@ async function planOf(deps: PortalDeps, product: ProductRow, name: string): Prom
   return plan;
 }
 
-function reviewPage(context: PortalContext, product: ProductRow, plan: PlanRow, app: App, error?: string, flash?: SecretFlash): SafeHtml {
+function reviewPage(
+  context: PortalContext,
+  product: ProductRow,
+  plan: PlanRow,
+  app: App,
+  error?: string,
+  flash?: SecretFlash,
+): SafeHtml {
   return html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, productUrl(product)], ['Subscribe']])}
-<h1>Review the subscription</h1>${wizardSteps(1)}
-${error ? notice('error', error) : ''}
-${flash ? html`${notice('ok', html`App <strong>${app.title}</strong> created.`)}${secretPanel(flash)}` : ''}
-${planFacts(product, plan, app)}
-${plan.approval === 1 ? notice('info', 'The API provider approves this plan. Until then the subscription shows as Pending approval.') : ''}
-<form method="post" action="${productUrl(product)}/subscribe">${csrfField(context.csrfToken)}
-<input type="hidden" name="plan" value="${plan.name}"><input type="hidden" name="app" value="${app.id}">
-<div class="actions"><button type="submit" class="button">Next</button>
-<a class="button secondary" href="${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}">Back</a></div></form>`;
+    <h1>Review the subscription</h1>
+    ${wizardSteps(1)} ${error ? notice('error', error) : ''}
+    ${flash ? html`${notice('ok', html`App <strong>${app.title}</strong> created.`)}${secretPanel(flash)}` : ''}
+    ${planFacts(product, plan, app)}
+    ${plan.approval === 1 ? notice('info', 'The API provider approves this plan. Until then the subscription shows as Pending approval.') : ''}
+    <form method="post" action="${productUrl(product)}/subscribe">
+      ${csrfField(context.csrfToken)} <input type="hidden" name="plan" value="${plan.name}" /><input
+        type="hidden"
+        name="app"
+        value="${app.id}"
+      />
+      <div class="actions">
+        <button type="submit" class="button">Next</button>
+        <a class="button secondary" href="${productUrl(product)}/subscribe?plan=${encodeURIComponent(plan.name)}"
+          >Back</a
+        >
+      </div>
+    </form>`;
 }
 
 /** Registers the wizard's pages and the subscription summary. */
@@ -95,23 +140,45 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: PortalDeps):
     const product = await services.visibleProduct(context, name, version);
     const plan = await planOf(deps, product, queryField(request, 'plan'));
     const apps = await services.listApps(context.org.id);
-    const live = (await services.orgSubscriptions(context)).filter((s) => s.product_id === product.id && (s.state === 'active' || s.state === 'pending'));
+    const live = (await services.orgSubscriptions(context)).filter(
+      (s) => s.product_id === product.id && (s.state === 'active' || s.state === 'pending'),
+    );
     const firstFree = apps.findIndex((a) => !live.some((s) => s.app_id === a.id));
     const choices = apps.map((a, i) => {
       const existing = live.find((s) => s.app_id === a.id);
       const state = existing ? html` disabled` : i === firstFree ? html` checked` : '';
-      return html`<div class="choice"><input type="radio" name="app" id="app-${i}" value="${a.id}"${state} required>
-<label for="app-${i}">${a.title}${existing ? html` — already subscribed (${existing.plan_title}, ${statePill(existing.state)})` : ''}</label></div>`;
+      return html`<div class="choice">
+        <input type="radio" name="app" id="app-${i}" value="${a.id}" ${state} required />
+        <label for="app-${i}"
+          >${a.title}${existing ? html` — already subscribed (${existing.plan_title}, ${statePill(existing.state)})` : ''}</label
+        >
+      </div>`;
     });
     const main = html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, productUrl(product)], ['Subscribe']])}
-<h1>Subscribe to ${product.title}: ${plan.title}</h1>${wizardSteps(0)}
-${apps.length === 0
-      ? html`${notice('info', 'You need an app to subscribe: create one here and the subscription continues.')}${wizardAppForm(context, product, plan, {})}`
-      : html`<form method="get" action="${productUrl(product)}/subscribe/review" class="stack"><input type="hidden" name="plan" value="${plan.name}">
-<fieldset><legend>Select the application to subscribe</legend>${choices}</fieldset>
-<div class="actions"><button type="submit" class="button">Select app</button>
-<a href="${productUrl(product)}/subscribe/app?plan=${encodeURIComponent(plan.name)}">Create another app</a></div></form>`}`;
-    return sendPortalPage(reply, context, { title: `Subscribe to ${product.title}`, section: 'products', main });
+      <h1>Subscribe to ${product.title}: ${plan.title}</h1>
+      ${wizardSteps(0)}
+      ${
+        apps.length === 0
+          ? html`${notice('info', 'You need an app to subscribe: create one here and the subscription continues.')}${wizardAppForm(context, product, plan, {})}`
+          : html`<form method="get" action="${productUrl(product)}/subscribe/review" class="stack">
+              <input type="hidden" name="plan" value="${plan.name}" />
+              <fieldset>
+                <legend>Select the application to subscribe</legend>
+                ${choices}
+              </fieldset>
+              <div class="actions">
+                <button type="submit" class="button">Select app</button>
+                <a href="${productUrl(product)}/subscribe/app?plan=${encodeURIComponent(plan.name)}"
+                  >Create another app</a
+                >
+              </div>
+            </form>`
+      }`;
+    return sendPortalPage(reply, context, {
+      title: `Subscribe to ${product.title}`,
+      section: 'products',
+      main,
+    });
   });
 
   app.get('/products/:name/:version/subscribe/app', async (request, reply) => {
@@ -120,7 +187,11 @@ ${apps.length === 0
     const { name, version } = request.params as { name: string; version: string };
     const product = await services.visibleProduct(context, name, version);
     const plan = await planOf(deps, product, queryField(request, 'plan'));
-    return sendPortalPage(reply, context, { title: 'Create an app', section: 'products', main: wizardAppPage(context, product, plan, {}) });
+    return sendPortalPage(reply, context, {
+      title: 'Create an app',
+      section: 'products',
+      main: wizardAppPage(context, product, plan, {}),
+    });
   });
 
   app.post('/products/:name/:version/subscribe/app', async (request, reply) => {
@@ -135,11 +206,25 @@ ${apps.length === 0
       created = await services.createApp(context.org.id, values);
     } catch (error) {
       const main = wizardAppPage(context, product, plan, { ...values, error: formErrorMessage(error) });
-      return sendPortalPage(reply, context, { title: 'Create an app', section: 'products', status: 400, main });
+      return sendPortalPage(reply, context, {
+        title: 'Create an app',
+        section: 'products',
+        status: 400,
+        main,
+      });
     }
-    const flash = { appId: created.app.id, clientId: created.credential.client_id, clientSecret: created.clientSecret, heading: 'Your app credentials' };
+    const flash = {
+      appId: created.app.id,
+      clientId: created.credential.client_id,
+      clientSecret: created.clientSecret,
+      heading: 'Your app credentials',
+    };
     await flashSecret(deps, context.session, flash);
-    await rememberWizard(deps, context.session, { productId: product.id, planName: plan.name, appId: created.app.id });
+    await rememberWizard(deps, context.session, {
+      productId: product.id,
+      planName: plan.name,
+      appId: created.app.id,
+    });
     return reply.redirect(`${productUrl(product)}/subscribe/review`, 303);
   });
 
@@ -152,7 +237,11 @@ ${apps.length === 0
     const place = queryField(request, 'app') ? undefined : await wizardPlace(deps, context.session, product.id);
     const planName = place?.planName ?? queryField(request, 'plan');
     const appId = place?.appId ?? queryField(request, 'app');
-    if (!appId) return reply.redirect(planName ? `${productUrl(product)}/subscribe?plan=${encodeURIComponent(planName)}` : productUrl(product), 303);
+    if (!appId)
+      return reply.redirect(
+        planName ? `${productUrl(product)}/subscribe?plan=${encodeURIComponent(planName)}` : productUrl(product),
+        303,
+      );
     const plan = await planOf(deps, product, planName);
     const chosen = await services.app(context.org.id, appId);
     const flash = await takeSecret(deps, context.session, chosen.id);
@@ -175,7 +264,12 @@ ${apps.length === 0
     } catch (error) {
       const message = formErrorMessage(error);
       const status = error instanceof PorticoError ? error.status : 400;
-      return sendPortalPage(reply, context, { title: 'Review the subscription', section: 'products', status, main: reviewPage(context, product, plan, chosen, message) });
+      return sendPortalPage(reply, context, {
+        title: 'Review the subscription',
+        section: 'products',
+        status,
+        main: reviewPage(context, product, plan, chosen, message),
+      });
     }
   });
 
@@ -185,22 +279,44 @@ ${apps.length === 0
     const id = (request.params as { id: string }).id;
     const subscription = (await services.orgSubscriptions(context)).find((s) => s.id === id);
     if (!subscription) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'subscription', id });
-    const product = await services.visibleProduct(context, subscription.product_name, subscription.product_version).catch(() => undefined);
-    const plan = product ? (await services.productPlans(product.id)).find((p) => p.id === subscription.plan_id) : undefined;
+    const product = await services
+      .visibleProduct(context, subscription.product_name, subscription.product_version)
+      .catch(() => undefined);
+    const plan = product
+      ? (await services.productPlans(product.id)).find((p) => p.id === subscription.plan_id)
+      : undefined;
     const stateNote =
       subscription.state === 'pending'
-        ? notice('info', 'Pending approval: the API provider has been asked to approve it. The state changes to Active on the app page once approved.')
+        ? notice(
+            'info',
+            'Pending approval: the API provider has been asked to approve it. The state changes to Active on the app page once approved.',
+          )
         : subscription.state === 'active'
           ? notice('ok', 'Active: the app can call the product’s APIs now.')
           : notice('warn', `This subscription is ${subscription.state}.`);
     const main = html`${breadcrumbs([['Apps', '/apps'], [subscription.app_title, path('apps', subscription.app_id)], ['Subscription']])}
-<h1>Subscription summary</h1>${wizardSteps(2)}
-${stateNote}
-<dl class="facts"><dt>Application</dt><dd>${subscription.app_title}</dd><dt>Product</dt><dd>${subscription.product_title} ${subscription.product_version}</dd>
-<dt>Plan</dt><dd>${subscription.plan_title}</dd><dt>State</dt><dd>${statePill(subscription.state)}</dd>
-${plan ? html`<dt>Rate limit</dt><dd>${planLimitsInWords(plan).rate.join(', ')}</dd><dt>Approval</dt><dd>${approvalInWords(plan)}</dd>` : ''}</dl>
-<p><a class="button" href="${path('apps', subscription.app_id)}">Done</a></p>
-${plan && subscription.state !== 'pending' ? await usageSection(deps, subscription.id, plan, path('subscriptions', subscription.id), queryField(request, 'range')) : ''}`;
+      <h1>Subscription summary</h1>
+      ${wizardSteps(2)} ${stateNote}
+      <dl class="facts">
+        <dt>Application</dt>
+        <dd>${subscription.app_title}</dd>
+        <dt>Product</dt>
+        <dd>${subscription.product_title} ${subscription.product_version}</dd>
+        <dt>Plan</dt>
+        <dd>${subscription.plan_title}</dd>
+        <dt>State</dt>
+        <dd>${statePill(subscription.state)}</dd>
+        ${
+          plan
+            ? html`<dt>Rate limit</dt>
+                <dd>${planLimitsInWords(plan).rate.join(', ')}</dd>
+                <dt>Approval</dt>
+                <dd>${approvalInWords(plan)}</dd>`
+            : ''
+        }
+      </dl>
+      <p><a class="button" href="${path('apps', subscription.app_id)}">Done</a></p>
+      ${plan && subscription.state !== 'pending' ? await usageSection(deps, subscription.id, plan, path('subscriptions', subscription.id), queryField(request, 'range')) : ''}`;
     return sendPortalPage(reply, context, { title: 'Subscription summary', section: 'apps', main });
   });
 }

@@ -162,10 +162,15 @@ export async function resetLinkIsLive(context: ServiceContext, token: string): P
 export async function resetPassword(context: ServiceContext, token: string, password: string): Promise<PortalUser> {
   checkPasswordRules(password, 'newPassword');
   const passwordHash = await hashPassword(password);
-  const userId = usable(token) ? await tokens.consumeAccountToken(context.store.db, token, 'reset-password') : undefined;
+  const userId = usable(token)
+    ? await tokens.consumeAccountToken(context.store.db, token, 'reset-password')
+    : undefined;
   const user = userId ? await consumers.findPortalUserById(context.store.db, userId) : undefined;
   if (!user) {
-    throw new PorticoError('MGMT_VALIDATION', { field: 'token', reason: 'this reset link is invalid, used or expired' });
+    throw new PorticoError('MGMT_VALIDATION', {
+      field: 'token',
+      reason: 'this reset link is invalid, used or expired',
+    });
   }
   await context.store.transaction(async (trx) => {
     await consumers.setPortalUserPassword(trx, user.id, passwordHash);

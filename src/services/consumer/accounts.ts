@@ -39,7 +39,10 @@ export async function signUp(
   const existing = await consumers.findPortalUserByEmail(context.store.db, catalogId, email);
   if (existing) {
     if (mail) await mailAfterSignUp(context, mail, existing, false, request);
-    throw new PorticoError('MGMT_CONFLICT', { field: 'email', reason: 'an account with this email already exists' });
+    throw new PorticoError('MGMT_CONFLICT', {
+      field: 'email',
+      reason: 'an account with this email already exists',
+    });
   }
   const name = (input.name ?? '').trim() || email.split('@')[0];
   const orgTitle = (input.orgTitle ?? '').trim() || `${name}'s organization`;
@@ -57,7 +60,12 @@ export async function signUp(
  * visibility (any catalog) or another organization of the catalog already uses it.
  */
 async function unclaimedConsumerOrgName(db: Db, catalogId: string, title: string): Promise<string> {
-  const base = title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'org';
+  const base =
+    title
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'org';
   const listed = await visibilityOrgNames(db);
   for (let n = 0; ; n++) {
     const name = n === 0 ? base : `${base}-${n + 1}`;
@@ -66,7 +74,13 @@ async function unclaimedConsumerOrgName(db: Db, catalogId: string, title: string
 }
 
 /** The portal user for these credentials, under the same limits as provider sign-in. */
-export function authenticatePortalUser(context: ServiceContext, catalogId: string, email: string, password: string, address: string) {
+export function authenticatePortalUser(
+  context: ServiceContext,
+  catalogId: string,
+  email: string,
+  password: string,
+  address: string,
+) {
   const wanted = typeof email === 'string' ? email.trim().toLowerCase() : '';
   return context.signInLimiter.guard({ account: `portal|${catalogId}|${wanted}`, address }, async () => {
     const user = wanted ? await consumers.findPortalUserByEmail(context.store.db, catalogId, wanted) : undefined;
@@ -75,10 +89,18 @@ export function authenticatePortalUser(context: ServiceContext, catalogId: strin
   });
 }
 
-export async function changePortalPassword(context: ServiceContext, userId: string, current: string, next: string): Promise<void> {
+export async function changePortalPassword(
+  context: ServiceContext,
+  userId: string,
+  current: string,
+  next: string,
+): Promise<void> {
   const user = await consumers.findPortalUserById(context.store.db, userId);
   if (!user || !(await verifyPassword(user.password_hash, current))) {
-    throw new PorticoError('MGMT_VALIDATION', { field: 'currentPassword', reason: 'is not your current password' });
+    throw new PorticoError('MGMT_VALIDATION', {
+      field: 'currentPassword',
+      reason: 'is not your current password',
+    });
   }
   checkPasswordRules(next, 'newPassword');
   await consumers.setPortalUserPassword(context.store.db, userId, await hashPassword(next));

@@ -52,11 +52,18 @@ export async function resetSecret(
   await app(context, consumerOrgId, appId);
   const credential = (await consumers.listCredentials(context.store.db, appId)).find((c) => c.id === credentialId);
   if (!credential) throw notFound('credential', credentialId);
-  const clientSecret = await change(context, 'secret-reset', (trx) => consumers.resetCredentialSecret(trx, credentialId));
+  const clientSecret = await change(context, 'secret-reset', (trx) =>
+    consumers.resetCredentialSecret(trx, credentialId),
+  );
   return { clientId: credential.client_id, clientSecret };
 }
 
-export async function deleteCredential(context: ServiceContext, consumerOrgId: string, appId: string, credentialId: string): Promise<void> {
+export async function deleteCredential(
+  context: ServiceContext,
+  consumerOrgId: string,
+  appId: string,
+  credentialId: string,
+): Promise<void> {
   await app(context, consumerOrgId, appId);
   const all = await consumers.listCredentials(context.store.db, appId);
   if (!all.some((c) => c.id === credentialId)) throw notFound('credential', credentialId);
@@ -72,9 +79,14 @@ const maxRedirectUris = 10;
 
 /** The redirect URIs as written (one per line or a list), checked, or MGMT_VALIDATION. */
 export function checkRedirectUris(written: string | readonly string[]): string[] {
-  const list = (typeof written === 'string' ? written.split(/\s+/) : [...written]).map((uri) => uri.trim()).filter(Boolean);
+  const list = (typeof written === 'string' ? written.split(/\s+/) : [...written])
+    .map((uri) => uri.trim())
+    .filter(Boolean);
   if (list.length > maxRedirectUris) {
-    throw new PorticoError('MGMT_VALIDATION', { field: 'redirect_uris', reason: `at most ${maxRedirectUris}` });
+    throw new PorticoError('MGMT_VALIDATION', {
+      field: 'redirect_uris',
+      reason: `at most ${maxRedirectUris}`,
+    });
   }
   for (const uri of list) {
     let parsed: URL | undefined;

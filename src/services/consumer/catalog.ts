@@ -32,7 +32,9 @@ export type SubscriptionDetail = Awaited<ReturnType<typeof consumers.listSubscri
 /** The subscriptions of every app of the visitor's organization (none when anonymous). */
 export async function orgSubscriptions(context: ServiceContext, visitor: Visitor): Promise<SubscriptionDetail[]> {
   if (!visitor.org) return [];
-  const all = await consumers.listSubscriptionDetails(context.store.db, { catalogId: visitor.catalog.catalogId });
+  const all = await consumers.listSubscriptionDetails(context.store.db, {
+    catalogId: visitor.catalog.catalogId,
+  });
   return all.filter((s) => s.consumer_org_id === visitor.org!.id);
 }
 
@@ -50,12 +52,18 @@ function visibleTo(product: ProductRow, visitor: Visitor, subscribed: Set<string
 export async function visibleProducts(context: ServiceContext, visitor: Visitor): Promise<ProductRow[]> {
   const all = await products.listProducts(context.store.db, visitor.catalog.catalogId, ['published', 'deprecated']);
   const subscribed = liveProductIds(await orgSubscriptions(context, visitor));
-  const byTitle = (a: ProductRow, b: ProductRow) => a.title.localeCompare(b.title) || a.version.localeCompare(b.version);
+  const byTitle = (a: ProductRow, b: ProductRow) =>
+    a.title.localeCompare(b.title) || a.version.localeCompare(b.version);
   return all.filter((p) => visibleTo(p, visitor, subscribed)).sort(byTitle);
 }
 
 /** One product the visitor may see; a product it may not see is "not found", like a missing one. */
-export async function visibleProduct(context: ServiceContext, visitor: Visitor, name: string, version: string): Promise<ProductRow> {
+export async function visibleProduct(
+  context: ServiceContext,
+  visitor: Visitor,
+  name: string,
+  version: string,
+): Promise<ProductRow> {
   const product = await products.findProduct(context.store.db, visitor.catalog.catalogId, name, version);
   const subscribed = liveProductIds(await orgSubscriptions(context, visitor));
   if (!product || !visibleTo(product, visitor, subscribed)) {

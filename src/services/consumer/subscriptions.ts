@@ -30,7 +30,11 @@ export interface NewSubscription {
  * Subscribes an app to a plan of a published product. Plans needing approval start
  * `pending`; others are `active` at once. One live subscription per app and product.
  */
-export async function subscribe(context: ServiceContext, consumerOrgId: string, input: NewSubscription): Promise<Subscription> {
+export async function subscribe(
+  context: ServiceContext,
+  consumerOrgId: string,
+  input: NewSubscription,
+): Promise<Subscription> {
   const db = context.store.db;
   const subscriber = await app(context, consumerOrgId, input.appId);
   const product = await products.findProductById(db, input.productId);
@@ -43,11 +47,16 @@ export async function subscribe(context: ServiceContext, consumerOrgId: string, 
     throw new PorticoError('MGMT_CONFLICT', { reason });
   }
   if (product.subscribe_type === 'custom' && !(JSON.parse(product.subscribe_orgs) as string[]).includes(org.name)) {
-    throw new PorticoError('MGMT_FORBIDDEN', { reason: 'your organization may not subscribe to this product' });
+    throw new PorticoError('MGMT_FORBIDDEN', {
+      reason: 'your organization may not subscribe to this product',
+    });
   }
   const plan = (await products.listPlans(db, product.id)).find((p) => p.name === input.planName);
   if (!plan) {
-    throw new PorticoError('MGMT_VALIDATION', { field: 'plan', reason: `product ${product.name} has no plan ${input.planName}` });
+    throw new PorticoError('MGMT_VALIDATION', {
+      field: 'plan',
+      reason: `product ${product.name} has no plan ${input.planName}`,
+    });
   }
   const live = (await consumers.listSubscriptionDetails(db, { appId: subscriber.id })).find(
     (s) => s.product_id === product.id && (s.state === 'active' || s.state === 'pending'),
@@ -56,23 +65,36 @@ export async function subscribe(context: ServiceContext, consumerOrgId: string, 
     const reason = `app ${subscriber.title} is already subscribed to ${product.title} (${live.plan_title}, ${live.state})`;
     throw new PorticoError('MGMT_CONFLICT', { reason });
   }
-  const row = { appId: subscriber.id, productId: product.id, planId: plan.id, state: plan.approval ? 'pending' : 'active' } as const;
+  const row = {
+    appId: subscriber.id,
+    productId: product.id,
+    planId: plan.id,
+    state: plan.approval ? 'pending' : 'active',
+  } as const;
   return change(context, 'subscription', (trx) => consumers.createSubscription(trx, row));
 }
 
 /** What the portal calls: `subscribe` for the user's organization, once the user's address is verified. */
 export function subscribeAs(context: ServiceContext, user: PortalUser, input: NewSubscription): Promise<Subscription> {
   if (!user.email_verified_at) {
-    throw new PorticoError('MGMT_EMAIL_UNVERIFIED', { reason: 'open the link we emailed you, then subscribe' });
+    throw new PorticoError('MGMT_EMAIL_UNVERIFIED', {
+      reason: 'open the link we emailed you, then subscribe',
+    });
   }
   return subscribe(context, user.consumer_org_id, input);
 }
 
 /** Cancels a subscription of one of the consumer org's apps. */
-export async function cancelSubscription(context: ServiceContext, consumerOrgId: string, subscriptionId: string): Promise<void> {
+export async function cancelSubscription(
+  context: ServiceContext,
+  consumerOrgId: string,
+  subscriptionId: string,
+): Promise<void> {
   const subscription = await consumers.findSubscriptionById(context.store.db, subscriptionId);
   if (!subscription || !(await consumers.findApp(context.store.db, consumerOrgId, subscription.app_id))) {
     throw notFound('subscription', subscriptionId);
   }
-  await change(context, 'subscription-cancel', (trx) => consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'));
+  await change(context, 'subscription-cancel', (trx) =>
+    consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'),
+  );
 }

@@ -20,7 +20,12 @@ export interface LimitUsage {
 }
 
 /** Calls used and left in the current window of each of the plan's limits (unlimited ones have none). */
-export async function limitUsage(context: ServiceContext, subscriptionId: string, plan: PlanRow, now = Date.now()): Promise<LimitUsage[]> {
+export async function limitUsage(
+  context: ServiceContext,
+  subscriptionId: string,
+  plan: PlanRow,
+  now = Date.now(),
+): Promise<LimitUsage[]> {
   const limits = [
     ...(JSON.parse(plan.rate_limits) as RateLimitDef[]).map((limit) => ({ limit, kind: 'rate' as const })),
     ...(JSON.parse(plan.burst_limits) as RateLimitDef[]).map((limit) => ({ limit, kind: 'burst' as const })),
@@ -29,12 +34,25 @@ export async function limitUsage(context: ServiceContext, subscriptionId: string
     limits.map(async ({ limit, kind }) => {
       const windowStart = Math.floor(now / limit.windowMs) * limit.windowMs;
       const used = await subscriptionCallsSince(context.store.db, subscriptionId, windowStart);
-      return { limit, kind, windowStart, windowEnd: windowStart + limit.windowMs, used, left: Math.max(0, limit.count - used) };
+      return {
+        limit,
+        kind,
+        windowStart,
+        windowEnd: windowStart + limit.windowMs,
+        used,
+        left: Math.max(0, limit.count - used),
+      };
     }),
   );
 }
 
 /** A subscription's calls (and errors) per bucket from `fromTs` to `toTs`, for its usage chart. */
-export function usageOverTime(context: ServiceContext, subscriptionId: string, fromTs: number, toTs: number, bucketMs: number) {
+export function usageOverTime(
+  context: ServiceContext,
+  subscriptionId: string,
+  fromTs: number,
+  toTs: number,
+  bucketMs: number,
+) {
   return callsOverTime(context.store.db, { subscriptionId, fromTs, toTs }, bucketMs);
 }

@@ -63,7 +63,13 @@ export async function importApi(context: ServiceContext, orgId: string, input: A
     });
     return { api: (await apisRepo.findApiById(db, existing.id))!, definition, created: false, changed: true };
   }
-  const row = { orgId, name: definition.name, version: definition.version, ...content, state: input.state ?? 'offline' };
+  const row = {
+    orgId,
+    name: definition.name,
+    version: definition.version,
+    ...content,
+    state: input.state ?? 'offline',
+  };
   const api = await change(context, 'api', (trx) => apisRepo.insertApi(trx, row));
   return { api, definition, created: true, changed: true };
 }
@@ -87,7 +93,12 @@ export async function addWsdlTarget(
     ...wsdl.attachments,
     [wsdl.file.split(/[\\/]/).pop() ?? wsdl.file]: wsdl.text,
   };
-  const content = { title: definition.title, basePath: definition.basePath, document: definition.document, attachments };
+  const content = {
+    title: definition.title,
+    basePath: definition.basePath,
+    document: definition.document,
+    attachments,
+  };
   await change(context, 'api', (trx) => apisRepo.replaceApiDocument(trx, current.id, content));
   return { api: (await apisRepo.findApiById(context.store.db, current.id))!, service };
 }
@@ -116,7 +127,9 @@ export async function deleteApi(context: ServiceContext, orgId: string, name: st
   const users = await apisRepo.productsUsingApi(context.store.db, current.id);
   if (users.length > 0) {
     const products = users.map((p) => `${p.name}:${p.version}`).join(', ');
-    throw new PorticoError('MGMT_CONFLICT', { reason: `API ${name}:${version} is used by product ${products}` });
+    throw new PorticoError('MGMT_CONFLICT', {
+      reason: `API ${name}:${version} is used by product ${products}`,
+    });
   }
   await change(context, 'api-delete', (trx) => apisRepo.deleteApi(trx, current.id));
 }

@@ -21,7 +21,12 @@ export interface NewConsumerOrg {
  * products' custom visibility lists) and its owner, a portal user who signs in with
  * `owner.email`. This is how a partner gets the organization a product is meant for.
  */
-export async function createConsumerOrg(context: ServiceContext, orgId: string, catalogName: string, input: NewConsumerOrg) {
+export async function createConsumerOrg(
+  context: ServiceContext,
+  orgId: string,
+  catalogName: string,
+  input: NewConsumerOrg,
+) {
   const db = context.store.db;
   const target = await catalog(context, orgId, catalogName);
   if (typeof input.name !== 'string' || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.name)) {
@@ -40,13 +45,23 @@ export async function createConsumerOrg(context: ServiceContext, orgId: string, 
   }
   const passwordHash = await hashPassword(input.owner.password);
   // The provider vouches for the address it enters: the owner needs no emailed link.
-  const owner = { email, name: (input.owner.name ?? '').trim() || email.split('@')[0], passwordHash, verified: true };
+  const owner = {
+    email,
+    name: (input.owner.name ?? '').trim() || email.split('@')[0],
+    passwordHash,
+    verified: true,
+  };
   const org = { name: input.name, title: (input.title ?? '').trim() || input.name };
   return context.store.transaction((trx) => consumers.createConsumerOrgWithOwner(trx, target.id, org, owner));
 }
 
 /** A subscription of the catalog, or MGMT_NOT_FOUND when it is another catalog's. */
-async function catalogSubscription(context: ServiceContext, orgId: string, catalogName: string, subscriptionId: string): Promise<Subscription> {
+async function catalogSubscription(
+  context: ServiceContext,
+  orgId: string,
+  catalogName: string,
+  subscriptionId: string,
+): Promise<Subscription> {
   const target = await catalog(context, orgId, catalogName);
   const subscription = await consumers.findSubscriptionById(context.store.db, subscriptionId);
   const product = subscription ? await findProductById(context.store.db, subscription.product_id) : undefined;
@@ -64,7 +79,9 @@ export async function decideSubscription(
 ): Promise<Subscription> {
   const subscription = await catalogSubscription(context, orgId, catalogName, subscriptionId);
   if (subscription.state !== 'pending') {
-    throw new PorticoError('MGMT_CONFLICT', { reason: `subscription ${subscriptionId} is ${subscription.state}, not pending` });
+    throw new PorticoError('MGMT_CONFLICT', {
+      reason: `subscription ${subscriptionId} is ${subscription.state}, not pending`,
+    });
   }
   const state = decision === 'approve' ? 'active' : 'rejected';
   await change(context, 'subscription-decision', (trx) => consumers.setSubscriptionState(trx, subscription.id, state));
@@ -72,7 +89,14 @@ export async function decideSubscription(
 }
 
 /** Revokes (cancels) any subscription of the catalog, as the provider. */
-export async function revokeSubscription(context: ServiceContext, orgId: string, catalogName: string, subscriptionId: string): Promise<void> {
+export async function revokeSubscription(
+  context: ServiceContext,
+  orgId: string,
+  catalogName: string,
+  subscriptionId: string,
+): Promise<void> {
   await catalogSubscription(context, orgId, catalogName, subscriptionId);
-  await change(context, 'subscription-revoke', (trx) => consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'));
+  await change(context, 'subscription-revoke', (trx) =>
+    consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'),
+  );
 }

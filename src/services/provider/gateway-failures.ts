@@ -35,9 +35,11 @@ export async function gatewayFailures(
 ): Promise<GatewayFailures> {
   if (report === undefined) return { gateway: 'none', failures: [] };
   const org = await orgs.findOrgById(context.store.db, orgId);
-  const failures = report().filter((failure) =>
-    failure.org === org?.name
-    && (filter.catalog === undefined || failure.catalog === filter.catalog)
-    && (filter.api === undefined || failure.api === filter.api));
+  const failures = report().filter(
+    (failure) =>
+      failure.org === org?.name &&
+      (filter.catalog === undefined || failure.catalog === filter.catalog) &&
+      (filter.api === undefined || failure.api === filter.api),
+  );
   return { gateway: 'in-process', failures: failures.map((failure) => ({ ...failure })) };
 }

@@ -10,7 +10,11 @@ import type { ServiceContext } from '../service-context.ts';
 const catalogNameRule = 'must be lower-case letters, digits and dashes, starting with a letter or digit';
 
 /** The organization named `name` with its sandbox catalog, created when missing. */
-export function ensureOrg(context: ServiceContext, name: string, title = name): Promise<{ orgId: string; sandbox: Catalog }> {
+export function ensureOrg(
+  context: ServiceContext,
+  name: string,
+  title = name,
+): Promise<{ orgId: string; sandbox: Catalog }> {
   return context.store.transaction(async (trx) => {
     const org = (await orgs.findOrgByName(trx, name)) ?? (await orgs.createOrg(trx, { name, title }));
     const sandbox =
@@ -26,7 +30,12 @@ export async function catalog(context: ServiceContext, orgId: string, name: stri
   return found;
 }
 
-export async function createCatalog(context: ServiceContext, orgId: string, name: string, title: string): Promise<Catalog> {
+export async function createCatalog(
+  context: ServiceContext,
+  orgId: string,
+  name: string,
+  title: string,
+): Promise<Catalog> {
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) {
     throw new PorticoError('MGMT_VALIDATION', { field: 'name', reason: catalogNameRule });
   }
@@ -36,9 +45,16 @@ export async function createCatalog(context: ServiceContext, orgId: string, name
   return change(context, 'catalog', (trx) => orgs.createCatalog(trx, { orgId, name, title }));
 }
 
-export async function addProviderUser(context: ServiceContext, orgId: string, input: { username: string; email: string; password: string }) {
+export async function addProviderUser(
+  context: ServiceContext,
+  orgId: string,
+  input: { username: string; email: string; password: string },
+) {
   if (!/^[A-Za-z0-9._@-]{2,64}$/.test(input.username ?? '')) {
-    throw new PorticoError('MGMT_VALIDATION', { field: 'username', reason: 'must be 2-64 letters, digits or ._@-' });
+    throw new PorticoError('MGMT_VALIDATION', {
+      field: 'username',
+      reason: 'must be 2-64 letters, digits or ._@-',
+    });
   }
   checkPasswordRules(input.password);
   const passwordHash = await hashPassword(input.password);

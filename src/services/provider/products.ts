@@ -55,7 +55,12 @@ interface ApiLink {
  * Creates or updates a product in a catalog from its YAML, resolving the APIs it names.
  * `attachments` holds the API files a product names by `$ref`, by file name.
  */
-export async function putProduct(context: ServiceContext, orgId: string, catalogName: string, input: ProductInput): Promise<PublishedProduct> {
+export async function putProduct(
+  context: ServiceContext,
+  orgId: string,
+  catalogName: string,
+  input: ProductInput,
+): Promise<PublishedProduct> {
   const db = context.store.db;
   const definition = parseProductDocument(input.text, input.file);
   const target = await catalog(context, orgId, catalogName);
@@ -111,7 +116,12 @@ async function bringOnline(trx: Db, apis: ApiRow[]): Promise<void> {
   for (const api of apis) await apisRepo.setApiState(trx, api.id, 'online');
 }
 
-function productRow(catalogId: string, definition: ProductDefinition, state: ProductState, apis: ApiLink[]): products.ProductInput {
+function productRow(
+  catalogId: string,
+  definition: ProductDefinition,
+  state: ProductState,
+  apis: ApiLink[],
+): products.ProductInput {
   return {
     catalogId,
     name: definition.name,
@@ -136,10 +146,16 @@ function productRow(catalogId: string, definition: ProductDefinition, state: Pro
 }
 
 /** The stored APIs a product names, by name:version or by a `$ref` to an attached file. */
-async function resolveApis(context: ServiceContext, orgId: string, definition: ProductDefinition, input: ProductInput): Promise<ApiLink[]> {
+async function resolveApis(
+  context: ServiceContext,
+  orgId: string,
+  definition: ProductDefinition,
+  input: ProductInput,
+): Promise<ApiLink[]> {
   const links: ApiLink[] = [];
   for (const [index, entry] of definition.apis.entries()) {
-    const target = 'ref' in entry ? refTarget(entry.ref, input.attachments) : { name: entry.name, version: entry.version };
+    const target =
+      'ref' in entry ? refTarget(entry.ref, input.attachments) : { name: entry.name, version: entry.version };
     const path = `$.apis.${entry.key}`;
     if (!target) {
       const reason = `the API file ${'ref' in entry ? entry.ref : ''} was not given with the product`;
@@ -156,7 +172,10 @@ async function resolveApis(context: ServiceContext, orgId: string, definition: P
 }
 
 /** The name and version of the API defined by the file a product names by `$ref`. */
-function refTarget(ref: string, attachments: Record<string, string> | undefined): { name: string; version: string } | undefined {
+function refTarget(
+  ref: string,
+  attachments: Record<string, string> | undefined,
+): { name: string; version: string } | undefined {
   const file = ref.replace(/^\.\//, '');
   const text = attachments?.[file];
   if (text === undefined) return undefined;
@@ -168,7 +187,12 @@ function refTarget(ref: string, attachments: Record<string, string> | undefined)
  * A catalog serves one API per base path: publishing a product whose API would share a base
  * path with a different API already published there is a conflict (as in API Connect).
  */
-async function checkBasePaths(context: ServiceContext, catalogId: string, apiIds: string[], productId: string | undefined): Promise<void> {
+async function checkBasePaths(
+  context: ServiceContext,
+  catalogId: string,
+  apiIds: string[],
+  productId: string | undefined,
+): Promise<void> {
   if (apiIds.length === 0) return;
   const mine = await apisRepo.apiBasePaths(context.store.db, apiIds);
   const trimmed = (path: string) => path.replace(/\/$/, '');
@@ -201,7 +225,13 @@ async function sameApiLinks(context: ServiceContext, productId: string, links: A
   return a.size === links.length && links.every((l) => a.has(key(l.apiId, l.key)));
 }
 
-export async function product(context: ServiceContext, orgId: string, catalogName: string, name: string, version: string): Promise<ProductRow> {
+export async function product(
+  context: ServiceContext,
+  orgId: string,
+  catalogName: string,
+  name: string,
+  version: string,
+): Promise<ProductRow> {
   const target = await catalog(context, orgId, catalogName);
   const found = await products.findProduct(context.store.db, target.id, name, version);
   if (!found) throw notFound('product', `${name}:${version}`);

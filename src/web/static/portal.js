@@ -16,11 +16,13 @@
     var text = target.value !== undefined ? target.value : target.textContent;
     if (navigator.clipboard && navigator.clipboard.writeText) {
       navigator.clipboard.writeText(text).then(
-        function () { announce(button, 'Copied'); },
+        function () {
+          announce(button, 'Copied');
+        },
         function () {
           if (target.select) target.select();
           announce(button, 'Press Ctrl+C to copy');
-        }
+        },
       );
     } else {
       if (target.select) target.select();
@@ -74,8 +76,14 @@
     if (result.token) {
       var token = document.createElement('p');
       token.className = 'tryit-token';
-      token.textContent = 'Access token (client credentials): scope ' + (result.token.scope || '(none)') +
-        ', expires in ' + result.token.expiresIn + ' s (' + result.token.expiresAt + ')';
+      token.textContent =
+        'Access token (client credentials): scope ' +
+        (result.token.scope || '(none)') +
+        ', expires in ' +
+        result.token.expiresIn +
+        ' s (' +
+        result.token.expiresAt +
+        ')';
       region.appendChild(token);
     }
     var line = document.createElement('p');
@@ -91,7 +99,11 @@
       region.appendChild(h);
       var pre = document.createElement('pre');
       pre.tabIndex = 0;
-      pre.textContent = result.headers.map(function (pair) { return pair[0] + ': ' + pair[1]; }).join('\n');
+      pre.textContent = result.headers
+        .map(function (pair) {
+          return pair[0] + ': ' + pair[1];
+        })
+        .join('\n');
       region.appendChild(pre);
     }
     if (result.body !== undefined && result.body !== '') {
@@ -119,16 +131,24 @@
         method: 'POST',
         credentials: 'same-origin',
         headers: {
-          'Accept': 'application/json',
+          Accept: 'application/json',
           'Content-Type': 'application/x-www-form-urlencoded',
-          'X-CSRF-Token': form.querySelector('input[name="_csrf"]').value
+          'X-CSRF-Token': form.querySelector('input[name="_csrf"]').value,
         },
-        body: params.toString()
+        body: params.toString(),
       })
-        .then(function (response) { return response.json(); })
-        .then(function (result) { renderResult(region, result); })
-        .catch(function (error) { renderResult(region, { status: 0, error: 'No response received (' + error.message + ')' }); })
-        .finally(function () { button.disabled = false; });
+        .then(function (response) {
+          return response.json();
+        })
+        .then(function (result) {
+          renderResult(region, result);
+        })
+        .catch(function (error) {
+          renderResult(region, { status: 0, error: 'No response received (' + error.message + ')' });
+        })
+        .finally(function () {
+          button.disabled = false;
+        });
     });
   });
 })();
