@@ -13,7 +13,7 @@ import type { ProviderConfig } from '../oauth/provider-config.ts';
 import { oauthPanel } from './oauth-view.ts';
 import type { TryResult } from './try-it.ts';
 import type { TryToken } from './oauth-view.ts';
-import { credentialsText } from './operation-security.ts';
+import { credentialsText, schemeWords } from './operation-security.ts';
 import type { OperationSecurity, SecurityNames } from './operation-security.ts';
 import { tryItSection } from './try-it-form.ts';
 import { clientIdPlaceholder, clientSecretPlaceholder, codeSamples } from './code-samples.ts';
@@ -168,7 +168,14 @@ function downloadLinks(input: ApiPageInput): SafeHtml {
 /** The whole main content of an API page. */
 export function apiPage(input: ApiPageInput): SafeHtml {
   const { product, api, view } = input;
-  const securityNames = [...new Set(view.operations.flatMap((o) => o.credentials.map((c) => `${c.name} (${c.in})`)))];
+  // Every credential some operation asks for; each operation's section says which it needs.
+  const securityNames = [
+    ...new Set(
+      [...input.security.values()].flatMap((s) =>
+        s.alternatives.flat().map((scheme) => schemeWords(scheme, input.document, input.names)),
+      ),
+    ),
+  ];
   return html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, input.productUrl], [`${api.title} ${api.version}`]])}
     <h1>${api.title} <span class="meta">${api.version}</span></h1>
     ${api.state === 'offline' ? notice('warn', 'This API is offline at the moment: calls answer 404 until the provider brings it online.') : ''}
@@ -177,7 +184,7 @@ export function apiPage(input: ApiPageInput): SafeHtml {
       <dt>Base URL</dt>
       <dd><code class="url">${input.gatewayBase}</code></dd>
       <dt>Credentials</dt>
-      <dd>${securityNames.length > 0 ? securityNames.join(', ') : 'X-IBM-Client-Id (header)'}</dd>
+      <dd>${securityNames.length > 0 ? securityNames.join('; ') : 'none (open to anonymous callers)'}</dd>
     </dl>
     ${downloadLinks(input)}
     <div class="layout-api">
