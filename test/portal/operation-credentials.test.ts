@@ -149,7 +149,8 @@ describe('portal: the credentials each operation needs, and Try it with them', (
     test('authorization code + PKCE: consent page as alice, back to the API page, the call answers 200', async () => {
       const portal = o.p.t.platform.urls.portal!;
       await o.p.t.platform.gateway!.reload(); // the callback URI registered above, seen by the gateway
-      const page = await browser.newPage();
+      const context = await browser.newContext();
+      const page = await context.newPage();
       await page.goto(`${portal}/sign-in`);
       await page.getByLabel('Email').fill(o.app.email);
       await page.getByLabel('Password').fill('dev-pass-1234');
@@ -178,7 +179,7 @@ describe('portal: the credentials each operation needs, and Try it with them', (
         /Access token \(authorization code\): scope read/,
       );
       assert.deepEqual(await seriousAccessibilityFindings(page), []);
-      await page.close();
+      await context.close();
     });
   });
 });
