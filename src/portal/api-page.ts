@@ -3,7 +3,7 @@
  * examples, code samples and Try it form, and links to download the OpenAPI document.
  */
 import type { App, AppCredential, ApiRow, ProductRow } from '../store/schema.ts';
-import { breadcrumbs, csrfField, notice, table } from '../web/components.ts';
+import { breadcrumbs, notice, table } from '../web/components.ts';
 import type { PortalContext } from './context.ts';
 import { html } from '../web/html.ts';
 import type { SafeHtml } from '../web/html.ts';
@@ -12,6 +12,10 @@ import { typeOf } from '../web/openapi-view.ts';
 import type { ProviderConfig } from '../oauth/provider-config.ts';
 import { oauthPanel } from './oauth-view.ts';
 import type { TryResult } from './try-it.ts';
+import type { TryToken } from './oauth-view.ts';
+import { credentialsText, schemeWords } from './operation-security.ts';
+import type { OperationSecurity, SecurityNames } from './operation-security.ts';
+import { tryItSection } from './try-it-form.ts';
 import { clientIdPlaceholder, clientSecretPlaceholder, codeSamples } from './code-samples.ts';
 import type { CodeSample } from './code-samples.ts';
 
@@ -20,13 +24,23 @@ export interface ApiPageInput {
   product: ProductRow;
   api: ApiRow;
   view: ApiView;
-  /** The signed-in developer's apps with their first credential. */
-  apps: Array<{ app: App; credential?: AppCredential }>;
+  /** The signed-in developer's apps with their first credential and registered redirect URIs. */
+  apps: Array<{ app: App; credential?: AppCredential; redirectUris: string[] }>;
   productUrl: string;
   apiUrl: string;
   gatewayBase: string;
   /** The catalog's native OAuth providers by name, with their issuer as developers reach it. */
   oauthProviders: ReadonlyMap<string, { config: ProviderConfig; issuer: string }>;
+  /** The stored document, as the gateway reads its security. */
+  document: Record<string, unknown>;
+  /** Each operation's security (by anchor), as the gateway enforces it. */
+  security: ReadonlyMap<string, OperationSecurity>;
+  /** Titles of the user registries and OAuth providers the API's schemes name. */
+  names: SecurityNames;
+  /** Tokens got by authorization code in this session, by `provider|appId` (scope and expiry only). */
+  sessionTokens: ReadonlyMap<string, TryToken>;
+  /** The redirect URI the portal serves for Try it's authorization code grant. */
+  callbackUri: string;
   /** A Try it answer to show under one operation (the form posted without the script). */
   result?: { anchor: string; outcome: TryResult; values: Record<string, string> };
 }
@@ -78,132 +92,6 @@ function parameterRows(parameters: ParameterView[]): unknown[][] {
     p.required ? 'Yes' : 'No',
     html`${p.description}${p.enum ? html` (one of ${p.enum.map(String).join(', ')})` : ''}`,
   ]);
-}
-
-function parameterInput(operation: OperationView, parameter: ParameterView, values: Record<string, string>): SafeHtml {
-  const key = `param.${parameter.in}.${parameter.name}`;
-  const id = `${operation.anchor}-${parameter.in}-${parameter.name}`.replace(/[^A-Za-z0-9_-]/g, '-');
-  const value = values[key] ?? (parameter.example !== undefined ? String(parameter.example) : '');
-  return html`<div class="field">
-    <label for="${id}"
-      >${parameter.name} <span class="hint">(${parameter.in}${parameter.required ? ', required' : ''})</span></label
-    >
-    <input
-      type="text"
-      id="${id}"
-      name="${key}"
-      value="${value}"
-      ${parameter.required ? html` required` : ''}${parameter.description ? html` aria-describedby="${id}-hint"` : ''}
-    />
-    ${parameter.description ? html`<p class="hint" id="${id}-hint">${parameter.description}</p>` : ''}
-  </div>`;
-}
-
-/** A Try it answer rendered on the server (the script renders the same shape in place). */
-export function tryResultHtml(outcome: TryResult): SafeHtml {
-  const ok = outcome.status >= 200 && outcome.status < 400;
-  const line = outcome.error
-    ? `Code: ${outcome.status} ${outcome.error}`
-    : `Code: ${outcome.status} ${outcome.statusText} — ${outcome.timeMs} ms`;
-  const token = outcome.token;
-  return html`${token ? html`<p class="tryit-token">Access token (client credentials): scope <code>${token.scope || '(none)'}</code>, expires in ${token.expiresIn} s (${token.expiresAt})</p>` : ''}
-    <p class="status-line ${ok ? 'ok' : 'bad'}">${line}</p>
-    ${
-      outcome.headers.length > 0
-        ? html`<h4>Response headers</h4>
-            <pre tabindex="0">${outcome.headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>`
-        : ''
-    }
-    ${
-      outcome.body
-        ? html`<h4>Response body</h4>
-            <pre class="tryit-body" tabindex="0">${outcome.body}</pre>`
-        : ''
-    }`;
-}
-
-function tryItSection(input: ApiPageInput, operation: OperationView): SafeHtml {
-  const { context } = input;
-  const headingId = `try-${operation.anchor}`;
-  if (!context.user) {
-    return html`<section class="tryit" aria-labelledby="${headingId}">
-      <h3 id="${headingId}">Try it</h3>
-      <p>
-        <a href="/sign-in?next=${encodeURIComponent(input.apiUrl)}">Sign in</a> and subscribe an app to try this
-        operation.
-      </p>
-    </section>`;
-  }
-  if (input.apps.length === 0) {
-    return html`<section class="tryit" aria-labelledby="${headingId}">
-      <h3 id="${headingId}">Try it</h3>
-      <p>You need an app subscribed to a plan of this product. <a href="/apps/new">Create an app</a>.</p>
-    </section>`;
-  }
-  const shown = input.result?.anchor === operation.anchor ? input.result : undefined;
-  const values = shown?.values ?? {};
-  const selectedApp = values.app ?? input.apps[0].app.id;
-  const needsSecret = operation.credentials.some((c) => c.role === 'secret') || operation.oauth !== undefined;
-  const secretHint = operation.oauth
-    ? 'Try it gets an OAuth token with the client credentials grant using it; neither is kept.'
-    : 'Paste the secret shown when the app was created (or reset).';
-  const editable = operation.parameters.filter((p) => ['query', 'path', 'header'].includes(p.in));
-  const prefix = operation.anchor;
-  const selected = input.apps.find((a) => a.app.id === selectedApp) ?? input.apps[0];
-  return html`<section class="tryit" aria-labelledby="${headingId}">
-    <h3 id="${headingId}">Try it</h3>
-    <form class="tryit-form" method="post" action="${input.apiUrl}/try#${operation.anchor}">
-      ${csrfField(context.csrfToken)}
-      <input type="hidden" name="operation" value="${operation.anchor}" />
-      <div class="two-col">
-        <div class="field">
-          <label for="${prefix}-app">Application</label>
-          <select id="${prefix}-app" name="app" data-client-id-target="${prefix}-client-id">
-            ${input.apps.map(
-              (a) =>
-                html`<option
-                  value="${a.app.id}"
-                  data-client-id="${a.credential?.client_id ?? ''}"
-                  ${a.app.id === selectedApp ? html` selected` : ''}
-                >
-                  ${a.app.title}
-                </option>`,
-            )}
-          </select>
-        </div>
-        <div class="field">
-          <label for="${prefix}-client-id">Client ID</label
-          ><input
-            type="text"
-            id="${prefix}-client-id"
-            value="${selected.credential?.client_id ?? ''}"
-            readonly
-            class="mono"
-          />
-        </div>
-      </div>
-      ${
-        needsSecret
-          ? html`<div class="field">
-              <label for="${prefix}-secret">Client secret</label
-              ><input
-                type="password"
-                id="${prefix}-secret"
-                name="clientSecret"
-                autocomplete="off"
-                required
-                aria-describedby="${prefix}-secret-hint"
-              />
-              <p class="hint" id="${prefix}-secret-hint">${secretHint}</p>
-            </div>`
-          : ''
-      }
-      ${editable.map((p) => parameterInput(operation, p, values))}
-      ${operation.body ? html`<div class="field"><label for="${prefix}-body">Request body (${operation.body.contentType})</label><textarea id="${prefix}-body" name="body">${values.body ?? (operation.body.example !== undefined ? JSON.stringify(operation.body.example, null, 2) : '')}</textarea></div>` : ''}
-      <div class="actions"><button type="submit" class="button">Send</button></div>
-    </form>
-    <div class="tryit-result" aria-live="polite">${shown ? tryResultHtml(shown.outcome) : ''}</div>
-  </section>`;
 }
 
 function codeSampleBlock(operation: OperationView, sample: CodeSample): SafeHtml {
@@ -262,6 +150,8 @@ ${operation.responses.map(
     html`<h4>Status ${r.status}</h4>
       ${r.description && r.description !== r.status ? html`<p>${r.description}</p>` : ''}${schemaBlock(r.schema, r.example, `Example response${r.contentType ? ` (${r.contentType})` : ''}`)}`,
 )}
+<h3>Credentials</h3>
+<p class="credentials">${credentialsText(input.security.get(operation.anchor)!, input.document, input.names)}</p>
 ${operation.oauth ? oauthSection(input, operation.oauth) : ''}
 ${codeSamplesSection(input, operation)}
 ${tryItSection(input, operation)}</div></details></section>`;
@@ -278,7 +168,14 @@ function downloadLinks(input: ApiPageInput): SafeHtml {
 /** The whole main content of an API page. */
 export function apiPage(input: ApiPageInput): SafeHtml {
   const { product, api, view } = input;
-  const securityNames = [...new Set(view.operations.flatMap((o) => o.credentials.map((c) => `${c.name} (${c.in})`)))];
+  // Every credential some operation asks for; each operation's section says which it needs.
+  const securityNames = [
+    ...new Set(
+      [...input.security.values()].flatMap((s) =>
+        s.alternatives.flat().map((scheme) => schemeWords(scheme, input.document, input.names)),
+      ),
+    ),
+  ];
   return html`${breadcrumbs([['API Products', '/products'], [`${product.title} ${product.version}`, input.productUrl], [`${api.title} ${api.version}`]])}
     <h1>${api.title} <span class="meta">${api.version}</span></h1>
     ${api.state === 'offline' ? notice('warn', 'This API is offline at the moment: calls answer 404 until the provider brings it online.') : ''}
@@ -287,7 +184,7 @@ export function apiPage(input: ApiPageInput): SafeHtml {
       <dt>Base URL</dt>
       <dd><code class="url">${input.gatewayBase}</code></dd>
       <dt>Credentials</dt>
-      <dd>${securityNames.length > 0 ? securityNames.join(', ') : 'X-IBM-Client-Id (header)'}</dd>
+      <dd>${securityNames.length > 0 ? securityNames.join('; ') : 'none (open to anonymous callers)'}</dd>
     </dl>
     ${downloadLinks(input)}
     <div class="layout-api">

@@ -10,4 +10,6 @@ export interface PortalDeps {
   /** The gateway address shown to developers. */
   gatewayPublicUrl: string;
   tryTimeoutMs: number;
+  /** The portal's own address as developers reach it (PORTICO_PORTAL_URL, else where it listens). */
+  portalPublicUrl: () => string;
 }

@@ -70,6 +70,8 @@ export function oauthPanel(
 
 /** What Try it shows about the token it used. */
 export interface TryToken {
+  /** How it was got: `client credentials`, `authorization code`. */
+  grant: string;
   scope: string;
   expiresIn: number;
   /** ISO time the token expires. */
@@ -111,6 +113,7 @@ export async function clientCredentialsToken(input: {
     }
     const expiresIn = Number(answer.expires_in ?? 0);
     const info = {
+      grant: 'client credentials',
       scope: String(answer.scope ?? ''),
       expiresIn,
       expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString(),

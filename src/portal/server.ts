@@ -20,6 +20,7 @@ import { csrfTokenMatches, isStateChanging, loadWebSession, presentedCsrfToken }
 import { registerAccountEmailRoutes } from './routes/account-email.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerApiRoutes } from './routes/apis.ts';
+import { registerOAuthCodeRoutes } from './routes/oauth-code.ts';
 import { registerAppRoutes } from './routes/apps.ts';
 import { registerProductRoutes } from './routes/products.ts';
 import { registerSearchRoutes } from './routes/search.ts';
@@ -93,6 +94,7 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
     gatewayUrl: options.gatewayUrl,
     gatewayPublicUrl: options.gatewayPublicUrl ?? options.gatewayUrl,
     tryTimeoutMs: options.tryTimeoutMs ?? 15_000,
+    portalPublicUrl: () => services.mail.portalUrl().replace(/\/$/, ''),
   };
   const resolveCatalog = catalogResolver(services, options.catalog);
 
@@ -166,6 +168,7 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
   registerAppRoutes(app, deps);
   registerSubscribeRoutes(app, deps);
   registerApiRoutes(app, deps);
+  registerOAuthCodeRoutes(app, deps);
   registerSearchRoutes(app, deps);
   return app;
 }

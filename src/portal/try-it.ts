@@ -3,6 +3,7 @@
  * is needed and the secret never leaves the page it was typed into), with a time limit, and
  * reports status, headers, body (pretty JSON when it is JSON) and the time taken.
  */
+import type { SupportedScheme } from '../definitions/security-support.ts';
 import type { OperationView } from '../web/openapi-view.ts';
 import type { TryToken } from './oauth-view.ts';
 
@@ -27,8 +28,12 @@ export interface TryInput {
   /** Form values, keyed `param.<in>.<name>`. */
   values: Record<string, string>;
   body?: string;
+  /** The schemes of the security alternative chosen (none: an open call). */
+  schemes: readonly SupportedScheme[];
   clientId: string;
   clientSecret?: string;
+  /** HTTP basic user name and password, for a `basic` scheme. */
+  basic?: { username: string; password: string };
   /** An OAuth access token to send as `Authorization: Bearer`. */
   bearer?: string;
   timeoutMs: number;
@@ -52,15 +57,19 @@ export function buildTryRequest(input: TryInput): { url: string; init: RequestIn
     if (parameter.in === 'query') url.searchParams.append(parameter.name, value);
     if (parameter.in === 'header') headers[parameter.name.toLowerCase()] = value;
   }
-  for (const credential of operation.credentials) {
-    const value = credential.role === 'id' ? input.clientId : input.clientSecret;
+  for (const scheme of input.schemes) {
+    const value =
+      scheme.role === 'client-id' ? input.clientId : scheme.role === 'client-secret' ? input.clientSecret : '';
     if (!value) continue;
-    if (credential.in === 'header') headers[credential.name.toLowerCase()] = value;
-    else url.searchParams.set(credential.name, value);
+    if (scheme.in === 'header') headers[scheme.name.toLowerCase()] = value;
+    else url.searchParams.set(scheme.name, value);
   }
+  // RFC 7617 §2: user-id ":" password, UTF-8, base64.
+  if (input.basic !== undefined)
+    headers.authorization = `Basic ${Buffer.from(`${input.basic.username}:${input.basic.password}`).toString('base64')}`;
   if (input.bearer !== undefined) headers.authorization = `Bearer ${input.bearer}`;
-  // No declared placement and no token: API Connect's default header for the client id.
-  else if (operation.credentials.length === 0) headers['x-ibm-client-id'] = input.clientId;
+  // An open call still names the app (API Connect's default header), so it shows in its analytics.
+  else if (input.schemes.length === 0) headers['x-ibm-client-id'] = input.clientId;
   const init: RequestInit = { method: operation.method, headers, redirect: 'manual' };
   if (input.body !== undefined && input.body !== '' && !['GET', 'HEAD'].includes(operation.method)) {
     init.body = input.body;

@@ -9,6 +9,7 @@ import * as consumers from '../store/consumers.ts';
 import { listCatalogProviders } from '../store/oauth.ts';
 import * as orgs from '../store/orgs.ts';
 import { listPlans, listProductApis } from '../store/products.ts';
+import { listCatalogUserRegistries } from '../store/user-registries.ts';
 import type { PlanRow, PortalUser, ProductRow } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { SignInLimiter } from '../web/sign-in-limiter.ts';
@@ -78,6 +79,12 @@ export class ConsumerServices implements ServiceContext {
     return new Map(
       rows.map((row) => [row.name, providerConfig(JSON.parse(row.configuration) as Record<string, unknown>)]),
     );
+  }
+
+  /** The user registries the catalog enables: name → title (API pages name the one a basic scheme uses). */
+  async catalogUserRegistryTitles(catalogId: string): Promise<Map<string, string>> {
+    const rows = await listCatalogUserRegistries(this.store.db, catalogId);
+    return new Map(rows.map((row) => [row.name, row.title]));
   }
 
   // ── accounts ──

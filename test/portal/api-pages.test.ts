@@ -287,7 +287,7 @@ test('a product visible only to partner-x: page and downloads are 404 to everyon
 test('examples are generated from the schema where the document has none', async () => {
   const page = (await (await client('partner')).get(stockPage)).text;
   const exampleOf = (label: string) => {
-    const match = new RegExp(`<p class="hint">${label}</p><pre tabindex="0"><code>([\\s\\S]*?)</code></pre>`).exec(
+    const match = new RegExp(`<p class="hint">${label}</p>\\s*<pre tabindex="0"><code>([\\s\\S]*?)</code></pre>`).exec(
       page,
     );
     return JSON.parse((match?.[1] ?? '').replace(/&quot;/g, '"'));

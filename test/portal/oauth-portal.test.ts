@@ -28,14 +28,14 @@ describe('portal: OAuth redirect URIs, provider endpoints and Try it with a toke
 
   test('the app page lists the registered redirect URIs; a bad one is refused with the text kept', async () => {
     const page = await client.get(appPath);
-    assert.match(page.text, new RegExp(`<textarea id="redirect_uris"[^>]*>${o.redirectUri}</textarea>`));
+    assert.match(page.text, new RegExp(`<textarea id="redirect_uris"[^>]*>\n?${o.redirectUri}</textarea>`));
     const refused = await client.post(`${appPath}/redirect-uris`, {
       redirect_uris: `${o.redirectUri}\njavascript:alert(1)`,
     });
     assert.equal(refused.status, 400);
     assert.match(refused.text, /javascript:alert\(1\) is not an absolute URI without a fragment/);
     assert.match(refused.text, /javascript:alert\(1\)<\/textarea>/);
-    assert.match((await client.get(appPath)).text, new RegExp(`>${o.redirectUri}</textarea>`), 'nothing stored');
+    assert.match((await client.get(appPath)).text, new RegExp(`>\n?${o.redirectUri}</textarea>`), 'nothing stored');
   });
 
   test('saving redirect URIs answers 303 to the app page, and the gateway accepts the new one exactly', async () => {
@@ -45,7 +45,7 @@ describe('portal: OAuth redirect URIs, provider endpoints and Try it with a toke
     });
     assert.equal(saved.status, 303);
     assert.equal(saved.location, `${appPath}#redirect-uris`);
-    assert.match((await client.get(appPath)).text, new RegExp(`>${o.redirectUri}\n${added}</textarea>`));
+    assert.match((await client.get(appPath)).text, new RegExp(`>\n?${o.redirectUri}\n${added}</textarea>`));
     await o.p.t.platform.gateway!.reload();
     const query = (uri: string) =>
       new URLSearchParams({
@@ -66,7 +66,7 @@ describe('portal: OAuth redirect URIs, provider endpoints and Try it with a toke
     assert.equal(page.status, 200);
     assert.match(
       page.text,
-      /from OAuth provider <strong>Demo OAuth<\/strong>; this operation needs <code>read<\/code>/,
+      /from OAuth provider <strong>Demo OAuth<\/strong>;\s+this operation needs <code>read<\/code>/,
     );
     assert.match(page.text, /this operation needs <code>write<\/code>/);
     for (const path of [

@@ -193,7 +193,7 @@ test("issue-16: Try it calls show in the subscription's usage: used and left of 
   assert.match(row, /100 requests per hour/);
   assert.match(row, /\b3\s+97\b/, 'used 3, left 97');
   assert.match(
-    (await page.locator('section[aria-labelledby="usage"] svg desc').textContent()) ?? '',
+    ((await page.locator('section[aria-labelledby="usage"] svg desc').textContent()) ?? '').trim(),
     /^3 calls, 0 errors/,
   );
   await page.getByRole('link', { name: 'Last 7 days' }).click();

@@ -6,65 +6,27 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PorticoError } from '../../errors.ts';
 import { apiPage } from '../api-page.ts';
 import type { ApiPageInput } from '../api-page.ts';
+import { loadApiPage } from '../api-page-input.ts';
+import type { ApiParams } from '../api-page-input.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
 import { formField, formFields } from '../../web/form.ts';
 import { sendPortalPage } from '../layout.ts';
-import { apiView } from '../../web/openapi-view.ts';
 import { openApiText, publicOpenApi } from '../openapi-download.ts';
 import { clientCredentialsToken, issuerUrl } from '../oauth-view.ts';
+import type { TokenOutcome } from '../oauth-view.ts';
+import { sessionToken } from '../oauth-code.ts';
+import { chosenAlternative } from '../operation-security.ts';
+import type { SupportedScheme } from '../../definitions/security-support.ts';
 import { relayTryIt } from '../try-it.ts';
 import type { TryResult } from '../try-it.ts';
 import type { OAuthRequirement } from '../../web/openapi-view.ts';
 import { setSecurityHeaders } from '../../web/page-shell.ts';
-import { productUrl } from './products.ts';
-
-interface ApiParams {
-  name: string;
-  version: string;
-  apiName: string;
-  apiVersion: string;
-}
 
 /** Registers the API page and its Try it endpoint. */
 export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const { services } = deps;
-
-  async function pageInput(request: FastifyRequest): Promise<ApiPageInput> {
-    const context = portalContext(request);
-    const params = request.params as ApiParams;
-    const product = await services.visibleProduct(context, params.name, params.version);
-    const api = await services.visibleProductApi(context, product, params.apiName, params.apiVersion);
-    const view = apiView(JSON.parse(api.document) as Record<string, unknown>);
-    const apps = signedIn(context)
-      ? await Promise.all(
-          (await services.listApps(context.org.id)).map(async (a) => ({
-            app: a,
-            credential: (await services.listCredentials(a.id))[0],
-          })),
-        )
-      : [];
-    const base = productUrl(product);
-    const { orgName, catalogName } = context.catalog;
-    const configs = await services.catalogOAuthProviders(context.catalog.catalogId);
-    const oauthProviders = new Map(
-      [...configs].map(([name, config]) => [
-        name,
-        { config, issuer: issuerUrl(deps.gatewayPublicUrl, orgName, catalogName, config) },
-      ]),
-    );
-    return {
-      context,
-      product,
-      api,
-      view,
-      apps,
-      productUrl: base,
-      apiUrl: `${base}/apis/${encodeURIComponent(api.name)}/${encodeURIComponent(api.version)}`,
-      gatewayBase: `${deps.gatewayPublicUrl.replace(/\/$/, '')}/${orgName}/${catalogName}${api.base_path}`,
-      oauthProviders,
-    };
-  }
+  const pageInput = (request: FastifyRequest) => loadApiPage(deps, request);
 
   function send(reply: FastifyReply, input: ApiPageInput, status = 200): FastifyReply {
     return sendPortalPage(reply, input.context, {
@@ -129,20 +91,33 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const credential = (await services.listCredentials(chosen.id))[0];
     if (!credential) throw new PorticoError('MGMT_NOT_FOUND', { kind: 'credential', id: chosen.id });
     const values = formFields(request);
-    const token = operation.oauth
-      ? await tryToken(input, operation.oauth, credential.client_id, values.clientSecret ?? '')
-      : undefined;
+    const security = input.security.get(operation.anchor)!;
+    const schemes = chosenAlternative(security, values.alternative);
+    const refused = (error: string, status = 0): TryResult => ({
+      status,
+      statusText: '',
+      headers: [],
+      body: '',
+      timeMs: 0,
+      error,
+    });
+    if (security.refused !== undefined)
+      return answer(
+        request,
+        reply,
+        input,
+        refused(`The gateway refuses this operation: ${security.refused}`),
+        operation.anchor,
+        values,
+      );
+    const oauth = schemes.find((s) => s.role === 'oauth2-native' || s.role === 'oauth2-introspect');
+    const token = oauth ? await tryItToken(input, oauth, chosen.id, credential.client_id, values) : undefined;
     if (token !== undefined && 'error' in token) {
-      const refused = {
-        status: token.status,
-        statusText: '',
-        headers: [],
-        body: '',
-        timeMs: 0,
-        error: token.error,
-      };
-      return answer(request, reply, input, refused, operation.anchor, values);
+      return answer(request, reply, input, refused(token.error, token.status), operation.anchor, values);
     }
+    const basic = schemes.some((s) => s.role === 'basic')
+      ? { username: values.username ?? '', password: values.password ?? '' }
+      : undefined;
     const outcome = await relayTryIt({
       gatewayUrl: deps.gatewayUrl,
       orgName: context.catalog.orgName,
@@ -151,13 +126,49 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
       operation,
       values,
       body: values.body,
+      schemes,
       clientId: credential.client_id,
       clientSecret: values.clientSecret || undefined,
+      basic,
       bearer: token?.token,
       timeoutMs: deps.tryTimeoutMs,
     });
     return answer(request, reply, input, { ...outcome, token: token?.info }, operation.anchor, values);
   });
+
+  /**
+   * The bearer token for an OAuth scheme, from the source the form chose: the one this session
+   * got by authorization code, a client credentials token (native providers), or a pasted one.
+   * Without a choice (a script posting JSON), a typed secret means client credentials.
+   */
+  async function tryItToken(
+    input: ApiPageInput,
+    scheme: SupportedScheme,
+    appId: string,
+    clientId: string,
+    values: Record<string, string>,
+  ): Promise<TokenOutcome | { token: string; info?: undefined }> {
+    const source = values.tokenSource ?? (values.clientSecret ? 'client-credentials' : 'session');
+    if (source === 'pasted') {
+      const pasted = (values.bearer ?? '').trim();
+      if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(pasted))
+        return { status: 0, error: 'Paste an access token (RFC 6750 b64token characters only)' };
+      return { token: pasted };
+    }
+    if (scheme.role !== 'oauth2-native')
+      return { status: 0, error: 'This operation takes a token of a third-party provider: paste one' };
+    const requirement = { scheme: scheme.scheme, provider: scheme.provider!, scopes: [...(scheme.scopes ?? [])] };
+    if (source === 'client-credentials') return tryToken(input, requirement, clientId, values.clientSecret ?? '');
+    const kept = signedIn(input.context)
+      ? await sessionToken(deps, input.context.session, requirement.provider, appId)
+      : undefined;
+    if (kept === undefined)
+      return {
+        status: 0,
+        error: 'No token from signing in for this app (or it expired): use Sign in and authorize first',
+      };
+    return kept;
+  }
 
   /** A client credentials token for Try it, from the gateway this process reaches (not the public address). */
   function tryToken(input: ApiPageInput, requirement: OAuthRequirement, clientId: string, clientSecret: string) {
@@ -196,6 +207,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: PortalDeps): void 
     if ((request.headers.accept ?? '').includes('application/json'))
       return reply.header('cache-control', 'no-store').send(outcome);
     delete values.clientSecret;
+    delete values.password;
+    delete values.bearer;
     delete values._csrf;
     return send(reply, { ...input, result: { anchor, outcome, values } });
   }

@@ -77,7 +77,9 @@
       var token = document.createElement('p');
       token.className = 'tryit-token';
       token.textContent =
-        'Access token (client credentials): scope ' +
+        'Access token (' +
+        (result.token.grant || 'client credentials') +
+        '): scope ' +
         (result.token.scope || '(none)') +
         ', expires in ' +
         result.token.expiresIn +
