@@ -131,19 +131,31 @@ export function formatMessage(template: string, params: ErrorParams): string {
   });
 }
 
-/** An error from the catalogue. Match on `code`, never on `message`. */
+const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * An error from the catalogue. Match on `code`, never on `message`. `headers` are fields the
+ * answer must carry besides the envelope: `Allow` with a 405 (RFC 9110 §15.5.6), `Retry-After`
+ * with a 429 (RFC 6585 §4), `WWW-Authenticate` with a 401 (RFC 9110 §11.6.1).
+ */
 export class PorticoError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly params: ErrorParams;
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, params: ErrorParams = {}, options?: { cause?: unknown; status?: number }) {
+  constructor(
+    code: ErrorCode,
+    params: ErrorParams = {},
+    options?: { cause?: unknown; status?: number; headers?: Record<string, string> },
+  ) {
     const spec: ErrorSpec = errorCatalogue[code];
     super(formatMessage(spec.message, params), options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'PorticoError';
     this.code = code;
     this.status = options?.status ?? spec.status;
     this.params = params;
+    this.headers = options?.headers ?? noHeaders;
   }
 
   /** The provider-facing JSON body. */

@@ -115,3 +115,17 @@ test('no source file over 350 lines, schema data excepted', () => {
     .map((entry) => `${entry.file} (${entry.lines})`);
   assert.ok(!long.some((entry) => /^(portal|management|web|services)\//.test(entry)), long.join(', '));
 });
+
+/** The gateway is cut along its request phases (issue 17, item 1): no phase module grows into a class again. */
+test('no file in src/gateway or src/policies/invoke over 350 lines', () => {
+  const long = sourceFiles(src)
+    .map((file) => ({ file: relative(src, file), lines: readFileSync(file, 'utf8').split('\n').length }))
+    .filter((entry) => /^(gateway|policies\/invoke)\//.test(entry.file) && entry.lines > 350)
+    .map((entry) => `${entry.file} (${entry.lines})`);
+  assert.deepEqual(long, []);
+});
+
+/** src/http holds what the gateway and the policies share (the bounded body reader): it imports neither. */
+test('src/http imports nothing from the gateway or the policies', () => {
+  assert.deepEqual(crossings('http', ['gateway', 'policies']), []);
+});

@@ -2,9 +2,12 @@
  * Operation parameters, checked before the assembly runs: a required one missing, or one of
  * the wrong type, is a 400 in API Connect's envelope ("One or more required API parameters
  * are missing in the API request."). Each parameter compiles once into a reader that finds
- * the raw value and converts it to its schema type.
+ * the raw value and converts it to its schema type. The phase runs after security: a caller who
+ * is not let in never learns the parameter rules from a 400.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ParameterDef } from '../definitions/types.ts';
+import { PorticoError } from '../errors.ts';
 
 export interface CompiledParameter {
   name: string;
@@ -91,4 +94,39 @@ export function compileParameter(parameter: ParameterDef): CompiledParameter {
     convert: converterFor(schema),
     defaultValue: schema.default,
   };
+}
+
+/**
+ * Reads and converts the operation's query, path and header parameters (defaults filled in).
+ * @throws PorticoError `GW_MISSING_PARAMETER` or `GW_INVALID_PARAMETER` (400).
+ */
+export function readParameters(
+  parameters: readonly CompiledParameter[],
+  headers: IncomingHttpHeaders,
+  query: URLSearchParams | undefined,
+  pathParams: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const parameter of parameters) {
+    let raw: string | undefined;
+    if (parameter.in === 'query') raw = query?.get(parameter.name) ?? undefined;
+    else if (parameter.in === 'path') raw = pathParams[parameter.name];
+    else if (parameter.in === 'header') {
+      const value = headers[parameter.name.toLowerCase()];
+      raw = Array.isArray(value) ? value[0] : value;
+    } else continue;
+    if (raw === undefined) {
+      if (parameter.required)
+        throw new PorticoError('GW_MISSING_PARAMETER', { name: parameter.name, in: parameter.in });
+      if (parameter.defaultValue !== undefined) values[parameter.name] = parameter.defaultValue;
+      continue;
+    }
+    try {
+      values[parameter.name] = parameter.convert(raw);
+    } catch (error) {
+      const reason = (error as Error).message;
+      throw new PorticoError('GW_INVALID_PARAMETER', { name: parameter.name, in: parameter.in, reason });
+    }
+  }
+  return values;
 }

@@ -7,14 +7,17 @@
  */
 import type { Logger } from 'pino';
 import { normaliseApi } from '../definitions/normalise-api.ts';
-import { parseRateLimit } from '../definitions/parse-rate-limit.ts';
-import type { ApiDefinition, OperationDef, ParameterDef, RateLimitDef } from '../definitions/types.ts';
+import type { ApiDefinition, OperationDef, ParameterDef } from '../definitions/types.ts';
 import { compileAssembly } from './flow.ts';
 import type { PolicyRegistry } from './flow.ts';
-import type { CallerLimits, PolicySettings, Step } from '../policies/types.ts';
-import { rulesFromPlan } from '../ratelimit/index.ts';
-import type { LimitRule } from '../ratelimit/types.ts';
+import type { PolicySettings, Step } from '../policies/types.ts';
 import type { SnapshotData } from '../store/snapshot-data.ts';
+import { apiRoutes, catalogRoutes } from './router.ts';
+import type { ApiRoutes, CatalogRoutes } from './router.ts';
+import { credentialIndex, interner } from './credentials.ts';
+import type { CredentialInfo } from './credentials.ts';
+import { planShares, subscribersByProduct } from './subscriptions.ts';
+import type { SubscriptionInfo } from './subscriptions.ts';
 import { compileParameter } from './parameters.ts';
 import type { CompiledParameter } from './parameters.ts';
 import { rawOperations } from '../definitions/api-operations.ts';
@@ -35,72 +38,11 @@ export interface CompiledOperation {
   bodyRequired: boolean;
 }
 
-interface TemplateRoute {
-  pattern: RegExp;
-  names: string[];
-  operations: Map<string, CompiledOperation>;
-}
+export type { CatalogRoutes } from './router.ts';
+export type { PlanShared, SubscriptionInfo } from './subscriptions.ts';
+export type { AppInfo, CredentialInfo } from './credentials.ts';
 
-/** What every subscription to one plan shares: built once per plan, not per subscription. */
-export interface PlanShared {
-  planId: string;
-  planName: string;
-  planTitle: string;
-  planVersion: string;
-  productName: string;
-  productVersion: string;
-  productTitle: string;
-  rules: readonly LimitRule[];
-  /** `plan.rate-limit` as API Connect writes it, e.g. `100/1hour`, or `unlimited`. */
-  rateLimitText: string;
-  /** The plan's assembly-rate-limits by name. */
-  named: Record<string, readonly LimitRule[]>;
-}
-
-/**
- * One live subscription: its id and state, and the plan's shared facts. Three fields per
- * subscription, so a catalog with 100 000 subscriptions stays small.
- */
-export class SubscriptionInfo {
-  constructor(
-    readonly id: string,
-    readonly state: 'active' | 'pending',
-    readonly plan: PlanShared,
-  ) {}
-  get planId() {
-    return this.plan.planId;
-  }
-  get planName() {
-    return this.plan.planName;
-  }
-  get planTitle() {
-    return this.plan.planTitle;
-  }
-  get planVersion() {
-    return this.plan.planVersion;
-  }
-  get productName() {
-    return this.plan.productName;
-  }
-  get productVersion() {
-    return this.plan.productVersion;
-  }
-  get productTitle() {
-    return this.plan.productTitle;
-  }
-  get rules() {
-    return this.plan.rules;
-  }
-  get rateLimitText() {
-    return this.plan.rateLimitText;
-  }
-  /** What an assembly `ratelimit` policy counts against for this subscription. */
-  get limits(): CallerLimits {
-    return { key: this.id, plan: this.plan.rules, named: this.plan.named };
-  }
-}
-
-export interface CompiledApi {
+export interface CompiledApi extends ApiRoutes {
   id: string;
   name: string;
   version: string;
@@ -111,70 +53,12 @@ export interface CompiledApi {
   definition: ApiDefinition;
   properties: Record<string, string>;
   flow: Step;
-  /** Operations by `VERB /path` for paths without templates. */
-  staticRoutes: Map<string, Map<string, CompiledOperation>>;
-  templateRoutes: TemplateRoute[];
   /** One map per published product containing the API (appId → subscription), shared with the product's other APIs. */
   productSubscriptions: Array<Map<string, SubscriptionInfo>>;
   /** `api.*` context variables, built once. */
   contextApi: Record<string, unknown>;
   /** Header (lower-case) and query names the API's security schemes name: never logged in clear. */
   credentialNames: { headers: ReadonlySet<string>; query: ReadonlySet<string> };
-}
-
-export interface CatalogRoutes {
-  orgName: string;
-  catalogName: string;
-  /** By base path, longest first, so `/a/b` wins over `/a`. */
-  apis: CompiledApi[];
-  /**
-   * The same APIs by the first segment of their base path (`/logistics`), longest base path
-   * first, so a request looks only at the APIs that can match it: with 1 000 APIs in a catalog
-   * routing stays a Map lookup and a few comparisons.
-   */
-  bySegment: Map<string, CompiledApi[]>;
-  /** APIs whose base path is `/` (empty once normalised): they match any path, after the others. */
-  rootApis: CompiledApi[];
-}
-
-/** `/logistics/v2/x` → `/logistics`. */
-function firstSegment(path: string): string {
-  const end = path.indexOf('/', 1);
-  return end < 0 ? path : path.slice(0, end);
-}
-
-/** Builds a catalog's routing table from its APIs, sorted longest base path first. */
-function catalogRoutes(orgName: string, catalogName: string, apis: CompiledApi[]): CatalogRoutes {
-  const bySegment = new Map<string, CompiledApi[]>();
-  const rootApis: CompiledApi[] = [];
-  for (const api of apis) {
-    if (api.basePath === '') {
-      rootApis.push(api);
-      continue;
-    }
-    const key = firstSegment(api.basePath);
-    const list = bySegment.get(key);
-    if (list) list.push(api);
-    else bySegment.set(key, [api]);
-  }
-  return { orgName, catalogName, apis, bySegment, rootApis };
-}
-
-export interface AppInfo {
-  id: string;
-  title: string;
-  consumerOrgId: string;
-  consumerOrgName: string;
-  consumerOrgTitle: string;
-  /** Registered OAuth redirect URIs (matched exactly by the authorize endpoint). */
-  redirectUris: readonly string[];
-  /** The catalog of the app's consumer org: the only catalog whose OAuth providers serve it. */
-  catalogId?: string;
-}
-
-export interface CredentialInfo {
-  secretHash: string;
-  app: AppInfo;
 }
 
 /** An API left out of a snapshot: `name:version`, where it is published, and the compiler's reason. */
@@ -206,23 +90,6 @@ export interface SnapshotOptions {
   logger: Logger;
   /** The previous snapshot's compiled APIs, to reuse. */
   previous?: Snapshot;
-}
-
-/** Compiles a path template `/items/{id}` into a matcher. */
-function templateMatcher(path: string): { pattern: RegExp; names: string[] } {
-  const names: string[] = [];
-  const source = path
-    .split(/(\{[^}]+\})/)
-    .map((piece) => {
-      const m = /^\{([^}]+)\}$/.exec(piece);
-      if (m) {
-        names.push(m[1]);
-        return '([^/]+)';
-      }
-      return piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    })
-    .join('');
-  return { pattern: new RegExp(`^${source}/?$`), names };
 }
 
 function resolvedProperties(definition: ApiDefinition, catalogName: string): Record<string, string> {
@@ -277,10 +144,8 @@ function compileApi(
     options.registry,
   );
 
-  const staticRoutes = new Map<string, Map<string, CompiledOperation>>();
-  const templates = new Map<string, TemplateRoute>();
   const written = new Map(rawOperations(document).map((raw) => [`${raw.verb} ${raw.path}`, raw.operation]));
-  for (const operation of definition.operations) {
+  const operations = definition.operations.map((operation): CompiledOperation => {
     const writtenOperation = written.get(`${operation.verb} ${operation.path}`) ?? {};
     const security = compileOperationSecurity(document, writtenOperation, {
       properties,
@@ -289,7 +154,7 @@ function compileApi(
       providers: providers?.byName,
     });
     if (security.refused) refusedOperation(options, catalog, definition, operation, security.reason);
-    const compiled: CompiledOperation = {
+    return {
       id: operation.id,
       verb: operation.verb.toUpperCase(),
       path: operation.path,
@@ -297,24 +162,7 @@ function compileApi(
       security,
       bodyRequired: operation.requestBodyRequired === true,
     };
-    if (operation.path.includes('{')) {
-      let route = templates.get(operation.path);
-      if (!route) {
-        route = { ...templateMatcher(operation.path), operations: new Map() };
-        templates.set(operation.path, route);
-      }
-      route.operations.set(compiled.verb, compiled);
-    } else {
-      const key = operation.path.replace(/\/$/, '') || '/';
-      let byVerb = staticRoutes.get(key);
-      if (!byVerb) staticRoutes.set(key, (byVerb = new Map()));
-      byVerb.set(compiled.verb, compiled);
-    }
-  }
-  // More literal characters first: `/items/count` before `/items/{id}`.
-  const templateRoutes = [...templates.entries()]
-    .sort((a, b) => b[0].replace(/\{[^}]+\}/g, '').length - a[0].replace(/\{[^}]+\}/g, '').length)
-    .map(([, route]) => route);
+  });
 
   return {
     id: row.id,
@@ -327,8 +175,7 @@ function compileApi(
     definition,
     properties,
     flow,
-    staticRoutes,
-    templateRoutes,
+    ...apiRoutes(operations),
     productSubscriptions: [],
     contextApi: {
       id: row.id,
@@ -362,40 +209,6 @@ function refusedOperation(
   options.logger.error({ ...where, reason }, 'operation refused: its security cannot be enforced');
 }
 
-/** A plan's `assembly-rate-limits` / `assembly-burst-limits` as rules, read from the product document. */
-function assemblyLimitsOf(productDocument: string, planName: string): Record<string, readonly LimitRule[]> {
-  const document = JSON.parse(productDocument) as { plans?: Record<string, Record<string, unknown>> };
-  const plan = document.plans?.[planName];
-  if (!plan) return {};
-  const out: Record<string, LimitRule[]> = {};
-  for (const [field, hard] of [
-    ['assembly-rate-limits', false],
-    ['assembly-burst-limits', true],
-  ] as const) {
-    const written = plan[field];
-    if (typeof written !== 'object' || written === null) continue;
-    for (const [name, value] of Object.entries(written as Record<string, unknown>)) {
-      for (const item of Array.isArray(value) ? value : [value]) {
-        const limit = item as { value?: string; 'hard-limit'?: boolean };
-        const parsed = parseRateLimit(String(limit.value));
-        if (parsed.unlimited) continue;
-        (out[name] ??= []).push({
-          name,
-          limit: parsed.count,
-          windowMs: parsed.windowMs,
-          hard: hard || limit['hard-limit'] === true,
-        });
-      }
-    }
-  }
-  return out;
-}
-
-function rateLimitText(limits: RateLimitDef[]): string {
-  const limited = limits.filter((l) => !l.unlimited);
-  return limited.length === 0 ? 'unlimited' : limited.map((l) => l.value).join(', ');
-}
-
 /** Each catalog's enabled user registries, compiled, with a stamp that changes when any of them does. */
 function catalogRegistries(
   data: SnapshotData,
@@ -417,14 +230,6 @@ function catalogRegistries(
     out.set(catalogId, { compiled: compileRegistries(rows, settings), stamp });
   }
   return out;
-}
-
-const noRedirectUris: readonly string[] = Object.freeze([]);
-
-function redirectUrisOf(written: string | undefined): readonly string[] {
-  if (written === undefined || written === '[]') return noRedirectUris;
-  const list = JSON.parse(written) as unknown;
-  return Array.isArray(list) ? list.filter((uri): uri is string => typeof uri === 'string') : noRedirectUris;
 }
 
 /** Each catalog's native OAuth providers, compiled with the registries the catalog enables. */
@@ -494,63 +299,12 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     }
   }
 
-  // Plans → what their subscriptions share, once per plan.
-  const planShared = new Map<string, PlanShared>();
-  for (const plan of data.plans) {
-    const product = productsById.get(plan.product_id);
-    if (!product) continue;
-    const rateLimits = JSON.parse(plan.rate_limits) as RateLimitDef[];
-    const burstLimits = JSON.parse(plan.burst_limits) as RateLimitDef[];
-    planShared.set(plan.id, {
-      planId: plan.id,
-      planName: plan.name,
-      planTitle: plan.title,
-      planVersion: product.version,
-      productName: product.name,
-      productVersion: product.version,
-      productTitle: product.title,
-      rules: rulesFromPlan(rateLimits, burstLimits),
-      rateLimitText: rateLimitText(rateLimits),
-      named: assemblyLimitsOf(product.document, plan.name),
-    });
-  }
-  // Every row read from the store brings its own copy of each string: one copy per value is kept
-  // (an app's id keys its subscriptions of every product; a consumer org's fields repeat per app).
-  // At 100 000 subscriptions of 25 000 apps that is ~5 MB of a snapshot's ~35 MB.
-  const seen = new Map<string, string>();
-  const one = (value: string): string => {
-    const kept = seen.get(value);
-    if (kept !== undefined) return kept;
-    seen.set(value, value);
-    return value;
-  };
-  const apps = new Map<string, AppInfo>();
-  for (const app of data.apps) {
-    const id = one(app.id);
-    apps.set(id, {
-      id,
-      title: app.title,
-      consumerOrgId: one(app.consumer_org_id),
-      consumerOrgName: one(app.consumer_org_name),
-      consumerOrgTitle: one(app.consumer_org_title),
-      redirectUris: redirectUrisOf(app.redirect_uris),
-      catalogId: app.catalog_id === undefined ? undefined : one(app.catalog_id),
-    });
-  }
-  // Products → their subscribers (appId → subscription), then each API points at the maps of
-  // the products that contain it.
-  const subscribersOf = new Map<string, Map<string, SubscriptionInfo>>();
-  for (const subscription of data.subscriptions) {
-    const shared = planShared.get(subscription.plan_id);
-    if (!shared) continue;
-    let subscribers = subscribersOf.get(subscription.product_id);
-    if (!subscribers) subscribersOf.set(subscription.product_id, (subscribers = new Map()));
-    const info = new SubscriptionInfo(subscription.id, subscription.state === 'active' ? 'active' : 'pending', shared);
-    const appId = one(subscription.app_id);
-    const current = subscribers.get(appId);
-    // An active subscription wins over a pending one for the same app.
-    if (!current || (current.state === 'pending' && info.state === 'active')) subscribers.set(appId, info);
-  }
+  const shares = planShares(data, productsById);
+  // One copy of each repeated string (app ids key subscriptions of every product).
+  const one = interner();
+  const credentials = credentialIndex(data, one);
+  // Each API points at the subscriber maps of the products that contain it.
+  const subscribersOf = subscribersByProduct(data, shares, one);
   for (const link of data.productApis) {
     const product = productsById.get(link.product_id);
     const api = product ? compiled.get(product.catalog_id)?.get(link.api_id) : undefined;
@@ -561,16 +315,13 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
   let apiCount = 0;
   for (const [catalogId, byApi] of compiled) {
     const catalog = catalogById.get(catalogId)!;
-    const apis = [...byApi.values()].sort((a, b) => b.basePath.length - a.basePath.length);
-    apiCount += apis.length;
-    catalogs.set(`${catalog.orgName}/${catalog.name}`, catalogRoutes(catalog.orgName, catalog.name, apis));
+    apiCount += byApi.size;
+    catalogs.set(
+      `${catalog.orgName}/${catalog.name}`,
+      catalogRoutes(catalog.orgName, catalog.name, [...byApi.values()]),
+    );
   }
 
-  const credentials = new Map<string, CredentialInfo>();
-  for (const credential of data.credentials) {
-    const app = apps.get(credential.app_id);
-    if (app) credentials.set(credential.client_id, { secretHash: credential.secret_hash, app });
-  }
   const oauth = new Map<string, CatalogProviders>();
   for (const [catalogId, catalogProviders] of providers) {
     const catalog = catalogById.get(catalogId);
@@ -587,81 +338,4 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     apiCount,
     failures,
   };
-}
-
-/** The subscription that lets `appId` call `api`: an active one over a pending one. */
-export function subscriptionFor(api: CompiledApi, appId: string): SubscriptionInfo | undefined {
-  let found: SubscriptionInfo | undefined;
-  for (const subscribers of api.productSubscriptions) {
-    const info = subscribers.get(appId);
-    if (info === undefined) continue;
-    if (info.state === 'active') return info;
-    found ??= info;
-  }
-  return found;
-}
-
-export interface RouteMatch {
-  api: CompiledApi;
-  operation: CompiledOperation;
-  pathParams: Record<string, string>;
-}
-
-export type RouteResult = RouteMatch | { notFound: true } | { methodNotAllowed: string[] };
-
-/** Finds the API and operation for a path below the catalog (`/logistics/shipping`). */
-export function matchRoute(catalog: CatalogRoutes, verb: string, path: string): RouteResult {
-  const allowed: { verbs?: string[] } = {};
-  const candidates = catalog.bySegment.get(firstSegment(path));
-  if (candidates !== undefined) {
-    for (const api of candidates) {
-      const basePath = api.basePath;
-      // path === basePath, or path continues it with `/` (no string built per API).
-      if (!path.startsWith(basePath) || (path.length > basePath.length && path.charCodeAt(basePath.length) !== 47))
-        continue;
-      const match = matchOperation(api, verb, path, allowed);
-      if (match !== undefined) return match;
-    }
-  }
-  for (const api of catalog.rootApis) {
-    const match = matchOperation(api, verb, path, allowed);
-    if (match !== undefined) return match;
-  }
-  return allowed.verbs ? { methodNotAllowed: allowed.verbs } : { notFound: true };
-}
-
-/** The operation of `api` for the path below its base path; records the allowed verbs of a path that matched without its verb. */
-function matchOperation(
-  api: CompiledApi,
-  verb: string,
-  path: string,
-  allowed: { verbs?: string[] },
-): RouteMatch | undefined {
-  const rest = path.slice(api.basePath.length) || '/';
-  const key = rest.length > 1 && rest.endsWith('/') ? rest.slice(0, -1) : rest;
-  const byVerb = api.staticRoutes.get(key);
-  if (byVerb) {
-    const operation = byVerb.get(verb) ?? (verb === 'HEAD' ? byVerb.get('GET') : undefined);
-    if (operation) return { api, operation, pathParams: {} };
-    allowed.verbs ??= [...byVerb.keys()];
-  }
-  for (const route of api.templateRoutes) {
-    const m = route.pattern.exec(rest);
-    if (!m) continue;
-    const operation = route.operations.get(verb) ?? (verb === 'HEAD' ? route.operations.get('GET') : undefined);
-    if (!operation) {
-      allowed.verbs ??= [...route.operations.keys()];
-      continue;
-    }
-    const pathParams: Record<string, string> = {};
-    for (let i = 0; i < route.names.length; i++) {
-      try {
-        pathParams[route.names[i]] = decodeURIComponent(m[i + 1]);
-      } catch {
-        pathParams[route.names[i]] = m[i + 1];
-      }
-    }
-    return { api, operation, pathParams };
-  }
-  return undefined;
 }

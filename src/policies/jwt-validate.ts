@@ -11,7 +11,7 @@ import { definePolicy } from './policy.ts';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
 import { PorticoError } from '../errors.ts';
-import { dispatcherFor } from './invoke/index.ts';
+import { dispatcherFor } from './invoke/dispatchers.ts';
 import { candidates, importKeySet, KeyLookupError, RemoteKeySet } from './jose/key-set.ts';
 import type { VerificationKey } from './jose/key-set.ts';
 import { optionalArray, optionalString, readBlock, titleOf } from './policy-config.ts';

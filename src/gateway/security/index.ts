@@ -14,7 +14,7 @@ import {
 import type { SupportedScheme } from '../../definitions/security-support.ts';
 import { PorticoError } from '../../errors.ts';
 import type { CatalogRegistries } from '../../identity/verifiers.ts';
-import { dispatcherFor } from '../../policies/invoke/index.ts';
+import { dispatcherFor } from '../../policies/invoke/dispatchers.ts';
 import type { PolicySettings } from '../../policies/types.ts';
 import { basicScheme } from './basic.ts';
 import { clientIdScheme } from './client-id.ts';
@@ -25,6 +25,8 @@ import { oauth2IntrospectScheme } from './oauth2.ts';
 import { nativeOAuthScheme } from './native-oauth.ts';
 import type { CompiledProvider } from '../../oauth/compile.ts';
 import type { Caller, CallerDirectory, Proof, SchemeEnforcer, SchemeFailure, SecurityRequest } from './types.ts';
+import type { CompiledApi, Snapshot } from '../snapshot.ts';
+import { subscriptionFor } from '../subscriptions.ts';
 
 export type { Caller, CallerDirectory, SecurityRequest } from './types.ts';
 export type { IntrospectionSettings } from './introspection.ts';
@@ -137,6 +139,18 @@ export function compileOperationSecurity(
 
 const anonymous: Caller = Object.freeze({});
 
+/** What the snapshot tells the security phase about callers of `api`: never the database. */
+export function callerDirectory(
+  snapshot: Pick<Snapshot, 'credentials' | 'revoked'>,
+  api: CompiledApi,
+): CallerDirectory {
+  return {
+    credentials: snapshot.credentials,
+    subscriptionFor: (appId) => subscriptionFor(api, appId),
+    revoked: snapshot.revoked,
+  };
+}
+
 /**
  * Who calls this operation. Without a verified secret (or token), an unknown client id, an
  * unsubscribed one and one whose subscription awaits approval get the same 401, so the answer
@@ -145,8 +159,8 @@ const anonymous: Caller = Object.freeze({});
  * @throws PorticoError `GW_UNAUTHORIZED`, `GW_USER_UNAUTHORIZED`, `GW_INVALID_TOKEN` (401),
  *   `GW_NOT_SUBSCRIBED` (ownership proved), `GW_INSUFFICIENT_SCOPE` (403),
  *   `GW_REGISTRY_UNAVAILABLE` / `GW_INTROSPECTION_UNAVAILABLE` (503) or `GW_SECURITY_UNSUPPORTED`;
- *   `params.clientId` holds the client id presented, for the activity log, and `params.challenge`
- *   the `WWW-Authenticate` value of the scheme the caller could satisfy (RFC 7617, RFC 6750 §3).
+ *   `params.clientId` holds the client id presented, for the activity log, and `headers` the
+ *   `WWW-Authenticate` challenge of the scheme the caller could satisfy (RFC 7617, RFC 6750 §3).
  */
 export function authenticate(
   security: OperationSecurity,
@@ -254,13 +268,13 @@ class Tally {
     if (this.missingScopes !== undefined) {
       const scope = this.missingScopes.join(' ');
       const challenge = `Bearer error="insufficient_scope", scope="${scope}"`;
-      throw new PorticoError('GW_INSUFFICIENT_SCOPE', { clientId, scope, challenge });
+      throw new PorticoError('GW_INSUFFICIENT_SCOPE', { clientId, scope }, challenged(challenge));
     }
     if (this.unsubscribed !== undefined) throw this.unsubscribed;
     if (this.unavailable === 'user') throw new PorticoError('GW_REGISTRY_UNAVAILABLE', { clientId });
     if (this.unavailable !== undefined) throw new PorticoError('GW_INTROSPECTION_UNAVAILABLE', { clientId });
     if (this.rejected === 'bearer') {
-      throw new PorticoError('GW_INVALID_TOKEN', { clientId, challenge: 'Bearer error="invalid_token"' });
+      throw new PorticoError('GW_INVALID_TOKEN', { clientId }, challenged('Bearer error="invalid_token"'));
     }
     const schemes = security.alternatives.flat();
     // RFC 6750 §3.1 / RFC 7617: a request without credentials gets the challenge of a scheme it
@@ -268,8 +282,13 @@ class Tally {
     const challenge = schemes.find((scheme) => scheme.challenge !== undefined)?.challenge;
     const onlyUsers = schemes.every((scheme) => scheme.kind === 'user');
     const code = this.rejected === 'user' || onlyUsers ? 'GW_USER_UNAUTHORIZED' : 'GW_UNAUTHORIZED';
-    throw new PorticoError(code, { clientId, challenge });
+    throw new PorticoError(code, { clientId }, challenged(challenge));
   }
+}
+
+/** The `WWW-Authenticate` field a refusal carries, when a scheme has a challenge. */
+function challenged(challenge: string | undefined): { headers?: Record<string, string> } {
+  return challenge === undefined ? {} : { headers: { 'WWW-Authenticate': challenge } };
 }
 
 /**

@@ -14,16 +14,18 @@
  */
 import { policy } from '../schema-kit.ts';
 import { invokeFields } from './schema.ts';
-import { Agent, errors as undiciErrors } from 'undici';
+import { errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import { PorticoError } from '../../errors.ts';
-import { soapFaultText } from '../../soap/soap-fault.ts';
+import { readBounded } from '../../http/read-bounded.ts';
 import { hopByHopFields } from '../http-fields.ts';
+import { describeConnectError, faultString, isSoapFault } from './backend-errors.ts';
+import { dispatcherFor, tlsProfileName } from './dispatchers.ts';
 import { definePolicy, problemsOf } from '../policy.ts';
 import { compileUrlTemplate } from '../url-template.ts';
 import type { CompiledUrl } from '../url-template.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
-import type { CompiledApiInfo, FlowContext, MessageVar, PolicySettings, PolicyType, Step } from '../types.ts';
+import type { CompiledApiInfo, FlowContext, MessageVar, PolicyType, Step } from '../types.ts';
 
 /** header-control and parameter-control; both fields are defaulted by the schema. */
 interface AccessControl {
@@ -58,35 +60,6 @@ const hopByHop = new Set([...hopByHopFields, 'host', 'expect']);
 // Credentials of the consumer never reach the backend (API Connect's
 // x-ibm-gateway-invoke-suppress-clientid, default true; the secret always).
 const consumerCredentials = new Set(['x-ibm-client-id', 'x-ibm-client-secret']);
-
-const agents = new Map<string, Agent>();
-
-/** The shared connection pool for a TLS profile (one Agent, many origins). */
-export function dispatcherFor(profile: string | undefined, settings: PolicySettings): Dispatcher {
-  const key = profile ?? '';
-  let agent = agents.get(key);
-  if (agent === undefined) {
-    const tls = profile === undefined ? undefined : settings.tlsProfiles[profile];
-    agent = new Agent({
-      connections: 256,
-      pipelining: 1,
-      keepAliveTimeout: 30_000,
-      keepAliveMaxTimeout: 600_000,
-      connect: tls
-        ? { rejectUnauthorized: tls.rejectUnauthorized ?? true, ca: tls.ca, cert: tls.cert, key: tls.key }
-        : undefined,
-    });
-    agents.set(key, agent);
-  }
-  return agent;
-}
-
-/** Closes the pools (graceful shutdown). */
-export async function closeDispatchers(): Promise<void> {
-  const all = [...agents.values()];
-  agents.clear();
-  await Promise.all(all.map((agent) => agent.close().catch(() => agent.destroy())));
-}
 
 interface HeaderFilter {
   (name: string): boolean;
@@ -158,38 +131,6 @@ function splitUrl(target: string): SplitUrl {
   return { origin: parsed.origin, path: parsed.pathname + parsed.search, protocol: parsed.protocol };
 }
 
-function isSoapFault(body: Buffer, contentType: string | undefined): boolean {
-  if (!contentType || !/xml/i.test(contentType) || body.length === 0) return false;
-  const head = body.subarray(0, 4096).toString('utf8');
-  return /<(?:[A-Za-z0-9_-]+:)?Fault[\s>]/.test(head);
-}
-
-function faultString(body: Buffer, maxBytes: number): string {
-  // Parsed safely where possible, so entities (&amp;) and SOAP 1.2 Reason/Text read right.
-  const parsed = soapFaultText(body, maxBytes);
-  if (parsed !== undefined) return parsed;
-  const text = body.toString('utf8');
-  const match = /<(?:[A-Za-z0-9_-]+:)?(?:faultstring|Text)[^>]*>([^<]*)</.exec(text);
-  return match ? match[1].trim() : 'SOAP Fault';
-}
-
-/**
- * The gateway's TLS profile an invoke names. API Connect writes `name:version`
- * (`tls-profile: backend-ca:1.0.0`); the gateway's profiles are matched with or without the
- * version. An unknown profile fails the publish.
- */
-function tlsProfileName(written: string | undefined, settings: PolicySettings, path: string): string | undefined {
-  if (written === undefined || written === '') return undefined;
-  if (Object.hasOwn(settings.tlsProfiles, written)) return written;
-  const bare = written.replace(/:[^:]+$/, '');
-  if (Object.hasOwn(settings.tlsProfiles, bare)) return bare;
-  throw new PolicyCompileError(
-    `${path}.tls-profile`,
-    'unknown-tls-profile',
-    `no TLS profile ${written} is configured on this gateway (PORTICO_TLS_PROFILES)`,
-  );
-}
-
 /** Compiles an invoke policy into its step. */
 export function compileInvoke(
   config: InvokeConfig,
@@ -228,6 +169,8 @@ export function compileInvoke(
       : undefined;
   const followRedirects = config['follow-redirects'] === true;
 
+  const backendTooLarge = () =>
+    new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, { status: 502 });
   const fail = (errorName: string, message: string, status: number, cause?: unknown): AssemblyError =>
     new AssemblyError(errorName, message, { status, policy: title, cause });
 
@@ -299,7 +242,7 @@ export function compileInvoke(
     }
     let bytes: Buffer;
     try {
-      bytes = await readBounded(response.body, maxBytes);
+      bytes = await readBounded(response.body, { limit: maxBytes, tooLarge: backendTooLarge, rest: 'destroy' });
     } catch (error) {
       ctx.backendMs += performance.now() - started;
       if (error instanceof AssemblyError) throw error;
@@ -366,39 +309,6 @@ export function compileInvoke(
       },
     });
   }
-}
-
-function describeConnectError(error: unknown): string {
-  const code = (error as { code?: string }).code;
-  const cause = (error as { cause?: { code?: string } }).cause?.code;
-  if (code === 'ECONNREFUSED' || cause === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ENOTFOUND' || cause === 'ENOTFOUND') return 'host not found';
-  if (code === 'ECONNRESET' || cause === 'ECONNRESET' || code === 'UND_ERR_SOCKET')
-    return 'connection reset by the backend';
-  return (error as Error).message || 'connection failed';
-}
-
-/** Reads the whole body, up to `maxBytes` (events, not an async iterator: one promise per body, not per chunk). */
-function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    body.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        body.destroy();
-        reject(
-          new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, {
-            status: 502,
-          }),
-        );
-        return;
-      }
-      chunks.push(chunk);
-    });
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
-    body.once('error', reject);
-  });
 }
 
 export const invokePolicy: PolicyType = definePolicy<InvokeConfig>({

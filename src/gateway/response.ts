@@ -1,0 +1,193 @@
+/**
+ * The response phase, last of the request (DESIGN §3.6): what `message` holds becomes the answer's
+ * status, fields and body; CORS fields are added for an API that enables CORS; and every error,
+ * wherever it was thrown, becomes one API Connect envelope through {@link errorAnswer}, with the
+ * fields the error carries (`Allow`, `Retry-After`, `WWW-Authenticate`).
+ */
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { PorticoError, errorEnvelope } from '../errors.ts';
+import { hopByHopFields } from '../policies/http-fields.ts';
+import { AssemblyError, RawBody } from '../policies/types.ts';
+import type { MessageVar } from '../policies/types.ts';
+
+/**
+ * The response's header fields, gathered for one `res.writeHead(status, fields)` call (Node writes
+ * a flat array as it is, without building its header object field by field). A field set again
+ * under any case replaces the earlier one in its place, as `res.setHeader` does.
+ */
+export class ResponseHeaders {
+  /** name, value, name, value… as writeHead takes them. */
+  readonly fields: Array<string | number> = [];
+  private readonly lower: string[] = [];
+
+  set(name: string, value: string | number): void {
+    const key = name.toLowerCase();
+    const index = this.lower.indexOf(key);
+    if (index < 0) {
+      this.lower.push(key);
+      this.fields.push(name, value);
+    } else {
+      this.fields[2 * index] = name;
+      this.fields[2 * index + 1] = value;
+    }
+  }
+
+  /** Sets each `[name, value]` pair in turn. */
+  setAll(pairs: Iterable<readonly [string, string]>): void {
+    for (const [name, value] of pairs) this.set(name, value);
+  }
+
+  has(name: string): boolean {
+    return this.lower.includes(name.toLowerCase());
+  }
+
+  /** As `res.getHeaders()` gives them: lower-case names. */
+  toObject(): Record<string, string | number> {
+    const out: Record<string, string | number> = {};
+    for (let i = 0; i < this.lower.length; i++) out[this.lower[i]] = this.fields[2 * i + 1];
+    return out;
+  }
+}
+
+/** One answer, ready to be written. */
+export interface Answer {
+  status: number;
+  payload: Buffer | string | undefined;
+  headers: ResponseHeaders;
+  /** API Connect's name for the error the answer reports, for the activity log. */
+  errorName?: string;
+}
+
+// `message.headers` starts as the request's headers; fields that only make sense on a request
+// (RFC 9110 §10.1, §11.6) and the consumer's credentials never go back out in the response.
+const requestOnly = new Set([
+  ...['host', 'user-agent', 'accept', 'accept-encoding', 'accept-language', 'accept-charset', 'expect', 'from'],
+  ...['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since', 'if-range', 'max-forwards', 'range'],
+  ...['referer', 'origin', 'authorization', 'proxy-authorization', 'cookie', 'x-ibm-client-id', 'x-ibm-client-secret'],
+  ...['access-control-request-method', 'access-control-request-headers', 'content-length'],
+  ...['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded', 'via'],
+]);
+
+/**
+ * The answer `message` makes: its status, its body (an object as JSON) and its fields less the
+ * hop-by-hop ones (RFC 9110 §7.6.1) and the request-only ones. `requestCopy` is the header object
+ * `message.headers` started as: while it is still that object (no invoke wrote to `message`), a
+ * field with the request's own name and value is an echo of the request, not an answer.
+ */
+export function messageAnswer(
+  message: MessageVar,
+  requestHeaders: IncomingHttpHeaders,
+  requestCopy: Record<string, string> | undefined,
+): Answer {
+  const status = Number(message.status?.code) || 200;
+  let payload: Buffer | string | undefined;
+  let contentType: string | undefined;
+  const body = message.body;
+  if (body instanceof RawBody) payload = body.bytes;
+  else if (Buffer.isBuffer(body)) payload = body;
+  else if (typeof body === 'string') payload = body;
+  else if (body !== undefined && body !== null) {
+    payload = JSON.stringify(body);
+    contentType = 'application/json';
+  }
+  const echo = message.headers === requestCopy ? (requestHeaders as Record<string, unknown>) : undefined;
+  const headers = new ResponseHeaders();
+  for (const [name, value] of Object.entries(message.headers)) {
+    const lower = name.toLowerCase();
+    if (hopByHopFields.has(lower) || requestOnly.has(lower) || value === undefined) continue;
+    if (echo !== undefined && echo[lower] === value && lower !== 'content-type') continue;
+    if (lower === 'content-type' && contentType !== undefined && !/json/i.test(value)) continue;
+    headers.set(name, value);
+  }
+  if (contentType !== undefined && !headers.has('content-type')) headers.set('content-type', contentType);
+  return { status, payload, headers };
+}
+
+/** A CORS preflight (Fetch standard §3.2.2): OPTIONS with `Origin` and `Access-Control-Request-Method`. */
+export function isPreflight(req: IncomingMessage): boolean {
+  return (
+    req.method === 'OPTIONS' &&
+    req.headers.origin !== undefined &&
+    req.headers['access-control-request-method'] !== undefined
+  );
+}
+
+/** The 204 answer to a preflight for a path whose operations take `methods`. */
+export function preflightAnswer(requestHeaders: IncomingHttpHeaders, methods: readonly string[]): Answer {
+  const headers = new ResponseHeaders();
+  headers.set('Access-Control-Allow-Methods', methods.join(', '));
+  headers.set(
+    'Access-Control-Allow-Headers',
+    requestHeaders['access-control-request-headers'] ?? 'Content-Type, X-IBM-Client-Id, X-IBM-Client-Secret',
+  );
+  headers.set('Access-Control-Max-Age', '600');
+  headers.set('Access-Control-Allow-Origin', requestHeaders.origin ?? '*');
+  return { status: 204, payload: undefined, headers };
+}
+
+const exposed =
+  'X-Global-Transaction-ID, X-RateLimit-Limit, X-RateLimit-Remaining, RateLimit, RateLimit-Policy, Retry-After';
+
+/** The CORS fields of an answer to `origin` from an API that enables CORS (Fetch standard §3.2.3). */
+export function addCorsHeaders(headers: ResponseHeaders, origin: string | undefined): void {
+  if (!origin) return;
+  headers.set('Access-Control-Allow-Origin', origin);
+  headers.set('Access-Control-Expose-Headers', exposed);
+  headers.set('Vary', 'Origin');
+}
+
+/**
+ * The one error writer: any error as API Connect's envelope. A PorticoError and an AssemblyError
+ * keep their status and fields; anything else is a 500 that names the transaction (and is logged).
+ * `limitHeaders` (the plan's count for this call) go first, so the error's own fields win: an
+ * assembly `ratelimit` 429 answers with its own `Retry-After`. A 429 always has one (1 second when
+ * the error gives none).
+ */
+export function errorAnswer(
+  error: unknown,
+  txId: string,
+  logger: Logger,
+  limitHeaders?: ReadonlyArray<readonly [string, string]>,
+): Answer {
+  const headers = new ResponseHeaders();
+  if (limitHeaders !== undefined) headers.setAll(limitHeaders);
+  let status: number;
+  let info: string;
+  let errorName: string;
+  if (error instanceof PorticoError) {
+    status = error.status;
+    info = error.message;
+    errorName = error.code;
+    headers.setAll(Object.entries(error.headers));
+  } else if (error instanceof AssemblyError) {
+    status = error.status;
+    const named = error.policy && !error.message.includes(error.policy);
+    info = named ? `${error.message} (policy ${error.policy})` : error.message;
+    errorName = error.errorName;
+    headers.setAll(Object.entries(error.headers));
+    if (errorName === 'JavaScriptError' || status >= 500) logger.warn({ tx: txId, err: error }, 'assembly error');
+  } else {
+    status = 500;
+    info = new PorticoError('GW_INTERNAL', { txId }).message;
+    errorName = 'RuntimeError';
+    logger.error({ tx: txId, err: error }, 'gateway request failed');
+  }
+  if (status === 429 && !headers.has('retry-after')) headers.set('Retry-After', '1');
+  headers.set('content-type', 'application/json');
+  return { status, payload: JSON.stringify(errorEnvelope(status, info)), headers, errorName };
+}
+
+/**
+ * Writes an answer in one `writeHead` call: `content-length` set anew, `connection: close` while
+ * the node drains (clients reconnect elsewhere, with no reset), no body for HEAD.
+ */
+export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, draining: boolean): void {
+  const { headers, payload } = answer;
+  const length = payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  headers.set('content-length', length);
+  if (draining) headers.set('connection', 'close');
+  res.writeHead(answer.status, headers.fields);
+  if (req.method === 'HEAD' || payload === undefined) res.end();
+  else res.end(payload);
+}

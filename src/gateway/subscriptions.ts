@@ -1,0 +1,167 @@
+/**
+ * The subscription index of a snapshot: what each plan's subscriptions share (limits, names),
+ * every product's subscribers by app, and the lookup the security phase makes per request
+ * (DESIGN §3.3). Built with the snapshot, off the request path; a lookup is a Map read per
+ * product that contains the API.
+ */
+import { parseRateLimit } from '../definitions/parse-rate-limit.ts';
+import type { RateLimitDef } from '../definitions/types.ts';
+import type { CallerLimits } from '../policies/types.ts';
+import { rulesFromPlan } from '../ratelimit/index.ts';
+import type { LimitRule } from '../ratelimit/types.ts';
+import type { SnapshotData } from '../store/snapshot-data.ts';
+import type { CompiledApi } from './snapshot.ts';
+
+/** What every subscription to one plan shares: built once per plan, not per subscription. */
+export interface PlanShared {
+  planId: string;
+  planName: string;
+  planTitle: string;
+  planVersion: string;
+  productName: string;
+  productVersion: string;
+  productTitle: string;
+  rules: readonly LimitRule[];
+  /** `plan.rate-limit` as API Connect writes it, e.g. `100/1hour`, or `unlimited`. */
+  rateLimitText: string;
+  /** The plan's assembly-rate-limits by name. */
+  named: Record<string, readonly LimitRule[]>;
+}
+
+/**
+ * One live subscription: its id and state, and the plan's shared facts. Three fields per
+ * subscription, so a catalog with 100 000 subscriptions stays small.
+ */
+export class SubscriptionInfo {
+  constructor(
+    readonly id: string,
+    readonly state: 'active' | 'pending',
+    readonly plan: PlanShared,
+  ) {}
+  get planId() {
+    return this.plan.planId;
+  }
+  get planName() {
+    return this.plan.planName;
+  }
+  get planTitle() {
+    return this.plan.planTitle;
+  }
+  get planVersion() {
+    return this.plan.planVersion;
+  }
+  get productName() {
+    return this.plan.productName;
+  }
+  get productVersion() {
+    return this.plan.productVersion;
+  }
+  get productTitle() {
+    return this.plan.productTitle;
+  }
+  get rules() {
+    return this.plan.rules;
+  }
+  get rateLimitText() {
+    return this.plan.rateLimitText;
+  }
+  /** What an assembly `ratelimit` policy counts against for this subscription. */
+  get limits(): CallerLimits {
+    return { key: this.id, plan: this.plan.rules, named: this.plan.named };
+  }
+}
+
+/** A plan's `assembly-rate-limits` / `assembly-burst-limits` as rules, read from the product document. */
+function assemblyLimitsOf(productDocument: string, planName: string): Record<string, readonly LimitRule[]> {
+  const document = JSON.parse(productDocument) as { plans?: Record<string, Record<string, unknown>> };
+  const plan = document.plans?.[planName];
+  if (!plan) return {};
+  const out: Record<string, LimitRule[]> = {};
+  for (const [field, hard] of [
+    ['assembly-rate-limits', false],
+    ['assembly-burst-limits', true],
+  ] as const) {
+    const written = plan[field];
+    if (typeof written !== 'object' || written === null) continue;
+    for (const [name, value] of Object.entries(written as Record<string, unknown>)) {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        const limit = item as { value?: string; 'hard-limit'?: boolean };
+        const parsed = parseRateLimit(String(limit.value));
+        if (parsed.unlimited) continue;
+        (out[name] ??= []).push({
+          name,
+          limit: parsed.count,
+          windowMs: parsed.windowMs,
+          hard: hard || limit['hard-limit'] === true,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+function rateLimitText(limits: RateLimitDef[]): string {
+  const limited = limits.filter((l) => !l.unlimited);
+  return limited.length === 0 ? 'unlimited' : limited.map((l) => l.value).join(', ');
+}
+
+type ProductRow = SnapshotData['products'][number];
+
+/** Plans → what their subscriptions share, once per plan (by plan id). */
+export function planShares(data: SnapshotData, productsById: ReadonlyMap<string, ProductRow>): Map<string, PlanShared> {
+  const shares = new Map<string, PlanShared>();
+  for (const plan of data.plans) {
+    const product = productsById.get(plan.product_id);
+    if (!product) continue;
+    const rateLimits = JSON.parse(plan.rate_limits) as RateLimitDef[];
+    const burstLimits = JSON.parse(plan.burst_limits) as RateLimitDef[];
+    shares.set(plan.id, {
+      planId: plan.id,
+      planName: plan.name,
+      planTitle: plan.title,
+      planVersion: product.version,
+      productName: product.name,
+      productVersion: product.version,
+      productTitle: product.title,
+      rules: rulesFromPlan(rateLimits, burstLimits),
+      rateLimitText: rateLimitText(rateLimits),
+      named: assemblyLimitsOf(product.document, plan.name),
+    });
+  }
+  return shares;
+}
+
+/**
+ * Products → their subscribers (app id → subscription); an active subscription wins over a
+ * pending one for the same app. `one` keeps one copy of each repeated string (app ids).
+ */
+export function subscribersByProduct(
+  data: SnapshotData,
+  shares: ReadonlyMap<string, PlanShared>,
+  one: (value: string) => string,
+): Map<string, Map<string, SubscriptionInfo>> {
+  const subscribersOf = new Map<string, Map<string, SubscriptionInfo>>();
+  for (const subscription of data.subscriptions) {
+    const shared = shares.get(subscription.plan_id);
+    if (!shared) continue;
+    let subscribers = subscribersOf.get(subscription.product_id);
+    if (!subscribers) subscribersOf.set(subscription.product_id, (subscribers = new Map()));
+    const info = new SubscriptionInfo(subscription.id, subscription.state === 'active' ? 'active' : 'pending', shared);
+    const appId = one(subscription.app_id);
+    const current = subscribers.get(appId);
+    if (!current || (current.state === 'pending' && info.state === 'active')) subscribers.set(appId, info);
+  }
+  return subscribersOf;
+}
+
+/** The subscription that lets `appId` call `api`: an active one over a pending one. */
+export function subscriptionFor(api: CompiledApi, appId: string): SubscriptionInfo | undefined {
+  let found: SubscriptionInfo | undefined;
+  for (const subscribers of api.productSubscriptions) {
+    const info = subscribers.get(appId);
+    if (info === undefined) continue;
+    if (info.state === 'active') return info;
+    found ??= info;
+  }
+  return found;
+}
