@@ -33,7 +33,8 @@ const HOUR = 3_600_000;
 const BURST_ROOM_MS = 110_000;
 
 interface Answer {
-  status: number;
+  /** The HTTP status, or the error of a call that got none. */
+  status: number | string;
   /** The `RateLimit` header (`"default";r=57;t=1740`), absent when no count is known (fail-open). */
   rateLimit: string | null;
   receivedAt: number;
@@ -46,12 +47,18 @@ async function sendBurst(urls: string[], headers: Record<string, string>, total:
   const worker = async () => {
     while (next < total) {
       const i = next++;
-      const response = await fetch(`${urls[i % urls.length]}${path}`, {
-        headers,
-        signal: AbortSignal.timeout(30_000),
-      });
-      await response.arrayBuffer();
-      answers.push({ status: response.status, rateLimit: response.headers.get('ratelimit'), receivedAt: Date.now() });
+      try {
+        const response = await fetch(`${urls[i % urls.length]}${path}`, {
+          headers,
+          signal: AbortSignal.timeout(30_000),
+        });
+        await response.arrayBuffer();
+        answers.push({ status: response.status, rateLimit: response.headers.get('ratelimit'), receivedAt: Date.now() });
+      } catch (error) {
+        // A call that failed outright (timeout, reset) is reported with the others, by name.
+        const { name, message } = error as Error;
+        answers.push({ status: `${name}: ${message}`, rateLimit: null, receivedAt: Date.now() });
+      }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
