@@ -118,7 +118,7 @@ describe('issue-15: exact plan limits across three gateway processes under stall
     test(
       `burst ${run}: 2,000 calls, one node stopped 300 ms at a time: exactly 100 admitted`,
       { timeout: 120_000 + BURST_ROOM_MS },
-      async () => {
+      async (t) => {
         const app = await cluster.newApp('silver', `Exact${run}`);
         const headers = { 'X-IBM-Client-Id': app.clientId };
         const urls = gateways.map((g) => g.urls.gateway);
@@ -140,8 +140,6 @@ describe('issue-15: exact plan limits across three gateway processes under stall
         const statuses = answers.map((a) => a.status);
         const admitted = statuses.filter((s) => s === 200).length;
         const others = statuses.filter((s) => s !== 200 && s !== 429);
-        assert.deepEqual(others, [], 'every call is admitted (200) or refused by the limit (429)');
-        assert.ok(stops >= 2, `the node was stopped ${stops} times during the burst`);
         // What the nodes said about their counters, to tell a counting fault from an outage decision.
         const said = gateways.map(
           (g, i) =>
@@ -157,10 +155,14 @@ describe('issue-15: exact plan limits across three gateway processes under stall
           perWindow.set(window, (perWindow.get(window) ?? 0) + 1);
         }
         const tally = JSON.stringify(Object.fromEntries(perWindow));
+        t.diagnostic(`admitted ${admitted}, per hour window ${tally}, ${others.length} other answers, ${stops} stops`);
         const context = `admitted ${admitted} of ${burst} on a 100/hour plan, per hour window ${tally}\n${said.join('\n')}`;
+        // The invariant first: it must hold even when some calls got no answer.
         assert.equal(perWindow.get('uncounted') ?? 0, 0, `issue-15: calls admitted without a count; ${context}`);
         for (const [window, n] of perWindow)
           assert.ok(n <= 100, `issue-15: window ${window} admitted ${n}; ${context}`);
+        assert.deepEqual(others, [], 'every call is admitted (200) or refused by the limit (429)');
+        assert.ok(stops >= 2, `the node was stopped ${stops} times during the burst`);
         assert.equal(perWindow.size, 1, `the burst ran across the hour; ${context}`);
         assert.equal(admitted, 100, `issue-15: ${context}`);
       },
