@@ -3,10 +3,17 @@
  * a Silver 100/hour subscription; bursts of 2,000 calls round robin over the nodes while one of
  * them is stopped (SIGSTOP) for 300 ms again and again. Admitted: exactly 100 in every burst.
  * `PORTICO_EXACT_RUNS` sets the number of bursts (3 by default; scripts/exact-limits.sh runs 10).
+ *
+ * Windows are fixed and aligned on the hour (docs/rate-limits.md): a burst that runs across
+ * hh:00:00 may rightly admit 100 before and 100 after it. Each burst therefore starts with room
+ * left in its window, and every admitted call is put in its window by its own `RateLimit`
+ * header (`t` = seconds to that window's end): per window, at most 100, and no call admitted
+ * without a count.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { awaitRoomInWindow } from '../ratelimit/helpers.ts';
 import { startPrivateRedis } from '../ratelimit/private-redis.ts';
 import type { PrivateRedis } from '../ratelimit/private-redis.ts';
 import { latestChange } from '../../src/store/changes.ts';
@@ -21,24 +28,52 @@ const runs = Number(process.env.PORTICO_EXACT_RUNS ?? 3);
 const burst = 2000;
 const concurrency = 200;
 const path = '/demo/sandbox/logistics/stores?zip=90210';
+const HOUR = 3_600_000;
+/** A burst must end in the window it started in: it starts only with this much of the window left. */
+const BURST_ROOM_MS = 110_000;
 
-/** Sends `total` calls round robin over `urls`, `concurrency` at a time; returns the statuses. */
-async function sendBurst(urls: string[], headers: Record<string, string>, total: number): Promise<number[]> {
-  const statuses: number[] = [];
+interface Answer {
+  /** The HTTP status, or the error of a call that got none. */
+  status: number | string;
+  /** The `RateLimit` header (`"default";r=57;t=1740`), absent when no count is known (fail-open). */
+  rateLimit: string | null;
+  receivedAt: number;
+}
+
+/** Sends `total` calls round robin over `urls`, `concurrency` at a time; returns the answers. */
+async function sendBurst(urls: string[], headers: Record<string, string>, total: number): Promise<Answer[]> {
+  const answers: Answer[] = [];
   let next = 0;
   const worker = async () => {
     while (next < total) {
       const i = next++;
-      const response = await fetch(`${urls[i % urls.length]}${path}`, {
-        headers,
-        signal: AbortSignal.timeout(30_000),
-      });
-      await response.arrayBuffer();
-      statuses.push(response.status);
+      try {
+        const response = await fetch(`${urls[i % urls.length]}${path}`, {
+          headers,
+          signal: AbortSignal.timeout(30_000),
+        });
+        await response.arrayBuffer();
+        answers.push({ status: response.status, rateLimit: response.headers.get('ratelimit'), receivedAt: Date.now() });
+      } catch (error) {
+        // A call that failed outright (timeout, reset) is reported with the others, by name.
+        const { name, message } = error as Error;
+        answers.push({ status: `${name}: ${message}`, rateLimit: null, receivedAt: Date.now() });
+      }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return statuses;
+  return answers;
+}
+
+/**
+ * The hour window an admitted call was counted in, from its `RateLimit` header: the window ends
+ * `t` seconds after the answer (rounded, and reckoned by the node from before its round trip),
+ * so `receivedAt + t` is that window's end give or take seconds: the nearest hour boundary.
+ * Undefined when the answer carries no count (admitted by the fail-open decision).
+ */
+function windowOf(answer: Answer): number | undefined {
+  const t = /;t=(\d+)/.exec(answer.rateLimit ?? '')?.[1];
+  return t === undefined ? undefined : Math.round((answer.receivedAt + Number(t) * 1000) / HOUR) - 1;
 }
 
 /** Stops `node` for 300 ms, lets it run 200 ms, again, until `done` resolves. */
@@ -82,8 +117,8 @@ describe('issue-15: exact plan limits across three gateway processes under stall
   for (let run = 1; run <= runs; run++) {
     test(
       `burst ${run}: 2,000 calls, one node stopped 300 ms at a time: exactly 100 admitted`,
-      { timeout: 120_000 },
-      async () => {
+      { timeout: 120_000 + BURST_ROOM_MS },
+      async (t) => {
         const app = await cluster.newApp('silver', `Exact${run}`);
         const headers = { 'X-IBM-Client-Id': app.clientId };
         const urls = gateways.map((g) => g.urls.gateway);
@@ -98,13 +133,13 @@ describe('issue-15: exact plan limits across three gateway processes under stall
           const ready = await Promise.all(gateways.map(readyOf));
           return ready.every((r) => r.change >= change);
         });
+        await awaitRoomInWindow(HOUR, BURST_ROOM_MS);
         const calls = sendBurst(urls, headers, burst);
         const stops = await stutter(gateways[run % 3], calls);
-        const statuses = await calls;
+        const answers = await calls;
+        const statuses = answers.map((a) => a.status);
         const admitted = statuses.filter((s) => s === 200).length;
         const others = statuses.filter((s) => s !== 200 && s !== 429);
-        assert.deepEqual(others, [], 'every call is admitted (200) or refused by the limit (429)');
-        assert.ok(stops >= 2, `the node was stopped ${stops} times during the burst`);
         // What the nodes said about their counters, to tell a counting fault from an outage decision.
         const said = gateways.map(
           (g, i) =>
@@ -114,11 +149,22 @@ describe('issue-15: exact plan limits across three gateway processes under stall
               .filter((l) => /rate-limit|redis/i.test(l))
               .join('\n')}`,
         );
-        assert.equal(
-          admitted,
-          100,
-          `issue-15: admitted ${admitted} of ${burst} on a 100/hour plan\n${said.join('\n')}`,
-        );
+        const perWindow = new Map<number | 'uncounted', number>();
+        for (const answer of answers.filter((a) => a.status === 200)) {
+          const window = windowOf(answer) ?? 'uncounted';
+          perWindow.set(window, (perWindow.get(window) ?? 0) + 1);
+        }
+        const tally = JSON.stringify(Object.fromEntries(perWindow));
+        t.diagnostic(`admitted ${admitted}, per hour window ${tally}, ${others.length} other answers, ${stops} stops`);
+        const context = `admitted ${admitted} of ${burst} on a 100/hour plan, per hour window ${tally}\n${said.join('\n')}`;
+        // The invariant first: it must hold even when some calls got no answer.
+        assert.equal(perWindow.get('uncounted') ?? 0, 0, `issue-15: calls admitted without a count; ${context}`);
+        for (const [window, n] of perWindow)
+          assert.ok(n <= 100, `issue-15: window ${window} admitted ${n}; ${context}`);
+        assert.deepEqual(others, [], 'every call is admitted (200) or refused by the limit (429)');
+        assert.ok(stops >= 2, `the node was stopped ${stops} times during the burst`);
+        assert.equal(perWindow.size, 1, `the burst ran across the hour; ${context}`);
+        assert.equal(admitted, 100, `issue-15: ${context}`);
       },
     );
   }

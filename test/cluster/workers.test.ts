@@ -11,6 +11,7 @@ import { loadSettings } from '../../src/config/config.ts';
 import { latestChange } from '../../src/store/changes.ts';
 import { findConsumerOrgByName } from '../../src/store/consumers.ts';
 import { startPortico } from '../helpers/processes.ts';
+import { awaitRoomInWindow } from '../ratelimit/helpers.ts';
 import type { PorticoProcess } from '../helpers/processes.ts';
 
 describe('serve --workers 2 without Redis', () => {
@@ -76,6 +77,8 @@ describe('serve --workers 2 without Redis', () => {
       if (current === 0) await new Promise((r) => setTimeout(r, 50));
     }
     assert.equal(current, 12, 'both workers reflect the new subscription');
+    // 100/hour counts in windows aligned on the hour: a load that ran across hh:00 could rightly admit 200.
+    await awaitRoomInWindow(3_600_000, 60_000);
     const statuses = await Promise.all(
       Array.from({ length: 150 }, () =>
         fetch(url, { headers: { ...headers, connection: 'close' } }).then(
