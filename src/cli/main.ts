@@ -76,7 +76,7 @@ async function siblings(file: string): Promise<Record<string, string>> {
 async function importSource(
   file: string,
 ): Promise<{ text: string; file: string; attachments: Record<string, string> }> {
-  const { mainWsdlOf, readWsdlFolder, readWsdlZip } = await import('../soap/wsdl-import.ts');
+  const { mainWsdlOf, readWsdlFolder, readWsdlZip } = await import('../soap/wsdl-files.ts');
   if (/\.zip$/i.test(file)) {
     let bytes: Buffer;
     try {
