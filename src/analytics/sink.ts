@@ -13,7 +13,7 @@
  */
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import { eventInsertSql, insertEvents, insertEventsSqlite, sqliteBatch } from '../store/analytics.ts';
+import { eventInsertSql, insertEvents, insertEventsSqlite, sqliteBatch } from '../store/analytics-writes.ts';
 import { rollupUpsertSql } from '../store/rollup.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';

@@ -9,7 +9,9 @@
 import { bool, oneOfStrings, policy, str } from './schema-kit.ts';
 import { definePolicy } from './policy.ts';
 import { badgerfishToXml } from '../soap/badgerfish.ts';
-import { ConversionBudget, serializeXml, XmlError } from '../soap/xml.ts';
+import { XmlError } from '../soap/xml.ts';
+import { ConversionBudget } from '../soap/xml-budget.ts';
+import { serializeXml } from '../soap/xml-serialize.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalString, readBlock, titleOf } from './policy-config.ts';

@@ -5,7 +5,8 @@
  * left for the provider to wire (map → invoke → map against the target's definitions).
  */
 import { posix } from 'node:path';
-import { filesFromMap, generateTarget } from './wsdl-import.ts';
+import { filesFromMap } from './wsdl-files.ts';
+import { generateTarget } from './wsdl-import.ts';
 import { readWsdl } from './wsdl.ts';
 
 type Document = Record<string, unknown>;

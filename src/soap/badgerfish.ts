@@ -12,7 +12,9 @@
  * without attributes is its plain string, and `@xmlns` appears only where a namespace is
  * declared, not repeated on every descendant.
  */
-import { childElements, ConversionBudget, element as newElement, isXmlName, NamespaceScope, textOf } from './xml.ts';
+import { childElements, NamespaceScope, textOf } from './xml.ts';
+import { ConversionBudget } from './xml-budget.ts';
+import { element as newElement, isXmlName } from './xml-serialize.ts';
 import { XML_NAMESPACE, XmlError } from './xml.ts';
 import type { XmlAttribute, XmlElement } from './xml.ts';
 

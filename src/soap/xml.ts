@@ -1,6 +1,7 @@
 /**
  * Safe XML for every XML entry point of Portico (the map policy's XML codec, xml-to-json,
- * json-to-xml, the WSDL importer): one parser and one serialiser.
+ * json-to-xml, the WSDL importer): one parser (this file) and one serialiser (xml-serialize.ts);
+ * conversions count what they write against a {@link ConversionBudget} (xml-budget.ts).
  *
  * Safety rules (DESIGN §6; OWASP "XML External Entity Prevention"): a document type
  * declaration is refused outright, so no external entity (XXE) is ever resolved and no entity
@@ -61,46 +62,6 @@ export class XmlError extends Error {
   ) {
     super(message);
     this.name = 'XmlError';
-  }
-}
-
-/**
- * A conversion (XML → JSON, JSON → XML, the map's XML reading) writes at most this many
- * characters per byte of its input: BadgerFish repeats every namespace in scope on every
- * element, so without a bound a few hundred prefixes over many small elements turn 87 KB into
- * 110 MB. Real SOAP and WSDL documents convert to about 4 characters per byte.
- */
-export const CONVERSION_OUTPUT_FACTOR = 16;
-
-/** …but never less than this many characters, so a small document is never refused for its namespaces. */
-export const CONVERSION_OUTPUT_FLOOR = 1024 * 1024;
-
-/** The characters a conversion may still write; refuses the document the moment it would write more. */
-export class ConversionBudget {
-  /** Most characters the conversion may write. */
-  readonly limit: number;
-  private spent = 0;
-
-  constructor(readonly inputBytes: number) {
-    this.limit = Math.max(CONVERSION_OUTPUT_FLOOR, CONVERSION_OUTPUT_FACTOR * inputBytes);
-  }
-
-  /** Characters counted so far. */
-  get used(): number {
-    return this.spent;
-  }
-
-  /** Counts `characters` of output. @throws XmlError `too-expansive` past the limit. */
-  spend(characters: number): void {
-    this.spent += characters;
-    if (this.spent > this.limit) {
-      throw new XmlError(
-        'too-expansive',
-        `converting this ${this.inputBytes}-byte document would write more than ${this.limit} characters ` +
-          `(${CONVERSION_OUTPUT_FACTOR} per input byte, at least ${CONVERSION_OUTPUT_FLOOR}): ` +
-          'refused as an amplification',
-      );
-    }
   }
 }
 
@@ -237,7 +198,8 @@ export class NamespaceScope {
   }
 }
 
-function splitQName(name: string): { prefix: string; local: string } {
+/** `p:local` → prefix and local name (no prefix: ''). */
+export function splitQName(name: string): { prefix: string; local: string } {
   const colon = name.indexOf(':');
   return colon < 0 ? { prefix: '', local: name } : { prefix: name.slice(0, colon), local: name.slice(colon + 1) };
 }
@@ -357,100 +319,4 @@ export function findChild(element: XmlElement, namespace: string, local: string)
 /** An attribute's value by local name (and namespace, '' by default). */
 export function attributeOf(element: XmlElement, local: string, namespace = ''): string | undefined {
   return element.attributes.find((attribute) => attribute.local === local && attribute.namespace === namespace)?.value;
-}
-
-/** Escapes character data (XML 1.0 §2.4). */
-export function escapeText(text: string): string {
-  return text.replace(/[&<>]/g, (char) => (char === '&' ? '&amp;' : char === '<' ? '&lt;' : '&gt;'));
-}
-
-const attributeEscapes: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  '\r': '&#13;',
-  '\n': '&#10;',
-  '\t': '&#9;',
-};
-
-/** Escapes an attribute value for double quotes; white space is kept through references (XML 1.0 §3.3.3). */
-export function escapeAttribute(text: string): string {
-  return text.replace(/[&<>"\r\n\t]/g, (char) => attributeEscapes[char]);
-}
-
-/** A new element for building; `declarations` as given (the serialiser adds none of its own). */
-export function element(
-  name: string,
-  options: {
-    namespace?: string;
-    attributes?: XmlAttribute[];
-    declarations?: Record<string, string>;
-    children?: XmlNode[];
-  } = {},
-): XmlElement {
-  const { prefix, local } = splitQName(name);
-  return {
-    name,
-    prefix,
-    local,
-    namespace: options.namespace ?? '',
-    attributes: options.attributes ?? [],
-    declarations: options.declarations ?? {},
-    children: options.children ?? [],
-  };
-}
-
-/**
- * Serialises an element tree (no XML declaration unless asked); names are checked, text escaped.
- * With a `budget`, the characters written count against it (escaping included).
- */
-export function serializeXml(
-  root: XmlElement,
-  options: { declaration?: boolean; budget?: ConversionBudget } = {},
-): string {
-  const parts: string[] = options.declaration ? ['<?xml version="1.0" encoding="UTF-8"?>'] : [];
-  write(root, parts, 1, options.budget);
-  return parts.join('');
-}
-
-// XML 1.0 §2.3 Name (ASCII subset plus any non-ASCII letter), with one optional prefix.
-const qualifiedName =
-  /^[A-Za-z_\u00C0-\uFFEF][\w.\-\u00B7\u00C0-\uFFEF]*(?::[A-Za-z_\u00C0-\uFFEF][\w.\-\u00B7\u00C0-\uFFEF]*)?$/;
-
-/** Whether `name` can be an element or attribute name. */
-export function isXmlName(name: string): boolean {
-  return qualifiedName.test(name);
-}
-
-function openTag(node: XmlElement): string {
-  let tag = `<${node.name}`;
-  for (const [prefix, uri] of Object.entries(node.declarations)) {
-    tag += ` ${prefix === '' ? 'xmlns' : `xmlns:${prefix}`}="${escapeAttribute(uri)}"`;
-  }
-  for (const attribute of node.attributes) {
-    if (!isXmlName(attribute.name))
-      throw new XmlError('malformed', `"${attribute.name}" is not a valid XML attribute name`);
-    tag += ` ${attribute.name}="${escapeAttribute(attribute.value)}"`;
-  }
-  return node.children.length === 0 ? `${tag}/>` : `${tag}>`;
-}
-
-function write(node: XmlElement, parts: string[], depth: number, budget: ConversionBudget | undefined): void {
-  if (depth > DEFAULT_MAX_DEPTH * 10) throw new XmlError('too-deep', 'the tree to serialise nests too deeply');
-  if (!isXmlName(node.name)) throw new XmlError('malformed', `"${node.name}" is not a valid XML element name`);
-  const tag = openTag(node);
-  budget?.spend(tag.length);
-  parts.push(tag);
-  if (node.children.length === 0) return;
-  for (const child of node.children) {
-    if (typeof child !== 'string') write(child, parts, depth + 1, budget);
-    else {
-      const text = escapeText(child);
-      budget?.spend(text.length);
-      parts.push(text);
-    }
-  }
-  budget?.spend(node.name.length + 3);
-  parts.push('</', node.name, '>');
 }

@@ -12,8 +12,9 @@
 import { DefinitionError } from '../errors.ts';
 import { attributeOf, childElements } from './xml.ts';
 import type { XmlElement } from './xml.ts';
-import { qnameKey, XSD_NS, xsdQName } from './wsdl.ts';
-import type { QName, WsdlModel, XsdComponent } from './wsdl.ts';
+import { qnameKey, XSD_NS } from './wsdl-model.ts';
+import type { QName, WsdlModel, XsdComponent } from './wsdl-model.ts';
+import { xsdQName } from './wsdl-reader.ts';
 
 type Schema = Record<string, unknown>;
 

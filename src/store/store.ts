@@ -10,8 +10,8 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import pg from 'pg';
 import { PorticoError } from '../errors.ts';
-import { migrationProvider } from './migrations.ts';
-import type { DialectName } from './migrations.ts';
+import { migrationProvider } from './migrations/index.ts';
+import type { DialectName } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
 // PostgreSQL's bigint (analytics timestamps, counters) fits in a double for our ranges.

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import AdmZip from 'adm-zip';
-import { mainWsdlOf, readWsdlZip } from '../../src/soap/wsdl-import.ts';
+import { mainWsdlOf, readWsdlZip } from '../../src/soap/wsdl-files.ts';
 import { canonicalXml } from './canonical-xml.ts';
 import { startSoapPlatform } from './harness.ts';
 import type { SoapPlatform } from './harness.ts';

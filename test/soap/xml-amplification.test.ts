@@ -6,16 +6,10 @@ import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { badgerfishToXml, xmlToBadgerfish } from '../../src/soap/badgerfish.ts';
-import { readElement } from '../../src/policies/map/xml-codec.ts';
-import {
-  CONVERSION_OUTPUT_FACTOR,
-  CONVERSION_OUTPUT_FLOOR,
-  ConversionBudget,
-  DEFAULT_MAX_ATTRIBUTES,
-  parseXml,
-  serializeXml,
-  XmlError,
-} from '../../src/soap/xml.ts';
+import { readElement } from '../../src/policies/map/xml-read.ts';
+import { DEFAULT_MAX_ATTRIBUTES, parseXml, XmlError } from '../../src/soap/xml.ts';
+import { CONVERSION_OUTPUT_FACTOR, CONVERSION_OUTPUT_FLOOR, ConversionBudget } from '../../src/soap/xml-budget.ts';
+import { serializeXml } from '../../src/soap/xml-serialize.ts';
 import { nestedAmplifier, rootAmplifier } from './amplifiers.ts';
 
 setFlagsFromString('--expose-gc');

@@ -4,12 +4,12 @@ import { insertApi, findApi, listApis, setApiState, productsUsingApi } from '../
 import {
   callsOverTime,
   countBy,
-  insertEvents,
   latencyPercentiles,
   listEvents,
   purgeEvents,
   subscriptionCallsSince,
 } from '../../src/store/analytics.ts';
+import { insertEvents } from '../../src/store/analytics-writes.ts';
 import { latestChange, recordChange } from '../../src/store/changes.ts';
 import {
   addCredential,
@@ -605,7 +605,7 @@ describe('activity events on SQLite through prepared statements', () => {
   });
 
   test('a row holds the columns in the order of the insert', async () => {
-    const { eventColumns, eventRow } = await import('../../src/store/analytics.ts');
+    const { eventColumns, eventRow } = await import('../../src/store/analytics-writes.ts');
     const named = Object.fromEntries(
       eventColumns.map((column) => [column, `value of ${column}`]),
     ) as unknown as NewActivityEvent;
@@ -616,7 +616,7 @@ describe('activity events on SQLite through prepared statements', () => {
   });
 
   test('write the same events and rollups as the generic path', async () => {
-    const { insertEventsSqlite } = await import('../../src/store/analytics.ts');
+    const { insertEventsSqlite } = await import('../../src/store/analytics-writes.ts');
     const generic = await storeBackends[0].open();
     const prepared = await storeBackends[0].open();
     try {

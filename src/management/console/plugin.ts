@@ -21,10 +21,14 @@ import {
 import type { WebSessionOptions } from '../../web/web-session.ts';
 import type { ProviderServices } from '../../services/provider-services.ts';
 import { registerAnalyticsPages } from './analytics-page.ts';
+import { registerApiPages } from './apis-page.ts';
+import { registerApprovalsPage } from './approvals-page.ts';
+import { registerConsumersPage } from './consumers-page.ts';
+import { registerOverviewPage } from './overview-page.ts';
+import { registerProductsPage } from './products-page.ts';
 import { consoleContext, setConsoleContext, viewOf } from './context.ts';
 import type { ConsoleContext } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
-import { registerConsolePages } from './pages.ts';
 import { registerUserRegistriesPage } from './user-registries-page.ts';
 
 export interface ConsoleOptions {
@@ -188,7 +192,11 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
     return reply.redirect('/console/sign-in', 303);
   });
 
-  registerConsolePages(app, deps);
+  registerOverviewPage(app, deps);
+  registerApiPages(app, deps);
+  registerProductsPage(app, deps);
+  registerApprovalsPage(app, deps);
+  registerConsumersPage(app, deps);
   registerAnalyticsPages(app, deps);
   registerUserRegistriesPage(app, deps);
 }

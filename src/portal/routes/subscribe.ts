@@ -19,7 +19,7 @@ import { sendPortalPage } from '../layout.ts';
 import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 import { redirectToSignIn } from './accounts.ts';
 import { productUrl } from './products.ts';
-import { secretPanel } from './apps.ts';
+import { secretPanel } from '../app-page.ts';
 import { flashSecret, forgetWizard, rememberWizard, takeSecret, wizardPlace } from '../session-values.ts';
 import type { SecretFlash } from '../session-values.ts';
 import { usageSection } from '../usage-view.ts';

@@ -1,0 +1,22 @@
+import { DefinitionError, PorticoError } from '../errors.ts';
+import { ServerError } from './client.ts';
+
+/** Prints an error as one line per problem and exits 1. */
+export function fail(error: unknown): never {
+  const lines: string[] = [];
+  if (error instanceof ServerError) {
+    const problems = error.body.error?.problems;
+    if (problems && problems.length > 0) {
+      for (const p of problems)
+        lines.push(`${error.body.error?.file ?? 'document'}: ${p.path}: ${p.reason} [${p.rule}]`);
+    } else lines.push(error.message);
+  } else if (error instanceof DefinitionError) {
+    for (const p of error.problems) lines.push(`${error.file}: ${p.path}: ${p.reason} [${p.rule}]`);
+  } else if (error instanceof PorticoError) {
+    lines.push(error.message);
+  } else {
+    lines.push((error as Error)?.message ?? String(error));
+  }
+  for (const line of lines) process.stderr.write(`portico: ${line}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,23 @@
+/** The management API's activity events of a catalog. */
+import type { ProviderServices } from '../services/provider-services.ts';
+import { orgId, param } from './route-spec.ts';
+import type { RouteSpec } from './route-spec.ts';
+
+/** The analytics routes. */
+export function analyticsRoutes(services: ProviderServices): RouteSpec[] {
+  return [
+    {
+      method: 'GET',
+      url: '/api/catalogs/:catalog/analytics/events',
+      summary: 'The latest activity events (`?api=&limit=`)',
+      tag: 'analytics',
+      handler: async (request) => {
+        const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
+        const orgRow = await services.org(orgId(request));
+        const query = request.query as { api?: string; limit?: string };
+        const limit = Math.min(1000, Math.max(1, Number(query.limit ?? 100) || 100));
+        return services.events({ orgName: orgRow?.name, catalogName: catalog.name, apiName: query.api }, limit);
+      },
+    },
+  ];
+}
