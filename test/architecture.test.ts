@@ -107,36 +107,12 @@ test('definitions import nothing from policies', () => {
   assert.deepEqual(crossings('definitions', ['policies']), []);
 });
 
-/**
- * TEMPORARY (issue 17): folders other branches are splitting in parallel (gateway/ and
- * policies/invoke/: helper "archgw"; ratelimit/: helper "exact"). Their files may stay over the
- * limit until those branches land; remove each entry when its split is merged. An entry whose
- * folder has no file over the limit any more fails the test below, so none outlives its split.
- */
-const pendingSplits = ['gateway/', 'policies/invoke/', 'ratelimit/'];
-
+/** Small modules (issue 17): no source file over 350 lines, schema data excepted. */
 test('no source file over 350 lines, schema data excepted', () => {
   const schemaData = new Set(['definitions/openapi-schemas.ts', 'store/schema.ts']);
   const long = sourceFiles(src)
     .map((file) => ({ file: relative(src, file), lines: readFileSync(file, 'utf8').split('\n').length }))
-    .filter((entry) => entry.lines > 350 && !schemaData.has(entry.file));
-  const pending = (file: string) => pendingSplits.some((folder) => file.startsWith(folder));
-  assert.deepEqual(
-    long.filter((entry) => !pending(entry.file)).map((entry) => `${entry.file} (${entry.lines})`),
-    [],
-  );
-  assert.deepEqual(
-    pendingSplits.filter((folder) => !long.some((entry) => entry.file.startsWith(folder))),
-    [],
-    'these pendingSplits entries are under the limit now: remove them',
-  );
-});
-
-/** The gateway is cut along its request phases (issue 17, item 1): no phase module grows into a class again. */
-test('no file in src/gateway or src/policies/invoke over 350 lines', () => {
-  const long = sourceFiles(src)
-    .map((file) => ({ file: relative(src, file), lines: readFileSync(file, 'utf8').split('\n').length }))
-    .filter((entry) => /^(gateway|policies\/invoke)\//.test(entry.file) && entry.lines > 350)
+    .filter((entry) => entry.lines > 350 && !schemaData.has(entry.file))
     .map((entry) => `${entry.file} (${entry.lines})`);
   assert.deepEqual(long, []);
 });
