@@ -170,4 +170,28 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
     assert.equal(second.error, undefined);
     assert.equal(second.ctx.get('seen'), '-/-');
   });
+
+  // Issue 18: the clean-up skips its walk over the globals when the realm looks as sealed (as
+  // many own keys as the baseline, same prototype, extensible); each change below must still be
+  // caught, and the second consumer must see none of the first one's state.
+  it('no global, global prototype or extensibility change of one run reaches the next', async () => {
+    const pool = poolOf(1);
+    const step = script(
+      pool,
+      `var change = context.get('change');
+      context.set('seen', [typeof implicit, typeof hidden, typeof tier, Object.isExtensible(globalThis)].join('/'));
+      if (change === 'implicit') implicit = 'a';
+      if (change === 'hidden') Object.defineProperty(globalThis, 'hidden', { value: 'a', configurable: true });
+      if (change === 'prototype') Object.setPrototypeOf(globalThis, { tier: 'gold' });
+      if (change === 'extensible') Object.preventExtensions(globalThis);`,
+    );
+    // One change per run, so that each one alone must be caught.
+    for (const change of ['implicit', 'hidden', 'prototype', 'extensible']) {
+      const first = await outcome(step, { change });
+      assert.equal(first.error, undefined, change);
+      const inRun = await outcome(step, { change: 'seen' });
+      assert.equal(inRun.error, undefined, change);
+      assert.equal(inRun.ctx.get('seen'), 'undefined/undefined/undefined/true', `after ${change}`);
+    }
+  });
 });

@@ -36,7 +36,8 @@ async function run(source: string): Promise<{ ctx: ReturnType<typeof makeContext
 describe('issue 18: GatewayScript writes without a round trip', () => {
   after(() => pool.close());
 
-  it('a script with three writes and two reads keeps a worker waiting twice, not five times', async () => {
+  // Since the read-ahead (gatewayscript-read-ahead.test.ts) the read before the first write waits no more either.
+  it('a script with three writes and two reads keeps a worker waiting once, not five times', async () => {
     await run(`var x = 1;`);
     const before = pool.opCounts();
     const { ctx, error } = await run(`var zip = context.get('request.verb');
@@ -46,7 +47,7 @@ describe('issue 18: GatewayScript writes without a round trip', () => {
     assert.equal(error, undefined);
     const after = pool.opCounts();
     const used = { answered: after.answered - before.answered, applied: after.applied - before.applied };
-    assert.deepEqual(used, { answered: 2, applied: 3 });
+    assert.deepEqual(used, { answered: 1, applied: 3 });
     assert.deepEqual(ctx.get('message.body'), { zip: 'GET', seen: 'GET' });
     assert.equal(ctx.get('message.status.code'), 201);
   });

@@ -17,8 +17,9 @@ import type { CheckScope, CompiledApiInfo, FlowContext, PolicyType, Step } from 
 import { readBlock, requireString, titleOf } from '../policy-config.ts';
 import { engineCeilingBytes } from './engine-limits.ts';
 import { ScriptBusyError, sharedScriptPool } from './pool.ts';
-import type { PooledScript, ScriptPool } from './pool.ts';
-import type { ScriptFailure, ScriptHost } from './sandbox.ts';
+import type { JobHost, PooledScript, ScriptPool } from './pool.ts';
+import { ReadAhead, readAheadNames } from './read-ahead.ts';
+import type { ScriptFailure } from './sandbox.ts';
 import { checkSyntax } from './syntax.ts';
 
 export interface GatewayScriptConfig {
@@ -53,7 +54,8 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
     const { pool = sharedScriptPool(engineCeilingBytes()), ...limits } = api.settings.script;
     const filename = `${api.name}/${title}.js`;
     const apiKey = `${api.catalog.orgName}/${api.catalog.name}/${api.name}:${api.version}`;
-    const script: PooledScript = { id: ++nextScriptId, api: apiKey, source, filename, limits };
+    const reads = readAheadNames(source);
+    const script: PooledScript = { id: ++nextScriptId, api: apiKey, source, filename, limits, reads };
     async function gatewayscriptStep(ctx: FlowContext) {
       const outcome: Outcome = { error: undefined };
       const failure = await runInPool(pool, script, scriptHost(ctx, title, outcome), title);
@@ -75,7 +77,7 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
 async function runInPool(
   pool: ScriptPool,
   script: PooledScript,
-  host: ScriptHost,
+  host: JobHost,
   title: string,
 ): Promise<ScriptFailure | undefined> {
   try {
@@ -127,12 +129,17 @@ function fromJson(text: string | undefined): unknown {
   return text === undefined ? undefined : JSON.parse(text);
 }
 
-function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): ScriptHost {
+function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): JobHost {
+  const readAhead = new ReadAhead(ctx);
   return {
+    readAhead: (names) => readAhead.take(names, toJson),
     call(op, a, b) {
       switch (op) {
         case 'get':
           return toJson(ctx.get(a ?? ''));
+        case 'touch':
+          readAhead.touched(a ?? '');
+          return undefined;
         case 'set':
           ctx.set(a ?? '', fromJson(b));
           return undefined;

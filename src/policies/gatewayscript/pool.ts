@@ -12,8 +12,9 @@
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
+import type { ReadAheadEntry } from './read-ahead.ts';
 import type { ScriptFailure, ScriptHost, SandboxLimits } from './sandbox.ts';
-import type { OpReply, RunMessage, WorkerReply } from './worker.ts';
+import type { OpReply, QueuedOp, RunMessage, WorkerReply } from './worker.ts';
 
 export interface ScriptPoolOptions {
   /** Worker threads (`PORTICO_SCRIPT_WORKERS`). */
@@ -38,6 +39,13 @@ export interface PooledScript {
   source: string;
   filename: string;
   limits: SandboxLimits;
+  /** Variables the script names literally, read ahead and sent with each run (read-ahead.ts). */
+  reads?: readonly string[];
+}
+
+/** The request's side of a run: its ops, and the values of `names` read now for the worker. */
+export interface JobHost extends ScriptHost {
+  readAhead?(names: readonly string[]): ReadAheadEntry[];
 }
 
 /** A run that found no free worker within its own time limit. */
@@ -50,11 +58,11 @@ export class ScriptBusyError extends Error {
 
 interface Job {
   script: PooledScript;
-  host: ScriptHost;
+  host: JobHost;
   resolve(failure: ScriptFailure | undefined): void;
   reject(error: Error): void;
   timer?: NodeJS.Timeout;
-  /** The first write the run sent without waiting that this thread refused (worker.ts). */
+  /** The first write the run queued without waiting that this thread refused (worker.ts). */
   writeError?: string;
 }
 
@@ -92,7 +100,7 @@ export class ScriptPool {
   private readonly perApi: number;
   private closed = false;
   private keepAlive: NodeJS.Timeout | undefined;
-  private readonly counts = { answered: 0, applied: 0 };
+  private readonly counts = { answered: 0, applied: 0, readAhead: 0 };
 
   constructor(private readonly options: ScriptPoolOptions) {
     this.perApi = Math.min(options.workers, options.perApi ?? Math.max(1, options.workers - 1));
@@ -103,7 +111,7 @@ export class ScriptPool {
     while (!this.closed && this.slots.length < this.options.workers) this.spawn();
   }
 
-  run(script: PooledScript, host: ScriptHost): Promise<ScriptFailure | undefined> {
+  run(script: PooledScript, host: JobHost): Promise<ScriptFailure | undefined> {
     if (this.closed) return Promise.reject(new ScriptBusyError(0));
     this.start();
     return new Promise((resolve, reject) => {
@@ -116,9 +124,10 @@ export class ScriptPool {
 
   /**
    * Script API ops so far: `answered` ones kept a worker waiting for a turn of this thread's
-   * event loop; `applied` ones (writes) did not (bench/gatewayscript-cost.ts, tests).
+   * event loop; `applied` ones (writes, sent in batches) and `readAhead` ones (reads answered from
+   * the values sent with the run) did not (bench/gatewayscript-cost.ts, tests).
    */
-  opCounts(): { answered: number; applied: number } {
+  opCounts(): { answered: number; applied: number; readAhead: number } {
     return { ...this.counts };
   }
 
@@ -162,13 +171,16 @@ export class ScriptPool {
   }
 
   private onMessage(slot: Slot, message: WorkerReply): void {
-    if (message.type === 'op' && !message.wait) this.apply(slot.job, message.op, message.a, message.b);
-    else if (message.type === 'op') this.answer(slot, message.op, message.a, message.b);
-    else if (message.type === 'ready') {
+    if (message.type === 'op') {
+      this.applyAll(slot.job, message.ops);
+      this.answer(slot, message.op, message.a, message.b);
+    } else if (message.type === 'ready') {
       slot.ready = true;
       for (const job of this.queue) if (job.timer === undefined) this.startWaiting(job);
       this.dispatch();
     } else {
+      this.applyAll(slot.job, message.ops);
+      this.counts.readAhead += message.readAhead;
       const writeError = slot.job?.writeError;
       this.settle(
         slot,
@@ -180,16 +192,19 @@ export class ScriptPool {
   }
 
   /**
-   * Applies a write the worker did not wait for. Once one is refused, the script would have
-   * stopped there had it waited: later ops of the run are refused too, and the run fails with it.
+   * Applies, in order, the writes the worker queued without waiting (and the read-ahead reads it
+   * reports, `touch`). Once one is refused, the script would have stopped there had it waited:
+   * later ops of the run are refused too, and the run fails with it.
    */
-  private apply(job: Job | undefined, op: string, a: string | undefined, b: string | undefined): void {
-    if (job === undefined || job.writeError !== undefined) return;
-    this.counts.applied++;
-    try {
-      job.host.call(op, a, b);
-    } catch (error) {
-      job.writeError = (error as Error).message;
+  private applyAll(job: Job | undefined, ops: readonly QueuedOp[]): void {
+    for (const [op, a, b] of ops) {
+      if (job === undefined || job.writeError !== undefined) return;
+      if (op !== 'touch') this.counts.applied++;
+      try {
+        job.host.call(op, a, b);
+      } catch (error) {
+        job.writeError = (error as Error).message;
+      }
     }
   }
 
@@ -247,8 +262,14 @@ export class ScriptPool {
     clearTimeout(job.timer);
     slot.job = job;
     this.busy.set(job.script.api, (this.busy.get(job.script.api) ?? 0) + 1);
-    const { id, source, filename, limits } = job.script;
-    slot.worker.postMessage({ type: 'run', id, source, filename, limits } satisfies RunMessage);
+    const { id, source, filename, limits, reads = [] } = job.script;
+    let readAhead: ReadAheadEntry[] = [];
+    try {
+      if (reads.length > 0) readAhead = job.host.readAhead?.(reads) ?? [];
+    } catch {
+      // Nothing read ahead: every read goes to this thread.
+    }
+    slot.worker.postMessage({ type: 'run', id, source, filename, limits, readAhead } satisfies RunMessage);
     slot.watchdog = setTimeout(() => {
       this.settle(slot, {
         kind: 'timeout',

@@ -169,11 +169,18 @@ export const preludeSource = String.raw`(function (host) {
   freezeAll(api);
   var known = {};
   for (var k = 0; k < baseline.length; k++) known[typeof baseline[k] === 'symbol' ? baseline[k].toString() : baseline[k]] = true;
+  // Every baseline global is non-configurable (above), so none can go: as many own keys as the
+  // baseline means no global was added. With the same, frozen prototype and an extensible global
+  // the realm is as the seal left it, and the full walk below is skipped (issue 18: the walk was
+  // most of a short script's run).
+  var baseProto = Object.getPrototypeOf(global);
+  var baseProtoFrozen = Object.isFrozen(baseProto || {});
   // Reflect.deleteProperty reports a non-configurable global instead of throwing (a strict-mode
   // delete would throw before the host learns the realm is dirty); any failure here is 'tainted'.
   function cleanup() {
     try {
       var keys = Reflect.ownKeys(global), clean = true;
+      if (keys.length === baseline.length && baseProtoFrozen && Object.getPrototypeOf(global) === baseProto && Object.isExtensible(global)) return 'ok';
       for (var j = 0; j < keys.length; j++) {
         var key = keys[j];
         if (typeof key === 'string' && known[key] === true) continue;

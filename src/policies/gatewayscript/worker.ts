@@ -1,21 +1,25 @@
 /**
  * A script worker thread (pool.ts starts it): holds one QuickJS module, compiles each script
- * once (by id) and runs it on request. The script API is a synchronous RPC to the main thread,
- * which runs every operation against the real FlowContext: the op is posted to the parent, the
- * thread blocks on a shared flag with `Atomics.wait`, then takes the reply from its own port
- * with `receiveMessageOnPort`.
+ * once (by id) and runs it on request. The script API runs on the main thread, against the real
+ * FlowContext. Under load each round trip waits for a turn of the busy main event loop (issue
+ * 18), so this thread makes as few as it can:
  *
- * Writes (set, add, clear, log, reject, error) need no answer, so they are posted without waiting
- * (issue 18: under load each wait is a turn of the busy main event loop). Messages on one port
- * arrive in order, so a later get sees them. The name is first checked here with the context's
- * own parser, so a name the context refuses still throws inside the script, at the call. A write
- * the main thread refuses anyway (state this thread cannot see, such as a list's length) fails
- * the run with the same message an uncaught exception would have; a write to a list index,
- * the one a script could expect to be refused, therefore still waits for its answer.
+ * - Reads of the names read ahead (read-ahead.ts), sent with the run, are answered here until
+ *   the script's first write; any other read is a synchronous RPC: the op is posted to the
+ *   parent, the thread blocks on a shared flag with `Atomics.wait`, then takes the reply from
+ *   its own port with `receiveMessageOnPort`.
+ * - Writes (set, add, clear, log, reject, error) need no answer: they are queued here and sent,
+ *   in order, with the next read that waits or with the run's end, and applied before it. The
+ *   name is first checked here with the context's own parser, so a name the context refuses
+ *   still throws inside the script, at the call. A write the main thread refuses anyway (state
+ *   this thread cannot see, such as a list's length) fails the run with the same message an
+ *   uncaught exception would have; a write to a list index, the one a script could expect to be
+ *   refused, therefore still waits for its answer.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { VariableError, parseVariablePath } from '../../gateway/context.ts';
+import type { ReadAheadEntry } from './read-ahead.ts';
 import { ScriptSandbox, engineBroken } from './sandbox.ts';
 import type { SandboxLimits, ScriptFailure, ScriptHost } from './sandbox.ts';
 
@@ -26,6 +30,8 @@ export interface RunMessage {
   source: string;
   filename: string;
   limits: SandboxLimits;
+  /** Values of the names the script reads literally, read on the main thread for this run. */
+  readAhead: ReadAheadEntry[];
 }
 
 /** The pool forgets a script (its step was collected). */
@@ -34,11 +40,20 @@ export interface DropMessage {
   id: number;
 }
 
-/** What the worker posts to the pool. */
+/** A write queued without waiting, or `touch`: a read answered from the read-ahead that the context must see. */
+export type QueuedOp = [op: string, a: string | undefined, b: string | undefined];
+
+/** What the worker posts to the pool: `ops` are applied, in order, before the rest of the message. */
 export type WorkerReply =
   | { type: 'ready' }
-  | { type: 'op'; op: string; a: string | undefined; b: string | undefined; wait: boolean }
-  | { type: 'done'; failure: ScriptFailure | undefined; broken: string | undefined };
+  | { type: 'op'; op: string; a: string | undefined; b: string | undefined; ops: QueuedOp[] }
+  | {
+      type: 'done';
+      failure: ScriptFailure | undefined;
+      broken: string | undefined;
+      ops: QueuedOp[];
+      readAhead: number;
+    };
 
 /** The main thread's answer to one op. */
 export interface OpReply {
@@ -57,12 +72,15 @@ const parent = parentPort!;
 const engines = new Map<number, ScriptSandbox>();
 const maxEngines = 64;
 
-// Writes in flight are bounded, so a script writing in a loop cannot queue unbounded memory
-// on the main thread: past either bound the next write waits for its answer, which drains them.
+// Queued writes are bounded, so a script writing in a loop cannot hold unbounded memory: past
+// either bound the next write waits for its answer, which sends and applies the queue.
 const maxUnansweredWrites = 64;
 const maxUnansweredBytes = 1024 * 1024;
-let unansweredWrites = 0;
-let unansweredBytes = 0;
+let queued: QueuedOp[] = [];
+let queuedBytes = 0;
+// The current run's read-ahead (name → JSON text, and whether a read is reported), while valid.
+let readAheadValues = new Map<string, { json: string | undefined; touch: boolean }>();
+let readAheadServed = 0;
 
 // How the context parses a written name: `add` reads the variable first.
 const writtenNames: Readonly<Record<string, 'read' | 'written' | 'cleared'>> = {
@@ -96,20 +114,44 @@ function fireAndForget(op: string, name: string | undefined): boolean {
   return !segments.some((segment) => listIndex.test(segment));
 }
 
+/** The queued ops, handed to a message that carries them. */
+function takeQueued(): QueuedOp[] {
+  const ops = queued;
+  queued = [];
+  queuedBytes = 0;
+  return ops;
+}
+
+/** A read served from the read-ahead; undefined when it must go to the main thread. */
+function fromReadAhead(name: string | undefined): { json: string | undefined } | undefined {
+  const entry = readAheadValues.get(name ?? '');
+  if (entry === undefined) return undefined;
+  readAheadServed++;
+  if (entry.touch) {
+    queued.push(['touch', name, undefined]);
+    entry.touch = false;
+  }
+  return entry;
+}
+
 const host: ScriptHost = {
   call(op, a, b) {
-    if (fireAndForget(op, a)) {
-      unansweredWrites++;
-      unansweredBytes += (a?.length ?? 0) + (b?.length ?? 0);
-      if (unansweredWrites < maxUnansweredWrites && unansweredBytes < maxUnansweredBytes) {
-        parent.postMessage({ type: 'op', op, a, b, wait: false } satisfies WorkerReply);
-        return undefined;
-      }
+    if (op === 'get') {
+      const served = fromReadAhead(a);
+      if (served !== undefined) return served.json;
     }
-    unansweredWrites = 0;
-    unansweredBytes = 0;
+    const queueable = fireAndForget(op, a);
+    // A write may change what any name reads (one variable can hold another's tree): the
+    // read-ahead is over, and later reads see the writes on the main thread.
+    if (writtenNames[op] !== undefined) readAheadValues.clear();
+    if (queueable) {
+      queued.push([op, a, b]);
+      queuedBytes += (a?.length ?? 0) + (b?.length ?? 0);
+      if (queued.length < maxUnansweredWrites && queuedBytes < maxUnansweredBytes) return undefined;
+      queued.pop();
+    }
     Atomics.store(signal, 0, 0);
-    parent.postMessage({ type: 'op', op, a, b, wait: true } satisfies WorkerReply);
+    parent.postMessage({ type: 'op', op, a, b, ops: takeQueued() } satisfies WorkerReply);
     if (Atomics.wait(signal, 0, 0, rpcWaitMs) === 'timed-out')
       throw new Error(`the gateway did not answer ${op} in time`);
     const reply = receiveMessageOnPort(port)?.message as OpReply | undefined;
@@ -137,8 +179,9 @@ function drop(id: number): void {
 }
 
 function run(message: RunMessage): ScriptFailure | undefined {
-  unansweredWrites = 0;
-  unansweredBytes = 0;
+  takeQueued();
+  readAheadServed = 0;
+  readAheadValues = new Map(message.readAhead.map(([name, json, touch]) => [name, { json, touch }]));
   try {
     return engineFor(message).run(host);
   } catch (error) {
@@ -152,6 +195,14 @@ parent.on('message', (message: RunMessage | DropMessage) => {
     return;
   }
   const failure = run(message);
-  parent.postMessage({ type: 'done', failure, broken: engineBroken() } satisfies WorkerReply);
+  readAheadValues.clear();
+  const ops = takeQueued();
+  parent.postMessage({
+    type: 'done',
+    failure,
+    broken: engineBroken(),
+    ops,
+    readAhead: readAheadServed,
+  } satisfies WorkerReply);
 });
 parent.postMessage({ type: 'ready' } satisfies WorkerReply);
