@@ -26,6 +26,7 @@ import type { ConsoleContext } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { registerConsolePages } from './pages.ts';
 import { registerUserRegistriesPage } from './user-registries-page.ts';
+import { registerOAuthProvidersPage } from './oauth-providers-page.ts';
 
 export interface ConsoleOptions {
   services: ProviderServices;
@@ -191,6 +192,7 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
   registerConsolePages(app, deps);
   registerAnalyticsPages(app, deps);
   registerUserRegistriesPage(app, deps);
+  registerOAuthProvidersPage(app, deps);
 }
 
 /** The console as a plugin for `createManagementServer({ plugins })`. */
