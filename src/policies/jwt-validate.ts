@@ -5,7 +5,9 @@
  * `decoded.claims`). Keys: `jws-jwk` (a variable holding a JWK or JWK set; `api.properties.*`
  * is read once at publish) or Portico's `jwks-url` (fetched and kept, see jose/key-set.ts).
  * DataPower crypto objects (`jws-crypto`, `jwe-crypto`) and encrypted JWTs are refused at import.
+ * A token the policy accepted is answered from its own cache while it is repeated (jose/verified-cache.ts).
  */
+import { channel } from 'node:diagnostics_channel';
 import { policy, refused, str } from './schema-kit.ts';
 import { definePolicy } from './policy.ts';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
@@ -14,6 +16,8 @@ import { PorticoError } from '../errors.ts';
 import { dispatcherFor } from './invoke/dispatchers.ts';
 import { candidates, importKeySet, KeyLookupError, RemoteKeySet } from './jose/key-set.ts';
 import type { VerificationKey } from './jose/key-set.ts';
+import { VerifiedTokenCache } from './jose/verified-cache.ts';
+import type { VerifiedCacheSettings } from './jose/verified-cache.ts';
 import { optionalArray, optionalString, readBlock, titleOf } from './policy-config.ts';
 import type { PolicyBlock } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
@@ -45,10 +49,14 @@ const supportedAlgorithms = [
 const maxVariableKeySets = 16;
 // RFC 7519 §4.1.4 / §4.1.5: a little leeway for clocks that disagree.
 const clockToleranceSeconds = 30;
+// Per compiled policy (docs/policies.md#jwt-validate): a minute at most, 4 096 tokens, 4 MiB.
+const verifiedCache: VerifiedCacheSettings = { ttlMs: 60_000, maxEntries: 4096, maxBytes: 4 * 1024 * 1024 };
+/** Each request's cache outcome, `{ policy, hit }`, for whoever subscribes (tests, diagnostics). */
+export const jwtCacheChannel = channel('portico:jwt-validate:cache');
 
 /** Where the policy gets its keys. */
 type KeySource =
-  | { kind: 'fixed'; keys: Promise<VerificationKey[]> }
+  | { kind: 'fixed'; keys: Promise<VerificationKey[]>; loaded?: VerificationKey[] }
   | { kind: 'variable'; name: string; cache: Map<string, Promise<VerificationKey[]>> }
   | { kind: 'remote'; set: RemoteKeySet };
 
@@ -93,11 +101,20 @@ export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
     const allowed = allowedAlgorithms(block, path);
     const keys = keySource(block, api, path);
     const title = titleOf(block, 'jwt-validate');
+    const cache = new VerifiedTokenCache(verifiedCache, clockToleranceSeconds);
     return async function jwtValidate(ctx: FlowContext) {
       const token = readToken(ctx.get(source), source, title);
-      const claims = await verify(token, keys, allowed, ctx, title);
+      const current = await currentKeys(keys, ctx);
+      const hit = current === undefined ? undefined : cache.get(token, current, Date.now());
+      if (jwtCacheChannel.hasSubscribers) jwtCacheChannel.publish({ policy: title, hit: hit !== undefined });
+      if (hit !== undefined) {
+        ctx.set(output, hit);
+        return;
+      }
+      const { claims, key } = await verify(token, keys, allowed, ctx, title);
       checkClaim(claims.iss, issuer, 'iss', title);
       checkClaim(claims.aud, audience, 'aud', title);
+      cache.set(token, claims, key, Date.now());
       ctx.set(output, claims);
     };
   },
@@ -173,9 +190,10 @@ function keySource(block: PolicyBlock, api: CompiledApiInfo, path: string): KeyS
   if (value === undefined)
     throw new PolicyCompileError(`${path}.jws-jwk`, 'unknown-property', `${name} is not an API property`);
   const keys = importKeySet(value);
+  const fixed: KeySource & { kind: 'fixed' } = { kind: 'fixed', keys };
   // Checked now, so a bad key in an API property fails the publish rather than every call.
-  keys.catch(() => undefined);
-  return { kind: 'fixed', keys };
+  keys.then((loaded) => (fixed.loaded = loaded)).catch(() => undefined);
+  return fixed;
 }
 
 function readToken(value: unknown, source: string, title: string): string {
@@ -195,7 +213,7 @@ async function verify(
   allowed: ReadonlySet<string>,
   ctx: FlowContext,
   title: string,
-): Promise<JWTPayload> {
+): Promise<{ claims: JWTPayload; key: VerificationKey }> {
   let header;
   try {
     header = decodeProtectedHeader(token);
@@ -213,12 +231,19 @@ async function verify(
         algorithms: [alg],
         clockTolerance: clockToleranceSeconds,
       });
-      return payload;
+      return { claims: payload, key };
     } catch (error) {
       lastError = error;
     }
   }
   throw invalid(title, reasonOf(lastError));
+}
+
+/** The key set a cached token must still be verified by; undefined when only the full check can say. */
+async function currentKeys(source: KeySource, ctx: FlowContext): Promise<readonly VerificationKey[] | undefined> {
+  if (source.kind === 'remote') return source.set.loaded();
+  if (source.kind === 'fixed') return source.loaded;
+  return variableKeys(source, ctx).catch(() => undefined);
 }
 
 async function keysFor(

@@ -7,7 +7,7 @@ import { documentShell, sendPage } from '../../web/page-shell.ts';
 import type { ProviderUser } from '../../store/schema.ts';
 
 export type ConsoleSection =
-  'overview' | 'apis' | 'products' | 'approvals' | 'consumers' | 'registries' | 'analytics' | 'sign-in';
+  'overview' | 'apis' | 'products' | 'approvals' | 'consumers' | 'registries' | 'oauth' | 'analytics' | 'sign-in';
 
 export interface ConsoleView {
   user?: ProviderUser;
@@ -30,6 +30,7 @@ const links: Array<[ConsoleSection, string, string]> = [
   ['approvals', '/console/approvals', 'Approvals'],
   ['consumers', '/console/consumers', 'Consumers'],
   ['registries', '/console/user-registries', 'User registries'],
+  ['oauth', '/console/oauth-providers', 'OAuth providers'],
   ['analytics', '/console/analytics', 'Analytics'],
 ];
 

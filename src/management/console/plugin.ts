@@ -30,6 +30,7 @@ import { consoleContext, setConsoleContext, viewOf } from './context.ts';
 import type { ConsoleContext } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { registerUserRegistriesPage } from './user-registries-page.ts';
+import { registerOAuthProvidersPage } from './oauth-providers-page.ts';
 
 export interface ConsoleOptions {
   services: ProviderServices;
@@ -199,6 +200,7 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
   registerConsumersPage(app, deps);
   registerAnalyticsPages(app, deps);
   registerUserRegistriesPage(app, deps);
+  registerOAuthProvidersPage(app, deps);
 }
 
 /** The console as a plugin for `createManagementServer({ plugins })`. */

@@ -100,9 +100,7 @@ export class RemoteKeySet {
   /** The keys that may verify a token with this `kid` and `alg`. @throws KeyLookupError */
   async keysFor(kid: string | undefined, alg: string): Promise<VerificationKey[]> {
     const now = Date.now();
-    if (this.keys !== undefined && now - this.fetchedAt > this.settings.maxStaleMs) this.keys = undefined;
-    if (this.keys === undefined) await this.fetchIfAllowed(now);
-    else if (now - this.fetchedAt > this.settings.refreshMs && this.inflight === undefined) void this.refresh();
+    if (this.loaded(now) === undefined) await this.fetchIfAllowed(now);
     if (this.keys === undefined)
       throw new KeyLookupError('unavailable', `${this.url.origin}${this.url.pathname}: ${this.lastError}`);
     let found = candidates(this.keys, kid, alg);
@@ -113,6 +111,17 @@ export class RemoteKeySet {
     if (found.length === 0)
       throw new KeyLookupError('unknown-key', `no key of the key set has kid ${String(kid)} for ${alg}`);
     return found;
+  }
+
+  /**
+   * The keys in use now, without waiting: undefined once they are `maxStaleMs` old (or were never
+   * fetched); a set older than `refreshMs` is fetched again in the background.
+   */
+  loaded(now = Date.now()): readonly VerificationKey[] | undefined {
+    if (this.keys !== undefined && now - this.fetchedAt > this.settings.maxStaleMs) this.keys = undefined;
+    else if (this.keys !== undefined && now - this.fetchedAt > this.settings.refreshMs && this.inflight === undefined)
+      void this.refresh();
+    return this.keys;
   }
 
   private async fetchIfAllowed(now: number): Promise<void> {
