@@ -16,7 +16,7 @@ export interface PortalPage {
 }
 
 function navLink(href: string, label: string, current: boolean): SafeHtml {
-  return html`<li><a href="${href}" ${current ? html` aria-current="page"` : ''}>${label}</a></li>`;
+  return html`<li><a href="${href}" ${current ? html`aria-current="page"` : ''}>${label}</a></li>`;
 }
 
 function header(context: PortalContext | undefined, section: PortalSection | undefined): SafeHtml {

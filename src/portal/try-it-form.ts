@@ -67,7 +67,7 @@ function textField(id: string, label: string, name: string, type: 'text' | 'pass
 
 function radio(name: string, id: string, value: string, label: unknown, checked: boolean): SafeHtml {
   return html`<div class="choice">
-    <input type="radio" id="${id}" name="${name}" value="${value}" ${checked ? html` checked` : ''} /><label for="${id}"
+    <input type="radio" id="${id}" name="${name}" value="${value}" ${checked ? html`checked` : ''} /><label for="${id}"
       >${label}</label
     >
   </div>`;
@@ -189,9 +189,7 @@ function authorizeForm(input: ApiPageInput, operation: OperationView, prefix: st
       <select id="${prefix}-authorize-app" name="app" aria-describedby="${prefix}-callback-hint">
         ${input.apps.map(
           (a) =>
-            html`<option value="${a.app.id}" ${a.app.id === selectedApp ? html` selected` : ''}>
-              ${a.app.title}
-            </option>`,
+            html`<option value="${a.app.id}" ${a.app.id === selectedApp ? html`selected` : ''}>${a.app.title}</option>`,
         )}
       </select>
     </div>

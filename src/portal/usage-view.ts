@@ -36,7 +36,7 @@ function rangeLinks(baseUrl: string, current: string): SafeHtml {
     ${Object.entries(usageRanges).map(
       ([key, r]) =>
         html`<li>
-          <a href="${baseUrl}?range=${key}#usage" ${key === current ? html` aria-current="true"` : ''}>${r.label}</a>
+          <a href="${baseUrl}?range=${key}#usage" ${key === current ? html`aria-current="true"` : ''}>${r.label}</a>
         </li>`,
     )}
   </ul>`;

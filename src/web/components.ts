@@ -73,7 +73,7 @@ export function buttonForm(
   } = {},
 ): SafeHtml {
   const classes = join(['button', options.kind, options.small ? 'small' : undefined].filter(Boolean), ' ');
-  return html`<form method="post" action="${action}" ${options.confirm ? html` data-confirm="${options.confirm}"` : ''}>
+  return html`<form method="post" action="${action}" ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}>
     ${csrfField(csrf)}${Object.entries(options.hidden ?? {}).map(
       ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
     )}<button type="submit" class="${classes}">${label}</button>
@@ -89,7 +89,7 @@ export function table(
 ): SafeHtml {
   const numeric = new Set(options.numeric ?? []);
   return html`<div class="table-wrap" tabindex="0"><table><caption${options.hideCaption ? html` class="visually-hidden"` : ''}>${caption}</caption>
-<thead><tr>${headers.map((h, i) => html`<th scope="col" ${numeric.has(i) ? html` class="num"` : ''}>${h}</th>`)}</tr></thead>
+<thead><tr>${headers.map((h, i) => html`<th scope="col" ${numeric.has(i) ? html`class="num"` : ''}>${h}</th>`)}</tr></thead>
 <tbody>${rows.map(
     (row) =>
       html`<tr>

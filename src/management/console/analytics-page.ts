@@ -131,14 +131,14 @@ export function registerAnalyticsPages(app: FastifyInstance, deps: ConsoleDeps):
         <div class="field">
           <label for="range">Period</label
           ><select id="range" name="range">
-            ${Object.entries(ranges).map(([key, r]) => html`<option value="${key}" ${key === rangeKey ? html` selected` : ''}>${r.label}</option>`)}
+            ${Object.entries(ranges).map(([key, r]) => html`<option value="${key}" ${key === rangeKey ? html`selected` : ''}>${r.label}</option>`)}
           </select>
         </div>
         <div class="field">
           <label for="api">API</label
           ><select id="api" name="api">
             <option value="">All APIs</option>
-            ${[...new Set(apis.map((a) => a.name))].map((n) => html`<option value="${n}" ${n === apiName ? html` selected` : ''}>${n}</option>`)}
+            ${[...new Set(apis.map((a) => a.name))].map((n) => html`<option value="${n}" ${n === apiName ? html`selected` : ''}>${n}</option>`)}
           </select>
         </div>
         <button type="submit" class="button secondary">Show</button>

@@ -17,7 +17,7 @@ export function catalogPicker(context: SignedInConsole, action: string) {
     <div class="field">
       <label for="catalog">Catalog</label>
       <select id="catalog" name="catalog">
-        ${context.catalogs.map((c) => html`<option value="${c.name}" ${c.id === context.catalog.id ? html` selected` : ''}>${c.title}</option>`)}
+        ${context.catalogs.map((c) => html`<option value="${c.name}" ${c.id === context.catalog.id ? html`selected` : ''}>${c.title}</option>`)}
       </select>
     </div>
     <button type="submit" class="button secondary">Show</button>

@@ -39,7 +39,7 @@ function header(view: ConsoleView, section: ConsoleSection | undefined): SafeHtm
     ? html`${links.map(
           ([key, href, label]) =>
             html`<li>
-              <a href="${href}" ${key === section ? html` aria-current="page"` : ''}
+              <a href="${href}" ${key === section ? html`aria-current="page"` : ''}
                 >${label}${key === 'approvals' && view.pendingCount ? html` (${view.pendingCount})` : ''}</a
               >
             </li>`,

@@ -169,7 +169,7 @@ function textInput(
 
 function checkbox(id: string, label: string, checked: boolean, problem?: FormProblem): SafeHtml {
   return html`<div class="choice">
-      <input type="checkbox" id="${id}" name="${id}" ${checked ? html` checked` : ''}${described(problem, id)} /><label
+      <input type="checkbox" id="${id}" name="${id}" ${checked ? html`checked` : ''}${described(problem, id)} /><label
         for="${id}"
         >${label}</label
       >
@@ -253,7 +253,7 @@ ${scopes.join('\n')}</textarea>
       <label for="user_registry">User registry</label
       ><select id="user_registry" name="user_registry" ${described(problem, 'user_registry', 'user_registry-hint')}>
         <option value="">None (client credentials only)</option>
-        ${registries.map((name) => html`<option value="${name}" ${name === native.user_registry ? html` selected` : ''}>${name}</option>`)}
+        ${registries.map((name) => html`<option value="${name}" ${name === native.user_registry ? html`selected` : ''}>${name}</option>`)}
       </select>
       <p class="hint" id="user_registry-hint">
         Signs resource owners in for the authorization code and password grants.
