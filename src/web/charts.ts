@@ -67,12 +67,11 @@ export function timeSeriesChart(
   const labelEvery = Math.max(1, Math.ceil(buckets.length / 6));
   const total = buckets.reduce((s, b) => s + b.calls, 0);
   const errors = buckets.reduce((s, b) => s + b.errors, 0);
+  const description = `${total} calls, ${errors} errors, from ${new Date(fromTs).toISOString()} to ${new Date(toTs).toISOString()}.`;
   const id = chartId();
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
       <title id="${id}-t">${title}</title>
-      <desc id="${id}-d">
-        ${total} calls, ${errors} errors, from ${new Date(fromTs).toISOString()} to ${new Date(toTs).toISOString()}.
-      </desc>
+      <desc id="${id}-d">${description}</desc>
       ${ticks.map((t) => html`<line class="grid" x1="${left}" x2="${width - right}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}" /><text x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${t}</text>`)}
       <path class="area" d="${area}" />
       <path class="line" d="${line('calls')}" />
