@@ -2,11 +2,17 @@
 import { PorticoError } from '../errors.ts';
 import { verifyPassword } from '../store/secrets.ts';
 
-export const passwordRules = 'at least 10 characters, with at least one letter and one digit';
+export const passwordMinLength = 10;
+export const passwordRules = `at least ${passwordMinLength} characters, with at least one letter and one digit`;
 
 /** Checks a new password against the stated rules; throws naming the field. */
 export function checkPasswordRules(password: unknown, field = 'password'): string {
-  if (typeof password !== 'string' || password.length < 10 || !/[A-Za-z]/.test(password) || !/\d/.test(password)) {
+  if (
+    typeof password !== 'string' ||
+    password.length < passwordMinLength ||
+    !/[A-Za-z]/.test(password) ||
+    !/\d/.test(password)
+  ) {
     throw new PorticoError('MGMT_VALIDATION', { field, reason: `must be ${passwordRules}` });
   }
   if (password.length > 200) {

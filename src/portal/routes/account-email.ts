@@ -5,10 +5,10 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import { passwordRules } from '../../services/account-rules.ts';
 import { csrfField, notice } from '../../web/components.ts';
 import { formErrorMessage, formField, queryField } from '../../web/form.ts';
 import { html } from '../../web/html.ts';
+import { newPasswordField } from '../password-field.ts';
 import { endWebSession } from '../../web/web-session.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
@@ -46,19 +46,7 @@ function resetForm(context: PortalContext, token: string, error?: string) {
     ${error ? notice('error', error) : ''}
     <form method="post" action="/reset-password" class="stack">
       ${csrfField(context.csrfToken)}<input type="hidden" name="token" value="${token}" />
-      <div class="field">
-        <label for="newPassword">New password</label>
-        <input
-          type="password"
-          id="newPassword"
-          name="newPassword"
-          autocomplete="new-password"
-          required
-          minlength="10"
-          aria-describedby="password-rules"
-        />
-        <p class="hint" id="password-rules">The password must be ${passwordRules}.</p>
-      </div>
+      ${newPasswordField('newPassword', 'New password')}
       <div class="actions"><button type="submit" class="button">Set password</button></div>
     </form>
     <p class="hint">Setting a new password signs out every session of your account.</p>`;

@@ -1,13 +1,13 @@
 /** Sign up, sign in, sign out and change password. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PorticoError } from '../../errors.ts';
-import { passwordRules } from '../../services/account-rules.ts';
 import { csrfField, notice } from '../../web/components.ts';
 import { portalContext, signedIn } from '../context.ts';
 import type { PortalContext } from '../context.ts';
 import type { PortalDeps } from '../deps.ts';
 import { formErrorMessage, formField, localPath, queryField } from '../../web/form.ts';
 import { html } from '../../web/html.ts';
+import { newPasswordField } from '../password-field.ts';
 import { sendPortalPage } from '../layout.ts';
 import { endWebSession, startWebSession } from '../../web/web-session.ts';
 
@@ -82,19 +82,7 @@ function signUpForm(
         <label for="email">Email</label
         ><input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="email" required />
       </div>
-      <div class="field">
-        <label for="password">Password</label
-        ><input
-          type="password"
-          id="password"
-          name="password"
-          autocomplete="new-password"
-          required
-          minlength="10"
-          aria-describedby="password-rules"
-        />
-        <p class="hint" id="password-rules">The password must be ${passwordRules}.</p>
-      </div>
+      ${newPasswordField('password', 'Password')}
       <div class="actions"><button type="submit" class="button">Create account</button></div>
     </form>
     <p>Already registered? <a href="/sign-in">Sign in</a>.</p>`;
@@ -119,19 +107,7 @@ function passwordForm(context: PortalContext, values: { error?: string; done?: b
         <label for="currentPassword">Current password</label
         ><input type="password" id="currentPassword" name="currentPassword" autocomplete="current-password" required />
       </div>
-      <div class="field">
-        <label for="newPassword">New password</label
-        ><input
-          type="password"
-          id="newPassword"
-          name="newPassword"
-          autocomplete="new-password"
-          required
-          minlength="10"
-          aria-describedby="password-rules"
-        />
-        <p class="hint" id="password-rules">The password must be ${passwordRules}.</p>
-      </div>
+      ${newPasswordField('newPassword', 'New password')}
       <div class="actions"><button type="submit" class="button">Change password</button></div>
     </form>`;
 }
