@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import type { JWK, JWTPayload } from 'jose';
 import { PorticoError } from '../errors.ts';
-import { keyAlgorithms } from './jose/key-set.ts';
+import { joseAlgorithms, keyAlgorithms } from './jose/key-set.ts';
 import { optionalString, readBlock, titleOf } from './policy-config.ts';
 import type { PolicyBlock } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
@@ -47,21 +47,8 @@ export const jwtGeneratePolicy: PolicyType = definePolicy<PolicyBlock>({
       'private-claims': str('Variable holding a JSON object of further claims (registered claims are not overridden).'),
       'jws-jwk': str('Variable holding the private signing JWK (api.properties.* is read once at publish).'),
       'jws-alg': oneOfStrings(
-        [
-          'RS256',
-          'RS384',
-          'RS512',
-          'PS256',
-          'PS384',
-          'PS512',
-          'ES256',
-          'ES384',
-          'ES512',
-          'HS256',
-          'HS384',
-          'HS512',
-          'EdDSA',
-        ],
+        // Ed25519 (RFC 9864's name) is verified when a token names it; signing uses EdDSA.
+        joseAlgorithms.filter((alg) => alg !== 'Ed25519'),
         'Signing algorithm; default: the first the key type allows (RS256, ES256 by curve, HS256, EdDSA).',
       ),
       'jws-crypto': refused('DataPower crypto object: not supported by Portico (use jws-jwk).'),

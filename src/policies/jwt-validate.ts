@@ -14,7 +14,7 @@ import { decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
 import { PorticoError } from '../errors.ts';
 import { dispatcherFor } from './invoke/dispatchers.ts';
-import { candidates, importKeySet, KeyLookupError, RemoteKeySet } from './jose/key-set.ts';
+import { candidates, importKeySet, joseAlgorithms, KeyLookupError, RemoteKeySet } from './jose/key-set.ts';
 import type { VerificationKey } from './jose/key-set.ts';
 import { VerifiedTokenCache } from './jose/verified-cache.ts';
 import type { VerifiedCacheSettings } from './jose/verified-cache.ts';
@@ -29,22 +29,7 @@ const defaultJwks: JwksSettings = {
   maxStaleMs: 86_400_000,
   timeoutMs: 5000,
 };
-const supportedAlgorithms = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'HS256',
-  'HS384',
-  'HS512',
-  'EdDSA',
-  'Ed25519',
-];
+const supportedAlgorithms = joseAlgorithms;
 // Key sets read from a request-time variable, by their JSON: imported once, a few kept.
 const maxVariableKeySets = 16;
 // RFC 7519 §4.1.4 / §4.1.5: a little leeway for clocks that disagree.

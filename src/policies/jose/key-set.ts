@@ -24,6 +24,13 @@ const byType: Record<string, readonly string[]> = {
   OKP: ['EdDSA', 'Ed25519'],
 };
 const byCurve: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+/** Every JWS algorithm Portico signs or verifies with (RSA, EC, HMAC, OKP), from the tables above. */
+export const joseAlgorithms: readonly string[] = [
+  ...byType.RSA,
+  ...Object.values(byCurve),
+  ...byType.oct,
+  ...byType.OKP,
+];
 // A JWKS larger than this is not a key set a gateway should hold.
 const maxKeys = 100;
 const maxSetBytes = 256 * 1024;
