@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeLoopbackCertificate } from './tls.ts';
 
 export const baseDn = 'dc=portico,dc=test';
 export const adminDn = `cn=admin,${baseDn}`;
@@ -77,27 +78,7 @@ export async function startSlapd(): Promise<Slapd> {
   const dir = mkdtempSync(join(tmpdir(), 'portico-slapd-'));
   const data = join(dir, 'data');
   execFileSync('mkdir', ['-p', data]);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
+  writeLoopbackCertificate(dir);
   const config = `include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -12,6 +11,7 @@ import { policyRegistry } from '../../src/policies/registry.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../../src/policies/types.ts';
 import type { PolicySettings } from '../../src/policies/types.ts';
 import { makeContext } from './helpers.ts';
+import { writeLoopbackCertificate } from '../helpers/tls.ts';
 
 interface Seen {
   method: string;
@@ -207,27 +207,7 @@ describe('invoke over TLS profiles', () => {
   let url: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'portico-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
+    writeLoopbackCertificate(dir);
     server = createHttpsServer(
       { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
       (_req, res) => {
