@@ -48,21 +48,30 @@ export class SchemaRefError extends Error {
 
 type Schema = Record<string, unknown>;
 
-const typeAliases: Record<string, SchemaType> = {
-  number: 'number',
-  float: 'number',
-  double: 'number',
-  decimal: 'number',
-  integer: 'integer',
-  int: 'integer',
-  int32: 'integer',
-  int64: 'integer',
-  long: 'integer',
-  boolean: 'boolean',
-  string: 'string',
-  object: 'object',
-  array: 'array',
-};
+// v5 exports write OpenAPI formats as types (`type: float`); read them as JSON types. A Map, so a
+// document's `type: constructor` finds nothing rather than Object.prototype's own.
+const typeAliases = new Map(
+  Object.entries<SchemaType>({
+    number: 'number',
+    float: 'number',
+    double: 'number',
+    decimal: 'number',
+    integer: 'integer',
+    int: 'integer',
+    int32: 'integer',
+    int64: 'integer',
+    long: 'integer',
+    boolean: 'boolean',
+    string: 'string',
+    object: 'object',
+    array: 'array',
+  }),
+);
+
+/** The JSON type a schema's `type` string names (OpenAPI formats such as `float` included). */
+export function schemaTypeNamed(declared: string): SchemaType | undefined {
+  return typeAliases.get(declared.toLowerCase());
+}
 
 const targetPointer = /^#\/x-ibm-configuration\/targets\/[^/]+/;
 
@@ -100,7 +109,7 @@ export function resolveSchemaRef(document: Schema, ref: string, base: string): {
 
 function declaredType(schema: Schema): SchemaType | undefined {
   const declared = Array.isArray(schema.type) ? schema.type.find((type) => type !== 'null') : schema.type;
-  if (typeof declared === 'string') return typeAliases[declared.toLowerCase()];
+  if (typeof declared === 'string') return schemaTypeNamed(declared);
   if (typeof schema.properties === 'object') return 'object';
   if (typeof schema.items === 'object') return 'array';
   return undefined;

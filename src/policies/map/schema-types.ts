@@ -5,6 +5,7 @@
  */
 import type { CompiledApiInfo, JSONSchema } from '../types.ts';
 import { resolveRef } from '../policy-config.ts';
+import { schemaTypeNamed } from '../../soap/xml-schema-node.ts';
 
 export type ScalarType = 'number' | 'integer' | 'boolean' | 'string';
 
@@ -14,23 +15,6 @@ export interface TypedNode {
   type: ScalarType | 'object' | 'array' | undefined;
 }
 
-// v5 exports write OpenAPI formats as types (`type: float`); read them as JSON types.
-const typeAliases: Record<string, TypedNode['type']> = {
-  number: 'number',
-  float: 'number',
-  double: 'number',
-  decimal: 'number',
-  integer: 'integer',
-  int: 'integer',
-  int32: 'integer',
-  int64: 'integer',
-  long: 'integer',
-  boolean: 'boolean',
-  string: 'string',
-  object: 'object',
-  array: 'array',
-};
-
 function deref(schema: JSONSchema | undefined, api: CompiledApiInfo, path: string): JSONSchema | undefined {
   if (schema === undefined) return undefined;
   return typeof schema.$ref === 'string' ? resolveRef(schema.$ref, api, path) : schema;
@@ -39,7 +23,7 @@ function deref(schema: JSONSchema | undefined, api: CompiledApiInfo, path: strin
 function typeOf(schema: JSONSchema | undefined): TypedNode['type'] {
   if (schema === undefined) return undefined;
   const declared = Array.isArray(schema.type) ? schema.type.find((type) => type !== 'null') : schema.type;
-  if (typeof declared === 'string') return typeAliases[declared.toLowerCase()];
+  if (typeof declared === 'string') return schemaTypeNamed(declared);
   if (typeof schema.properties === 'object') return 'object';
   return undefined;
 }
