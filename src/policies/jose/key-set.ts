@@ -35,14 +35,15 @@ export const joseAlgorithms: readonly string[] = [
 const maxKeys = 100;
 const maxSetBytes = 256 * 1024;
 
+/** Own entries only: a key set's `kty: "constructor"` must not find Object.prototype's members. */
+function ownEntry<T>(table: Record<string, T>, key: unknown): T | undefined {
+  return Object.hasOwn(table, String(key)) ? table[String(key)] : undefined;
+}
+
 /** The algorithms a JWK may verify: its own `alg` if it names one, else every one of its type. */
 export function keyAlgorithms(jwk: JWK): readonly string[] {
-  const family =
-    jwk.kty === 'EC'
-      ? byCurve[String(jwk.crv)] === undefined
-        ? []
-        : [byCurve[String(jwk.crv)]]
-      : (byType[String(jwk.kty)] ?? []);
+  const curve = jwk.kty === 'EC' ? ownEntry(byCurve, jwk.crv) : undefined;
+  const family = jwk.kty === 'EC' ? (curve === undefined ? [] : [curve]) : (ownEntry(byType, jwk.kty) ?? []);
   if (typeof jwk.alg === 'string') return family.includes(jwk.alg) ? [jwk.alg] : [];
   return family;
 }
