@@ -145,11 +145,10 @@ function nativeOAuth(name: string, scheme: Record<string, unknown>): SupportedSc
 function apiKeyRole(scheme: Record<string, unknown>): 'client-id' | 'client-secret' | { reason: string } {
   const keyType = scheme['x-key-type'];
   if (keyType !== undefined) {
-    return (
-      keyTypes[String(keyType)] ?? {
-        reason: `x-key-type ${String(keyType)} is not client_id or client_secret`,
-      }
-    );
+    // Own entries only: `x-key-type: constructor` must not find Object.prototype's members.
+    return Object.hasOwn(keyTypes, String(keyType))
+      ? keyTypes[String(keyType)]
+      : { reason: `x-key-type ${String(keyType)} is not client_id or client_secret` };
   }
   const name = String(scheme.name).toLowerCase();
   if (clientIdNames.has(name)) return 'client-id';

@@ -86,6 +86,11 @@ const cases: Case[] = [
     refused: [at, 'unsupported-security'],
   },
   {
+    name: "apiKey whose x-key-type names an Object.prototype member ('constructor')",
+    document: one({ s: { type: 'apiKey', in: 'header', name: 'X-IBM-Client-Id', 'x-key-type': 'constructor' } }),
+    refused: [at, 'unsupported-security'],
+  },
+  {
     name: 'apiKey in a cookie (OpenAPI 3)',
     document: one({ s: { type: 'apiKey', in: 'cookie', name: 'client_id' } }, '3.0.3'),
     refused: [at, 'unsupported-security'],
