@@ -106,13 +106,17 @@ export function readParameters(
   query: URLSearchParams | undefined,
   pathParams: Readonly<Record<string, string>>,
 ): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
+  // Null prototype and own lookups: a document's parameter named `__proto__` or `constructor` is a
+  // name like any other, never Object.prototype's member (Node's header object has the usual prototype).
+  const values: Record<string, unknown> = Object.create(null);
   for (const parameter of parameters) {
     let raw: string | undefined;
     if (parameter.in === 'query') raw = query?.get(parameter.name) ?? undefined;
-    else if (parameter.in === 'path') raw = pathParams[parameter.name];
+    else if (parameter.in === 'path')
+      raw = Object.hasOwn(pathParams, parameter.name) ? pathParams[parameter.name] : undefined;
     else if (parameter.in === 'header') {
-      const value = headers[parameter.name.toLowerCase()];
+      const key = parameter.name.toLowerCase();
+      const value = Object.hasOwn(headers, key) ? headers[key] : undefined;
       raw = Array.isArray(value) ? value[0] : value;
     } else continue;
     if (raw === undefined) {
