@@ -25,11 +25,21 @@ export function compileSteps(entries: unknown[], path: string, api: CompiledApiI
   const steps: Step[] = entries.map((entry, index) => compileEntry(entry, `${path}[${index}]`, api, registry));
   if (steps.length === 0) return function emptyFlow() {};
   if (steps.length === 1) return steps[0];
-  return async function sequence(ctx: FlowContext) {
-    for (const step of steps) {
-      const pending = step(ctx);
-      if (pending !== undefined) await pending;
+  // Steps that finish synchronously (a cached check, a header set) run without a promise; the
+  // first step that returns one continues the rest asynchronously.
+  async function after(pending: Promise<void>, next: number, ctx: FlowContext): Promise<void> {
+    await pending;
+    for (let index = next; index < steps.length; index++) {
+      const more = steps[index](ctx);
+      if (more !== undefined) await more;
     }
+  }
+  return function sequence(ctx: FlowContext) {
+    for (let index = 0; index < steps.length; index++) {
+      const pending = steps[index](ctx);
+      if (pending !== undefined) return after(pending, index + 1, ctx);
+    }
+    return undefined;
   };
 }
 

@@ -87,20 +87,32 @@ export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
     const keys = keySource(block, api, path);
     const title = titleOf(block, 'jwt-validate');
     const cache = new VerifiedTokenCache(verifiedCache, clockToleranceSeconds);
-    return async function jwtValidate(ctx: FlowContext) {
-      const token = readToken(ctx.get(source), source, title);
-      const current = await currentKeys(keys, ctx);
+    // A repeat of an accepted token, with the key set already loaded, is answered without a
+    // promise (the flow runs a step that returns nothing synchronously, flow.ts).
+    function fromCache(token: string, current: readonly VerificationKey[] | undefined): JWTPayload | undefined {
       const hit = current === undefined ? undefined : cache.get(token, current, Date.now());
       if (jwtCacheChannel.hasSubscribers) jwtCacheChannel.publish({ policy: title, hit: hit !== undefined });
-      if (hit !== undefined) {
-        ctx.set(output, hit);
-        return;
-      }
+      return hit;
+    }
+    async function verifyAndKeep(ctx: FlowContext, token: string): Promise<void> {
       const { claims, key } = await verify(token, keys, allowed, ctx, title);
       checkClaim(claims.iss, issuer, 'iss', title);
       checkClaim(claims.aud, audience, 'aud', title);
       cache.set(token, claims, key, Date.now());
       ctx.set(output, claims);
+    }
+    async function withVariableKeys(ctx: FlowContext, token: string): Promise<void> {
+      const hit = fromCache(token, await currentKeys(keys, ctx));
+      if (hit !== undefined) ctx.set(output, hit);
+      else await verifyAndKeep(ctx, token);
+    }
+    return function jwtValidate(ctx: FlowContext): Promise<void> | undefined {
+      const token = readToken(ctx.get(source), source, title);
+      if (keys.kind === 'variable') return withVariableKeys(ctx, token);
+      const hit = fromCache(token, keys.kind === 'remote' ? keys.set.loaded() : keys.loaded);
+      if (hit === undefined) return verifyAndKeep(ctx, token);
+      ctx.set(output, hit);
+      return undefined;
     };
   },
 });
@@ -186,7 +198,8 @@ function readToken(value: unknown, source: string, title: string): string {
   // IBM: the Authorization header is `Bearer <jwt>`; any other variable holds the JWT itself.
   const match = /^Bearer +(\S+)$/i.exec(value);
   const token = match ? match[1] : value.trim();
-  const parts = token.split('.').length;
+  let parts = 1;
+  for (let at = token.indexOf('.'); at >= 0; at = token.indexOf('.', at + 1)) parts++;
   if (parts === 5) throw invalid(title, 'encrypted JWTs (JWE) are not supported');
   if (parts !== 3) throw invalid(title, 'not a signed JWT (JWS compact serialization)');
   return token;
