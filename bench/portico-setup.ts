@@ -198,7 +198,8 @@ async function setUpBench(
     basePath: '/bench',
     backend,
     secured: full,
-    activity: full,
+    // BENCH_ACTIVITY=off: full without the activity log, to see what the log costs (not a target).
+    activity: full && process.env.BENCH_ACTIVITY !== 'off',
     auth,
   });
   await services.importApi(orgId, { text, file: 'bench.yaml', state: 'online' });
