@@ -12,7 +12,9 @@
  * profile), through the platform's own services, so each publish swaps the snapshot at once.
  * `PORTICO_REDIS_URL` is passed through. `BENCH_CPU_PROFILE=<file>` writes a V8 CPU profile
  * of the gateway from the moment it is ready to its stop (the load only, not the start-up);
- * summarise it with bench/profile-summary.ts.
+ * summarise it with bench/profile-summary.ts. `BENCH_HEAP_PROFILE=<file>` likewise writes a
+ * sampling heap profile of every allocation in that time, collected or not (what makes the
+ * scavenges), summarised by bench/profile-summary.ts too.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,6 +81,22 @@ async function startCpuProfile(file: string): Promise<() => Promise<void>> {
   };
 }
 
+async function startHeapProfile(file: string): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return async () => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
+
 /** What every request sends: the client id, and the bearer token of the jwt / introspect / oauth targets. */
 function benchHeaders(mode: string, clientId: string | undefined, token: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -123,7 +141,11 @@ async function main(): Promise<void> {
   const every = Number(process.env.BENCH_PUBLISH_EVERY_MS ?? 0);
   const publisher = every > 0 && mode !== 'accessories' ? publishEvery(platform, every, logger) : undefined;
 
-  const stopProfile = process.env.BENCH_CPU_PROFILE ? await startCpuProfile(process.env.BENCH_CPU_PROFILE) : undefined;
+  const stopProfile = process.env.BENCH_CPU_PROFILE
+    ? await startCpuProfile(process.env.BENCH_CPU_PROFILE)
+    : process.env.BENCH_HEAP_PROFILE
+      ? await startHeapProfile(process.env.BENCH_HEAP_PROFILE)
+      : undefined;
   // Event-loop delay over the run: the stalls a latency tail comes from.
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();

@@ -2,7 +2,7 @@
  * `npm run bench` — the same load through the backend alone, nginx, three Node.js proxies and
  * Portico, in one run, on loopback (DESIGN §7). See bench/README.md for the method.
  *
- * node --import tsx bench/run.ts [--profile default|quick|check|scale|reload|workers|all] [--only a,b] [--cpu-prof] [--source]
+ * node --import tsx bench/run.ts [--profile default|quick|check|scale|reload|workers|all] [--only a,b] [--cpu-prof | --heap-prof] [--source]
  *
  * `--only` keeps the profile's targets named (plus `direct`, the reference); `--cpu-prof`
  * writes a CPU profile of each Portico target's load to bench/results/profiles/. Node targets
@@ -168,6 +168,7 @@ interface Shared {
 
 const profileDir = join(benchDir, 'results', 'profiles');
 let cpuProfiles = false;
+let heapProfiles = false;
 let build: BuildKind = 'compiled';
 
 function nodeTarget(
@@ -179,6 +180,9 @@ function nodeTarget(
   if (cpuProfiles && file === 'portico-target.ts') {
     mkdirSync(profileDir, { recursive: true });
     env = { ...env, BENCH_CPU_PROFILE: join(profileDir, `${name}.cpuprofile`) };
+  } else if (heapProfiles && file === 'portico-target.ts') {
+    mkdirSync(profileDir, { recursive: true });
+    env = { ...env, BENCH_HEAP_PROFILE: join(profileDir, `${name}.heapprofile`) };
   }
   return startProcess({
     name,
@@ -611,6 +615,7 @@ function parseProfile(argv: string[]): Profile {
 async function main(): Promise<void> {
   const profile = parseProfile(process.argv.slice(2));
   cpuProfiles = process.argv.includes('--cpu-prof');
+  heapProfiles = process.argv.includes('--heap-prof');
   build = process.argv.includes('--source') ? 'source' : 'compiled';
   ensureTools();
   if (build === 'compiled') {
