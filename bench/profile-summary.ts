@@ -47,7 +47,11 @@ function summariseHeap(heap: HeapProfile): void {
   walk(heap.head);
   const line = (label: string, bytes: number) =>
     `${((100 * bytes) / total).toFixed(1).padStart(5)}%  ${(bytes / 1048576).toFixed(1).padStart(7)} MiB${requests > 0 ? `  ${(bytes / requests).toFixed(0).padStart(6)} B/req` : ''}  ${label}`;
-  const out = [`heap profile ${file}: ${(total / 1048576).toFixed(1)} MiB allocated (sampled)`, '', 'top allocating functions:'];
+  const out = [
+    `heap profile ${file}: ${(total / 1048576).toFixed(1)} MiB allocated (sampled)`,
+    '',
+    'top allocating functions:',
+  ];
   for (const [key, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) out.push(line(key, bytes));
   out.push('', 'by file:');
   for (const [key, bytes] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 20)) out.push(line(key, bytes));
