@@ -184,11 +184,14 @@ function nodeTarget(
     mkdirSync(profileDir, { recursive: true });
     env = { ...env, BENCH_HEAP_PROFILE: join(profileDir, `${name}.heapprofile`) };
   }
+  // BENCH_PORTICO_NODE_FLAGS: V8/Node flags for the Portico targets only (GC experiments).
+  const flags =
+    file === 'portico-target.ts' ? (process.env.BENCH_PORTICO_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
   return startProcess({
     name,
     cpus: cores.target,
     command: node,
-    args: benchScript(build, file),
+    args: [...flags, ...benchScript(build, file)],
     env,
     ready: { kind: 'announce' },
     timeoutMs,
