@@ -78,6 +78,9 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
       if (outcome.error !== undefined) throw withScriptStatus(outcome.error, ctx);
     }
     engines.register(gatewayscriptStep, { pool, inline, id: script.id });
+    // The first run may never reach the pool; the first that does must not wait for (or compete
+    // with) workers starting then.
+    if (inline !== undefined) pool.start();
     return gatewayscriptStep;
   },
 });

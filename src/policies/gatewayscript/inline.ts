@@ -67,6 +67,8 @@ interface ScriptState {
   skip: number;
   backoff: number;
   overruns: number;
+  /** Whether the sandbox ran before: a first run also compiles the module's code paths it takes. */
+  warm: boolean;
 }
 
 const stackBytes = 32 * 1024;
@@ -129,7 +131,7 @@ export class InlineTier {
       return undefined;
     }
     let state = this.scripts.get(script.id);
-    if (state === undefined) this.scripts.set(script.id, (state = { skip: 0, backoff: 0, overruns: 0 }));
+    if (state === undefined) this.scripts.set(script.id, (state = { skip: 0, backoff: 0, overruns: 0, warm: false }));
     if (state.skip > 0) {
       state.skip--;
       this.counts.demoted++;
@@ -143,6 +145,7 @@ export class InlineTier {
           inline: true,
         });
         state.module = module;
+        state.warm = false;
       } catch {
         state.sandbox = undefined;
         return this.abandon(state, module, 'compile');
@@ -153,7 +156,8 @@ export class InlineTier {
     const failure = state.sandbox.run(run, this.sliceMs);
     // Far past its slice: stuck in one native call (or the thread was descheduled). Such a
     // script waits long, and after two overruns in a row for good.
-    const overran = performance.now() - started > Math.max(50, 20 * this.sliceMs);
+    const overran = state.warm && performance.now() - started > Math.max(50, 20 * this.sliceMs);
+    state.warm = true;
     if (overran) {
       this.counts.overruns++;
       state.overruns++;
