@@ -1,6 +1,7 @@
 /**
- * Per-call cost of a gatewayscript policy: the worker pool (what the gateway runs) against the
- * same QuickJS engine called in-process on the main thread (the design before issue 12).
+ * Per-call cost of a gatewayscript policy: the worker pool alone, the inline tier in front of it
+ * (what the gateway runs by default, inline.ts) and the same QuickJS engine called in-process on
+ * the main thread with no isolation (the design before issue 12).
  * Run: `node --import tsx bench/gatewayscript-cost.ts` — prints µs per call, sequential calls,
  * and how many script API ops per call kept the worker waiting for the main thread.
  *
@@ -15,6 +16,8 @@ import pino from 'pino';
 import { GatewayContext, emptyMessage } from '../src/gateway/context.ts';
 import { RawBody } from '../src/policies/types.ts';
 import { compileAssembly } from '../src/gateway/flow.ts';
+import { EngineModule } from '../src/policies/gatewayscript/engine-module.ts';
+import { InlineTier } from '../src/policies/gatewayscript/inline.ts';
 import { ScriptPool } from '../src/policies/gatewayscript/pool.ts';
 import { ScriptSandbox } from '../src/policies/gatewayscript/sandbox.ts';
 import type { ScriptHost } from '../src/policies/gatewayscript/sandbox.ts';
@@ -92,7 +95,7 @@ function context(): GatewayContext {
 
 /** The in-process engine with the same JSON host operations the policy implements. */
 function inProcess(source: string): (ctx: GatewayContext) => void {
-  const sandbox = new ScriptSandbox(source, limits, 'bench.js');
+  const sandbox = new ScriptSandbox(source, limits, 'bench.js', engineModule);
   return (ctx) => {
     const host: ScriptHost = {
       call(op, a, b) {
@@ -106,12 +109,12 @@ function inProcess(source: string): (ctx: GatewayContext) => void {
   };
 }
 
-function pooled(pool: ScriptPool, source: string): Step {
+function pooled(pool: ScriptPool, source: string, inline?: InlineTier): Step {
   const settings = {
     maxBackendBodyBytes: 1 << 20,
     tlsProfiles: {},
     invokeDenyHosts: [],
-    script: { ...limits, pool },
+    script: { ...limits, pool, inline },
   };
   const input = {
     name: 'bench',
@@ -154,6 +157,9 @@ async function perCall(run: (ctx: GatewayContext) => void | Promise<void>): Prom
 }
 
 const busyUs = Number(process.env.BUSY_US ?? 0);
+const engineModule = await EngineModule.load(256 * 1024 * 1024);
+const inline = new InlineTier({ sliceUs: Number(process.env.INLINE_US ?? 1000) });
+await inline.ready();
 const pool = new ScriptPool({ workers: 2, graceMs: 1000, engineBytes: 256 * 1024 * 1024 });
 // opCounts() is new with issue 18; comparing against an older pool.ts, the column reads '?'.
 type Counts = { answered: number; applied: number; readAhead?: number };
@@ -165,6 +171,7 @@ for (const [name, source] of Object.entries(scripts)) {
   const before = counts();
   const worker = await perCall(pooled(pool, source));
   const after = counts();
+  const tiered = await perCall(pooled(pool, source, inline));
   stop();
   const per = (key: keyof Counts) =>
     before?.[key] !== undefined && after?.[key] !== undefined
@@ -173,7 +180,9 @@ for (const [name, source] of Object.entries(scripts)) {
   console.log(
     `${name.padEnd(16)} in-process ${local.wall.toFixed(1).padStart(6)} µs/call (CPU ${local.cpu.toFixed(1).padStart(6)})` +
       `   worker pool ${worker.wall.toFixed(1).padStart(6)} µs/call (CPU ${worker.cpu.toFixed(1).padStart(6)})` +
-      `   waits/call ${per('answered')}   read ahead/call ${per('readAhead')}`,
+      `   waits/call ${per('answered')}   read ahead/call ${per('readAhead')}` +
+      `   inline tier ${tiered.wall.toFixed(1).padStart(6)} µs/call (CPU ${tiered.cpu.toFixed(1).padStart(6)})`,
   );
 }
+console.log('inline tier counters', JSON.stringify(inline.counters()));
 await pool.close();

@@ -13,6 +13,7 @@ import { VerdictCache } from '../identity/verdict-cache.ts';
 import { createWorkerCounterStore } from '../ratelimit/cluster.ts';
 import { createCounterStore } from '../ratelimit/index.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
+import { InlineTier } from '../policies/gatewayscript/inline.ts';
 import { ScriptPool } from '../policies/gatewayscript/pool.ts';
 import type { PolicySettings } from '../policies/types.ts';
 import { loadSnapshotData } from '../store/snapshot-data.ts';
@@ -114,6 +115,10 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
         timeoutMs: settings.scriptTimeoutMs,
         memoryBytes: settings.scriptMemoryBytes,
         pool: scriptPool,
+        inline:
+          settings.scriptInlineUs > 0
+            ? new InlineTier({ sliceUs: settings.scriptInlineUs, logger: logger.child({ part: 'gatewayscript' }) })
+            : undefined,
       },
       invokeDenyHosts: [],
       counters,

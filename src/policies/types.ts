@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { CounterStore, LimitRule } from '../ratelimit/types.ts';
 import type { VerdictCache } from '../identity/verdict-cache.ts';
 import type { CatalogRegistries } from '../identity/verifiers.ts';
+import type { InlineTier } from './gatewayscript/inline.ts';
 import type { ScriptPool } from './gatewayscript/pool.ts';
 
 import type { JSONSchema } from '../definitions/json-schema.ts';
@@ -43,8 +44,11 @@ export interface PolicySettings {
   maxBackendBodyBytes: number;
   /** Named TLS profiles (`tls-profile` in invoke) → undici connect options. */
   tlsProfiles: Record<string, { rejectUnauthorized?: boolean; ca?: string; cert?: string; key?: string }>;
-  /** Script sandbox limits, and the worker pool that runs scripts (the process's shared one when absent). */
-  script: { timeoutMs: number; memoryBytes: number; pool?: ScriptPool };
+  /**
+   * Script sandbox limits, the worker pool that runs scripts (the process's shared one when
+   * absent), and the gateway thread's inline tier tried first (none when absent).
+   */
+  script: { timeoutMs: number; memoryBytes: number; pool?: ScriptPool; inline?: InlineTier };
   /** Host names or CIDRs invoke may not reach (SSRF guard); empty = allow all. */
   invokeDenyHosts: string[];
   /** Counters for the assembly `ratelimit` policy (the gateway's plan counters). */

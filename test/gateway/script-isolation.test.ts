@@ -39,6 +39,7 @@ if (mode === 'stringify') { var o = {}; for (var i = 0; i < 100000; i++) o = { a
 if (mode === 'pin') { Object.defineProperty(globalThis, 'pinned', { value: context.get('request.headers.x-caller'), configurable: false }); }
 if (mode === 'peek') { context.message.body.write({ seen: typeof pinned === 'undefined' ? null : pinned }); }
 if (mode === 'ok') { context.message.body.write({ ok: true }); }
+if (mode === 'pool') { context.set('p', true); context.message.body.write({ ok: context.get('p') }); }
 `;
 const victimSource = `context.message.body.write({ victim: 'served' });`;
 
@@ -82,7 +83,10 @@ describe('issue 12: GatewayScript isolation through the gateway', () => {
     };
     await financing();
     assert.equal((await attack('ok')).status, 200);
-    // Both workers compile the victim's script before the attacks.
+    // A short script runs on the gateway thread (inline.ts); a read after a write goes to the
+    // pool, so the workers are up before the attacks.
+    assert.equal((await attack('pool')).status, 200);
+    // Both workers compile the victim's script before the attacks (when it reaches the pool).
     await Promise.all([victim(), victim()]);
   });
   after(async () => {

@@ -6,8 +6,9 @@
  * memory exhaustion raises `JavaScriptError` (500); `context.reject(name, message)` and
  * `apim.error(...)` raise the named error for the assembly's catch.
  *
- * The source is checked for syntax here, at publish (syntax.ts); runs happen in the script
- * worker pool (pool.ts), the settings' own or the process's shared one.
+ * The source is checked for syntax here, at publish (syntax.ts); runs happen on the gateway
+ * thread when they are short (inline.ts, when the settings have an inline tier), otherwise in
+ * the script worker pool (pool.ts), the settings' own or the process's shared one.
  */
 import { policy, str } from '../schema-kit.ts';
 import { errorCatalogue, formatMessage } from '../../errors.ts';
@@ -18,6 +19,7 @@ import { readBlock, requireString, titleOf } from '../policy-config.ts';
 import { engineCeilingBytes } from './engine-limits.ts';
 import { ScriptBusyError, sharedScriptPool } from './pool.ts';
 import type { JobHost, PooledScript, ScriptPool } from './pool.ts';
+import type { InlineHost, InlineTier } from './inline.ts';
 import { ReadAhead, readAheadNames } from './read-ahead.ts';
 import type { ScriptFailure } from './sandbox.ts';
 import { checkSyntax } from './syntax.ts';
@@ -28,8 +30,13 @@ export interface GatewayScriptConfig {
   source: string;
 }
 
-// A republished API drops its compiled steps; the workers free each script's engine with its step.
-const engines = new FinalizationRegistry<{ pool: ScriptPool; id: number }>(({ pool, id }) => pool.drop(id));
+// A republished API drops its compiled steps; the workers and the inline tier free each script's engine with its step.
+const engines = new FinalizationRegistry<{ pool: ScriptPool; inline?: InlineTier; id: number }>(
+  ({ pool, inline, id }) => {
+    pool.drop(id);
+    inline?.drop(id);
+  },
+);
 let nextScriptId = 0;
 
 /** The gatewayscript policy. */
@@ -51,14 +58,16 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
     const block = readBlock(config, gatewayscriptPolicy, path);
     const source = requireString(block, 'source', path);
     const title = titleOf(block, 'gatewayscript');
-    const { pool = sharedScriptPool(engineCeilingBytes()), ...limits } = api.settings.script;
+    const { pool = sharedScriptPool(engineCeilingBytes()), inline, ...limits } = api.settings.script;
     const filename = `${api.name}/${title}.js`;
     const apiKey = `${api.catalog.orgName}/${api.catalog.name}/${api.name}:${api.version}`;
     const reads = readAheadNames(source);
     const script: PooledScript = { id: ++nextScriptId, api: apiKey, source, filename, limits, reads };
     async function gatewayscriptStep(ctx: FlowContext) {
       const outcome: Outcome = { error: undefined };
-      const failure = await runInPool(pool, script, scriptHost(ctx, title, outcome), title);
+      // An inline run that must go to the pool applied nothing: the pool's run starts from scratch.
+      const inlined = inline?.run(script, scriptHost(ctx, title, outcome));
+      const failure = inlined ? inlined.failure : await runInPool(pool, script, scriptHost(ctx, title, outcome), title);
       if (failure !== undefined) {
         throw new AssemblyError('JavaScriptError', `GatewayScript policy ${title}: ${failure.message}`, {
           status: 500,
@@ -68,7 +77,10 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
       }
       if (outcome.error !== undefined) throw withScriptStatus(outcome.error, ctx);
     }
-    engines.register(gatewayscriptStep, { pool, id: script.id });
+    engines.register(gatewayscriptStep, { pool, inline, id: script.id });
+    // The first run may never reach the pool; the first that does must not wait for (or compete
+    // with) workers starting then.
+    if (inline !== undefined) pool.start();
     return gatewayscriptStep;
   },
 });
@@ -129,10 +141,11 @@ function fromJson(text: string | undefined): unknown {
   return text === undefined ? undefined : JSON.parse(text);
 }
 
-function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): JobHost {
+function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): JobHost & InlineHost {
   const readAhead = new ReadAhead(ctx);
   return {
     readAhead: (names) => readAhead.take(names, toJson),
+    read: (name) => readAhead.read(name, toJson),
     call(op, a, b) {
       switch (op) {
         case 'get':

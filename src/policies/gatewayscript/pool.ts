@@ -7,14 +7,15 @@
  * Bounds: one API holds at most `perApi` workers at once (default workers − 1, at least 1), so
  * another API's script still finds a worker; a run waits in the queue at most `queueMs` (by
  * default its own time limit; then {@link ScriptBusyError}); a worker that does not answer within the time limit plus
- * `graceMs` is terminated and replaced, as is one whose QuickJS module broke (sandbox.ts,
- * engineBroken). Workers are unreferenced: only pending runs keep a process alive.
+ * `graceMs` is terminated and replaced, as is one whose QuickJS module broke (engine-module.ts). Workers are unreferenced: only pending runs keep a process alive.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import type { ReadAheadEntry } from './read-ahead.ts';
 import type { ScriptFailure, ScriptHost, SandboxLimits } from './sandbox.ts';
-import type { OpReply, QueuedOp, RunMessage, WorkerReply } from './worker.ts';
+import type { OpReply, RunMessage, WorkerReply } from './worker.ts';
+import { applyQueued } from './write-queue.ts';
+import type { QueuedOp } from './write-queue.ts';
 
 export interface ScriptPoolOptions {
   /** Worker threads (`PORTICO_SCRIPT_WORKERS`). */
@@ -197,15 +198,10 @@ export class ScriptPool {
    * later ops of the run are refused too, and the run fails with it.
    */
   private applyAll(job: Job | undefined, ops: readonly QueuedOp[]): void {
-    for (const [op, a, b] of ops) {
-      if (job === undefined || job.writeError !== undefined) return;
-      if (op !== 'touch') this.counts.applied++;
-      try {
-        job.host.call(op, a, b);
-      } catch (error) {
-        job.writeError = (error as Error).message;
-      }
-    }
+    if (job === undefined || job.writeError !== undefined) return;
+    const { applied, error } = applyQueued(job.host, ops);
+    this.counts.applied += applied;
+    job.writeError = error;
   }
 
   /** Runs one script API op on this thread and wakes the worker blocked on it. */

@@ -114,36 +114,49 @@ export class ReadAhead {
 
   /** Reads `names` now; what cannot be read ahead without a side effect, or past the limits, is left out. */
   take(names: readonly string[], toJson: (value: unknown) => string | undefined): ReadAheadEntry[] {
-    const vars = (this.ctx as { vars?: unknown }).vars;
-    if (!isTree(vars)) return [];
     const entries: ReadAheadEntry[] = [];
     let chars = 0;
     for (const name of names) {
-      let spot: RawSpot | 'unsure' | undefined;
+      let entry: ReadAheadEntry | undefined;
       try {
-        const path = parseVariablePath(name);
-        spot = path.prototypeKey === undefined ? rawSpot(vars, path.segments) : undefined;
+        entry = this.read(name, toJson);
       } catch {
         continue;
       }
-      if (spot === 'unsure') continue;
-      let json: string | undefined;
-      try {
-        json = toJson(this.ctx.get(name));
-      } catch {
-        continue;
-      } finally {
-        // The read cached the parsed body: keep it aside and put the raw bytes back.
-        if (spot !== undefined && spot.node[spot.key] !== spot.raw) {
-          if (!this.parsed.has(name)) this.parsed.set(name, { ...spot, value: spot.node[spot.key] });
-          spot.node[spot.key] = spot.raw;
-        }
-      }
-      if (chars + (json?.length ?? 0) > readAheadLimits.chars) continue;
+      const json = entry?.[1];
+      if (entry === undefined || chars + (json?.length ?? 0) > readAheadLimits.chars) continue;
       chars += json?.length ?? 0;
-      entries.push([name, json, spot !== undefined]);
+      entries.push(entry);
     }
     return entries;
+  }
+
+  /**
+   * Reads one name now, changing nothing in the context (the inline tier, inline.ts, answers a
+   * script's read so); undefined when that cannot be done. Throws what the read throws. When the
+   * entry says `touch`, {@link touched} must follow if the read is to count.
+   */
+  read(name: string, toJson: (value: unknown) => string | undefined): ReadAheadEntry | undefined {
+    const vars = (this.ctx as { vars?: unknown }).vars;
+    if (!isTree(vars)) return undefined;
+    let spot: RawSpot | 'unsure' | undefined;
+    try {
+      const path = parseVariablePath(name);
+      spot = path.prototypeKey === undefined ? rawSpot(vars, path.segments) : undefined;
+    } catch {
+      // A name the context refuses: its read throws, and caches nothing.
+      spot = undefined;
+    }
+    if (spot === 'unsure') return undefined;
+    try {
+      return [name, toJson(this.ctx.get(name)), spot !== undefined];
+    } finally {
+      // The read cached the parsed body: keep it aside and put the raw bytes back.
+      if (spot !== undefined && spot.node[spot.key] !== spot.raw) {
+        if (!this.parsed.has(name)) this.parsed.set(name, { ...spot, value: spot.node[spot.key] });
+        spot.node[spot.key] = spot.raw;
+      }
+    }
   }
 
   /** The script read `name` from the read-ahead: the context caches the parsed body, as that read would have. */

@@ -5,43 +5,19 @@
  * memory limit. After a limit is hit, or a script leaves state it could not clean, the engine
  * is disposed and rebuilt before the next run, so one request can never degrade the next.
  *
- * Some failures leave the whole WebAssembly module unusable: a host stack overflow unwinding
- * through WebAssembly frames (the module's own stack pointer is not restored), or QuickJS
- * aborting on `JS_FreeRuntime` after a stack overflow inside `JSON.parse`/`JSON.stringify`
- * leaked objects (`list_empty(&rt->gc_obj_list)`). This module then reports
- * {@link engineBroken}; the worker that loaded it (pool.ts) is retired and its memory dropped
- * whole, since nothing inside the module can be trusted or freed any more.
+ * A sandbox runs on the QuickJS module it is given (engine-module.ts): a script worker's, or the
+ * gateway thread's inline tier's (inline.ts). Some failures leave that whole module unusable: a
+ * host stack overflow unwinding through WebAssembly frames (the module's own stack pointer is not
+ * restored), or QuickJS aborting on `JS_FreeRuntime` after a stack overflow inside
+ * `JSON.parse`/`JSON.stringify` leaked objects (`list_empty(&rt->gc_obj_list)`). The module is
+ * then marked broken and its owner drops it whole.
  *
  * Chosen over isolated-vm on measurements (docs/policies.md, "GatewayScript engine"): ~30 µs
  * per call here, no native build, and it runs on every Node major.
  */
-import { RELEASE_SYNC, newQuickJSWASMModule, newVariant } from 'quickjs-emscripten';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
-import { workerData } from 'node:worker_threads';
-import { engineCeilingBytes } from './engine-limits.ts';
+import type { EngineModule } from './engine-module.ts';
 import { lineOf, preludeSource, wrapUserSource } from './prelude.ts';
-
-const pageBytes = 64 * 1024;
-
-// Each worker thread loads its own module, so the ceiling applies per worker (pool.ts).
-const ceiling = (workerData as { engineBytes?: number } | null)?.engineBytes ?? engineCeilingBytes();
-const wasmMemory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(ceiling / pageBytes) });
-const quickjs = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory }));
-
-let broken: string | undefined;
-
-/** Why this thread's QuickJS module can no longer be used, or undefined while it is sound. */
-export function engineBroken(): string | undefined {
-  return broken;
-}
-
-/**
- * Bytes of the shared WebAssembly heap, so the interrupt handler can also stop one run once the
- * heap has grown by more than its own memory limit (before the process-wide ceiling is reached).
- */
-function wasmHeapBytes(): number {
-  return wasmMemory.buffer.byteLength;
-}
 
 /** What a script may do to the request; implemented over the FlowContext by the policy. */
 export interface ScriptHost {
@@ -54,9 +30,27 @@ export interface SandboxLimits {
   memoryBytes: number;
 }
 
-/** Why a run failed. */
+/** How a sandbox runs, beyond the script's own limits. */
+export interface SandboxOptions {
+  /** QuickJS stack limit; default 256 KiB, for a worker thread's large native stack (pool.ts). */
+  stackBytes?: number;
+  /** WebAssembly heap growth that stops one run as out of memory; default the script's memory limit. */
+  heapBudgetBytes?: number;
+  /**
+   * The gateway thread's tier (inline.ts): a run may have a slice and be stopped by its host; a
+   * run that ends so is cleaned as after an exception rather than rebuilt; a rebuild waits for the
+   * next run; a native stack overflow inside a host call stops the run even if the script catches it.
+   */
+  inline?: boolean;
+}
+
+/** Why a run failed; `slice` and `stopped` only happen in an inline sandbox. */
 export type ScriptFailure =
-  { kind: 'timeout'; message: string } | { kind: 'memory'; message: string } | { kind: 'exception'; message: string };
+  | { kind: 'timeout'; message: string }
+  | { kind: 'memory'; message: string }
+  | { kind: 'exception'; message: string }
+  | { kind: 'slice'; message: string }
+  | { kind: 'stopped'; message: string };
 
 /** A script compiled for repeated runs. */
 export class ScriptSandbox {
@@ -69,8 +63,12 @@ export class ScriptSandbox {
   private host: ScriptHost | undefined;
   private deadline = 0;
   private heapCeiling = Infinity;
+  private sliceEnd = 0;
   private timedOut = false;
   private outOfMemory = false;
+  private sliced = false;
+  private stopped = false;
+  private hostStack = false;
   private tainted = false;
   private disposed = false;
 
@@ -79,42 +77,34 @@ export class ScriptSandbox {
     private readonly source: string,
     private readonly limits: SandboxLimits,
     private readonly filename: string,
+    private readonly engine: EngineModule,
+    private readonly options: SandboxOptions = {},
   ) {
     this.build();
   }
 
   private build(): void {
-    this.runtime = quickjs.newRuntime();
+    this.runtime = this.engine.quickjs.newRuntime();
     this.runtime.setMemoryLimit(this.limits.memoryBytes);
     // Measured: 256 KiB allows ~1,500 nested calls; the worker thread's host stack (pool.ts)
     // is large enough that QuickJS reports its own overflow first.
-    this.runtime.setMaxStackSize(256 * 1024);
+    this.runtime.setMaxStackSize(this.options.stackBytes ?? 256 * 1024);
     this.runtime.setInterruptHandler(() => {
       if (this.deadline === 0) return false;
-      if (Date.now() > this.deadline) this.timedOut = true;
-      else if (wasmHeapBytes() > this.heapCeiling) this.outOfMemory = true;
-      return this.timedOut || this.outOfMemory;
+      this.checkLimits();
+      return this.limitReached();
     });
     this.vm = this.runtime.newContext();
     const vm = this.vm;
     const hostFn = vm.newFunction('host', (opHandle, aHandle, bHandle) => {
-      const op = vm.getString(opHandle);
-      if (op === 'mem') {
-        if (this.deadline === 0 || wasmHeapBytes() <= this.heapCeiling) return vm.undefined;
-        this.outOfMemory = true;
-        return vm.newString('over');
-      }
-      const host = this.host;
-      if (host === undefined) throw new Error('the script API is only available while the script runs');
-      const a = aHandle === undefined || vm.typeof(aHandle) === 'undefined' ? undefined : vm.getString(aHandle);
-      const b = bHandle === undefined || vm.typeof(bHandle) === 'undefined' ? undefined : vm.getString(bHandle);
-      let result: string | undefined;
       try {
-        result = host.call(op, a, b);
+        return this.hostCall(opHandle, aHandle, bHandle);
       } catch (error) {
-        throw this.scriptError(error as Error);
+        // The gateway thread's native stack ran out inside a host call: QuickJS would let the
+        // script catch it, and a worker's larger stack would not have run out.
+        if (this.options.inline && error instanceof RangeError) this.hostStack = true;
+        throw error;
       }
-      return result === undefined ? vm.undefined : vm.newString(result);
     });
     const factory = this.unwrap(vm.evalCode(preludeSource, 'portico:prelude.js'));
     const api = this.unwrap(vm.callFunction(factory, vm.undefined, hostFn));
@@ -138,6 +128,48 @@ export class ScriptSandbox {
     this.user = compiled.value;
     this.unwrap(vm.callFunction(seal, vm.undefined, this.user)).dispose();
     seal.dispose();
+  }
+
+  /** Sets the flag of the first limit the current run is past, if any. */
+  private checkLimits(): void {
+    if (this.sliceEnd !== 0 && performance.now() > this.sliceEnd) this.sliced = true;
+    else if (Date.now() > this.deadline) this.timedOut = true;
+    else if (this.engine.heapBytes() > this.heapCeiling) this.outOfMemory = true;
+  }
+
+  private limitReached(): boolean {
+    return this.timedOut || this.outOfMemory || this.sliced || this.stopped || this.hostStack;
+  }
+
+  /** Stops the current run at QuickJS's next interrupt check (inline.ts: the run goes to the pool). */
+  stop(): void {
+    if (this.deadline !== 0) this.stopped = true;
+  }
+
+  private hostCall(
+    opHandle: QuickJSHandle,
+    aHandle: QuickJSHandle | undefined,
+    bHandle: QuickJSHandle | undefined,
+  ): QuickJSHandle | undefined {
+    const vm = this.vm;
+    const op = vm.getString(opHandle);
+    if (op === 'mem') {
+      if (this.deadline === 0 || this.engine.heapBytes() <= this.heapCeiling) return vm.undefined;
+      this.outOfMemory = true;
+      return vm.newString('over');
+    }
+    const host = this.host;
+    if (host === undefined) throw new Error('the script API is only available while the script runs');
+    const a = aHandle === undefined || vm.typeof(aHandle) === 'undefined' ? undefined : vm.getString(aHandle);
+    const b = bHandle === undefined || vm.typeof(bHandle) === 'undefined' ? undefined : vm.getString(bHandle);
+    let result: string | undefined;
+    try {
+      result = host.call(op, a, b);
+    } catch (error) {
+      if (this.options.inline && error instanceof RangeError) this.hostStack = true;
+      throw this.scriptError(error as Error);
+    }
+    return result === undefined ? vm.undefined : vm.newString(result);
   }
 
   /**
@@ -165,31 +197,37 @@ export class ScriptSandbox {
 
   /**
    * Runs the script once against `host`; returns a failure, or undefined on success. Never
-   * throws: every exit path leaves either a fresh engine for the next run or, when the module
-   * itself failed, {@link engineBroken} set.
+   * throws: every exit path leaves either a fresh engine for the next run (an inline sandbox:
+   * one rebuilt at the next run) or, when the module itself failed, the module marked broken.
+   * `sliceMs` (inline only) stops the run as `slice` once that much wall time has passed.
    */
-  run(host: ScriptHost): ScriptFailure | undefined {
+  run(host: ScriptHost, sliceMs = 0): ScriptFailure | undefined {
     let failure: ScriptFailure | undefined;
     try {
       if (this.disposed) this.rebuild();
       this.host = host;
-      this.timedOut = false;
-      this.outOfMemory = false;
-      this.heapCeiling = wasmHeapBytes() + this.limits.memoryBytes;
+      this.timedOut = this.outOfMemory = this.sliced = this.stopped = this.hostStack = false;
+      this.heapCeiling = this.engine.heapBytes() + (this.options.heapBudgetBytes ?? this.limits.memoryBytes);
       this.deadline = Date.now() + this.limits.timeoutMs;
+      this.sliceEnd = sliceMs > 0 ? performance.now() + sliceMs : 0;
       failure = this.call(this.runner) ?? this.drainJobs();
+      this.sliceEnd = 0;
       if (failure === undefined && this.clean() !== 'ok') this.tainted = true;
     } catch (error) {
       // A host exception through WebAssembly frames (host stack exhausted, engine abort).
-      broken ??= `the script engine failed: ${(error as Error).message}`;
-      failure = { kind: 'memory', message: broken };
+      this.engine.fail(`the script engine failed: ${(error as Error).message}`);
+      failure = { kind: 'memory', message: this.engine.broken! };
     } finally {
       this.host = undefined;
-      this.deadline = 0;
+      this.deadline = this.sliceEnd = 0;
     }
-    if (failure !== undefined && failure.kind !== 'exception') this.tainted = true;
-    if (failure?.kind === 'exception' && this.clean() !== 'ok') this.tainted = true;
-    if (this.tainted) this.rebuild();
+    // A run the inline tier cut short is as clean as one that threw, once its flags are cleared.
+    const interrupted = this.options.inline === true && (failure?.kind === 'slice' || failure?.kind === 'stopped');
+    if (failure !== undefined && failure.kind !== 'exception' && !interrupted) this.tainted = true;
+    this.sliced = this.stopped = false;
+    if ((failure?.kind === 'exception' || interrupted) && this.clean() !== 'ok') this.tainted = true;
+    if (this.tainted && this.options.inline) this.dispose();
+    else if (this.tainted) this.rebuild();
     return failure;
   }
 
@@ -206,7 +244,7 @@ export class ScriptSandbox {
 
   /** The host-driven clean-up: 'ok', or anything else (it failed, or globals stayed). */
   private clean(): string {
-    if (this.disposed || broken !== undefined) return 'tainted';
+    if (this.disposed || this.engine.broken !== undefined) return 'tainted';
     try {
       this.deadline = Date.now() + this.limits.timeoutMs;
       const result = this.vm.callFunction(this.cleaner, this.vm.undefined);
@@ -218,7 +256,7 @@ export class ScriptSandbox {
       result.value.dispose();
       return answer === 'ok' && !this.runtime.hasPendingJob() ? 'ok' : 'tainted';
     } catch (error) {
-      broken ??= `the script engine failed: ${(error as Error).message}`;
+      this.engine.fail(`the script engine failed: ${(error as Error).message}`);
       return 'tainted';
     } finally {
       this.deadline = 0;
@@ -238,8 +276,7 @@ export class ScriptSandbox {
         jobs.error.dispose();
         if (failure.kind !== 'exception') return failure;
       }
-      if (Date.now() > this.deadline) this.timedOut = true;
-      else if (wasmHeapBytes() > this.heapCeiling) this.outOfMemory = true;
+      this.checkLimits();
       const hit = this.limitHit();
       if (hit !== undefined) return hit;
     }
@@ -247,7 +284,7 @@ export class ScriptSandbox {
   }
 
   private limitHit(): ScriptFailure | undefined {
-    return this.timedOut || this.outOfMemory ? this.describe({}) : undefined;
+    return this.limitReached() ? this.describe({}) : undefined;
   }
 
   private describe(error: unknown): ScriptFailure {
@@ -255,6 +292,9 @@ export class ScriptSandbox {
       name?: string;
       message?: string;
     };
+    if (this.stopped) return { kind: 'stopped', message: 'the run was stopped by its host' };
+    if (this.sliced) return { kind: 'slice', message: 'the run used up its slice' };
+    if (this.hostStack) return { kind: 'memory', message: "the gateway thread's native stack ran out" };
     if (this.timedOut)
       return {
         kind: 'timeout',
@@ -277,13 +317,13 @@ export class ScriptSandbox {
 
   private rebuild(): void {
     this.dispose();
-    if (broken !== undefined) return;
+    if (this.engine.broken !== undefined) return;
     this.disposed = false;
     this.tainted = false;
     try {
       this.build();
     } catch (error) {
-      broken ??= `the script engine could not be rebuilt: ${(error as Error).message}`;
+      this.engine.fail(`the script engine could not be rebuilt: ${(error as Error).message}`);
       this.disposed = true;
     }
   }
@@ -297,7 +337,7 @@ export class ScriptSandbox {
       if (this.vm?.alive) this.vm.dispose();
       if (this.runtime?.alive) this.runtime.dispose();
     } catch (error) {
-      broken ??= `a script engine could not be freed: ${(error as Error).message}`;
+      this.engine.fail(`a script engine could not be freed: ${(error as Error).message}`);
     }
   }
 }

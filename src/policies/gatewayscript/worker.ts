@@ -1,5 +1,5 @@
 /**
- * A script worker thread (pool.ts starts it): holds one QuickJS module, compiles each script
+ * A script worker thread (pool.ts starts it): holds one QuickJS module (engine-module.ts), compiles each script
  * once (by id) and runs it on request. The script API runs on the main thread, against the real
  * FlowContext. Under load each round trip waits for a turn of the busy main event loop (issue
  * 18), so this thread makes as few as it can:
@@ -18,10 +18,15 @@
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import { VariableError, parseVariablePath } from '../../gateway/context.ts';
+import { EngineModule } from './engine-module.ts';
+import { engineCeilingBytes } from './engine-limits.ts';
 import type { ReadAheadEntry } from './read-ahead.ts';
-import { ScriptSandbox, engineBroken } from './sandbox.ts';
+import { ScriptSandbox } from './sandbox.ts';
 import type { SandboxLimits, ScriptFailure, ScriptHost } from './sandbox.ts';
+import { WriteQueue, fireAndForget, writesVariable } from './write-queue.ts';
+import type { QueuedOp } from './write-queue.ts';
+
+export type { QueuedOp };
 
 /** A run request from the pool. */
 export interface RunMessage {
@@ -39,9 +44,6 @@ export interface DropMessage {
   type: 'drop';
   id: number;
 }
-
-/** A write queued without waiting, or `touch`: a read answered from the read-ahead that the context must see. */
-export type QueuedOp = [op: string, a: string | undefined, b: string | undefined];
 
 /** What the worker posts to the pool: `ops` are applied, in order, before the rest of the message. */
 export type WorkerReply =
@@ -61,66 +63,24 @@ export interface OpReply {
   error?: string;
 }
 
-const { flag, port, rpcWaitMs } = workerData as {
+const { flag, port, rpcWaitMs, engineBytes } = workerData as {
   flag: SharedArrayBuffer;
   port: MessagePort;
   rpcWaitMs: number;
+  engineBytes?: number;
 };
+// Each worker thread loads its own module, so the ceiling applies per worker (pool.ts).
+const engineModule = await EngineModule.load(engineBytes ?? engineCeilingBytes());
 const signal = new Int32Array(flag);
 const parent = parentPort!;
 // Compiled engines by script id, least recently used first; each holds a QuickJS runtime.
 const engines = new Map<number, ScriptSandbox>();
 const maxEngines = 64;
 
-// Queued writes are bounded, so a script writing in a loop cannot hold unbounded memory: past
-// either bound the next write waits for its answer, which sends and applies the queue.
-const maxUnansweredWrites = 64;
-const maxUnansweredBytes = 1024 * 1024;
-let queued: QueuedOp[] = [];
-let queuedBytes = 0;
+const queue = new WriteQueue();
 // The current run's read-ahead (name → JSON text, and whether a read is reported), while valid.
 let readAheadValues = new Map<string, { json: string | undefined; touch: boolean }>();
 let readAheadServed = 0;
-
-// How the context parses a written name: `add` reads the variable first.
-const writtenNames: Readonly<Record<string, 'read' | 'written' | 'cleared'>> = {
-  set: 'written',
-  add: 'read',
-  clear: 'cleared',
-};
-const unnamedWrites: ReadonlySet<string> = new Set(['log', 'reject', 'error']);
-const listIndex = /^\d+$/;
-
-/**
- * Whether `op` can go without waiting; throws, as the context would, for a name it refuses
- * whatever the request holds (too long, or a segment reaching a prototype).
- */
-function fireAndForget(op: string, name: string | undefined): boolean {
-  if (unnamedWrites.has(op)) return true;
-  const action = writtenNames[op];
-  if (action === undefined) return false;
-  let segments: readonly string[];
-  try {
-    const path = parseVariablePath(name ?? '', action);
-    if (path.prototypeKey !== undefined) {
-      const verb = action === 'cleared' ? 'cleared' : 'written';
-      throw new VariableError(name ?? '', verb, `the segment "${path.prototypeKey}" would reach a prototype`);
-    }
-    segments = path.segments;
-  } catch (error) {
-    // The same plain Error the main thread's answer would have raised in the script.
-    throw new Error((error as Error).message);
-  }
-  return !segments.some((segment) => listIndex.test(segment));
-}
-
-/** The queued ops, handed to a message that carries them. */
-function takeQueued(): QueuedOp[] {
-  const ops = queued;
-  queued = [];
-  queuedBytes = 0;
-  return ops;
-}
 
 /** A read served from the read-ahead; undefined when it must go to the main thread. */
 function fromReadAhead(name: string | undefined): { json: string | undefined } | undefined {
@@ -128,7 +88,7 @@ function fromReadAhead(name: string | undefined): { json: string | undefined } |
   if (entry === undefined) return undefined;
   readAheadServed++;
   if (entry.touch) {
-    queued.push(['touch', name, undefined]);
+    queue.touch(name);
     entry.touch = false;
   }
   return entry;
@@ -143,15 +103,10 @@ const host: ScriptHost = {
     const queueable = fireAndForget(op, a);
     // A write may change what any name reads (one variable can hold another's tree): the
     // read-ahead is over, and later reads see the writes on the main thread.
-    if (writtenNames[op] !== undefined) readAheadValues.clear();
-    if (queueable) {
-      queued.push([op, a, b]);
-      queuedBytes += (a?.length ?? 0) + (b?.length ?? 0);
-      if (queued.length < maxUnansweredWrites && queuedBytes < maxUnansweredBytes) return undefined;
-      queued.pop();
-    }
+    if (writesVariable(op)) readAheadValues.clear();
+    if (queueable && queue.offer(op, a, b)) return undefined;
     Atomics.store(signal, 0, 0);
-    parent.postMessage({ type: 'op', op, a, b, ops: takeQueued() } satisfies WorkerReply);
+    parent.postMessage({ type: 'op', op, a, b, ops: queue.take() } satisfies WorkerReply);
     if (Atomics.wait(signal, 0, 0, rpcWaitMs) === 'timed-out')
       throw new Error(`the gateway did not answer ${op} in time`);
     const reply = receiveMessageOnPort(port)?.message as OpReply | undefined;
@@ -166,7 +121,7 @@ function engineFor(message: RunMessage): ScriptSandbox {
   if (engine !== undefined) {
     engines.delete(message.id);
   } else {
-    engine = new ScriptSandbox(message.source, message.limits, message.filename);
+    engine = new ScriptSandbox(message.source, message.limits, message.filename, engineModule);
     if (engines.size >= maxEngines) drop(engines.keys().next().value as number);
   }
   engines.set(message.id, engine);
@@ -179,7 +134,7 @@ function drop(id: number): void {
 }
 
 function run(message: RunMessage): ScriptFailure | undefined {
-  takeQueued();
+  queue.take();
   readAheadServed = 0;
   readAheadValues = new Map(message.readAhead.map(([name, json, touch]) => [name, { json, touch }]));
   try {
@@ -196,11 +151,11 @@ parent.on('message', (message: RunMessage | DropMessage) => {
   }
   const failure = run(message);
   readAheadValues.clear();
-  const ops = takeQueued();
+  const ops = queue.take();
   parent.postMessage({
     type: 'done',
     failure,
-    broken: engineBroken(),
+    broken: engineModule.broken,
     ops,
     readAhead: readAheadServed,
   } satisfies WorkerReply);
