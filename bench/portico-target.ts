@@ -130,6 +130,7 @@ async function main(): Promise<void> {
     {
       PORTICO_GATEWAY_PORT: String(envPort('BENCH_PORT', 0)),
       PORTICO_REDIS_URL: process.env.PORTICO_REDIS_URL,
+      PORTICO_SCRIPT_INLINE_US: process.env.PORTICO_SCRIPT_INLINE_US,
       PORTICO_LOG_LEVEL: 'warn',
     },
     { dataDir },

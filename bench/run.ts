@@ -73,7 +73,14 @@ const profiles: Record<string, Profile> = {
   /** Issue 18's rows: the controls' tails, pass, full and the GatewayScript flow (~2.5 min). */
   tail: {
     name: 'tail',
-    targets: ['direct', 'direct-core1', 'portico-pass', 'portico-full', 'portico-logistics-stores'],
+    targets: [
+      'direct',
+      'direct-core1',
+      'portico-pass',
+      'portico-full',
+      'portico-logistics-stores',
+      'portico-logistics-stores-inline',
+    ],
     warmSeconds: 2,
     runs: 3,
     runSeconds: 4,
@@ -427,12 +434,15 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
       return startWorkers(name, Number(name.slice('portico-full-workers-'.length)), shared);
     case 'portico-logistics-shipping':
     case 'portico-logistics-stores':
+    case 'portico-logistics-stores-inline':
     case 'portico-financing': {
       const ports = await samplePorts(shared);
       const running = await nodeTarget(name, 'portico-target.ts', {
         BENCH_MODE: 'accessories',
         BENCH_SAMPLE_PORTS: JSON.stringify(ports),
         PORTICO_REDIS_URL: undefined,
+        // The opt-in GatewayScript inline tier (docs/policies.md, "Inline tier"), 1 ms slice.
+        PORTICO_SCRIPT_INLINE_US: name === 'portico-logistics-stores-inline' ? '1000' : undefined,
       });
       const key =
         name === 'portico-financing' ? 'financing' : name === 'portico-logistics-shipping' ? 'shipping' : 'stores';

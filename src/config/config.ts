@@ -175,7 +175,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
       32 * 1024 * 1024,
       4 * 1024 * 1024 * 1024,
     ),
-    scriptInlineUs: integer(env, 'PORTICO_SCRIPT_INLINE_US', 1000, 0, 100_000),
+    scriptInlineUs: integer(env, 'PORTICO_SCRIPT_INLINE_US', 0, 0, 100_000),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     smtpUrl: smtpUrl(env),
     mailFrom: mailFrom(env),

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { after, before, describe, it } from 'node:test';
+import { loadSettings } from '../../src/config/config.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { InlineTier } from '../../src/policies/gatewayscript/inline.ts';
 import type { InlineCounts } from '../../src/policies/gatewayscript/inline.ts';
@@ -248,5 +249,21 @@ describe('issue 18: GatewayScript inline tier', () => {
     assert.deepEqual(aborted(did), ['slice:1'], JSON.stringify(did));
     assert.equal(did.demoted, 16);
     assert.equal(did.runs, 1);
+  });
+  it('is off unless PORTICO_SCRIPT_INLINE_US is set (it cannot interrupt one native call)', async () => {
+    assert.equal(loadSettings({}, { dataDir: '/tmp/portico-inline-default' }).scriptInlineUs, 0);
+    assert.equal(
+      loadSettings({ PORTICO_SCRIPT_INLINE_US: '1000' }, { dataDir: '/tmp/portico-inline-on' }).scriptInlineUs,
+      1000,
+    );
+    // Why: with the tier on, one native call over a sparse array holds the gateway thread far
+    // past the slice (the interrupt handler is not called inside it); the tier only notices after.
+    const step = compile(`var a = []; a.length = 3e6; context.set('x', a.indexOf(1));`, tier);
+    await step(makeContext());
+    const before = tier.counters();
+    const ctx = makeContext();
+    await step(ctx);
+    assert.equal(ctx.get('x'), -1);
+    assert.equal(delta(before, tier.counters()).overruns, 1);
   });
 });
