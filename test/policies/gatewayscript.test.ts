@@ -52,6 +52,22 @@ async function failure(step: ReturnType<typeof gws>, vars: Record<string, unknow
 }
 
 describe('gatewayscript policy', () => {
+  it('reads bytes as text, at the top of a value and nested in it, and a look-alike object as it is', async () => {
+    const ctx = makeContext({
+      vars: {
+        raw: Buffer.from('héllo'),
+        holder: { inner: [Buffer.from('{"a":1}'), 'x'], n: 1 },
+        lookalike: { type: 'Buffer', data: [104, 105] },
+      },
+    });
+    await gws(`context.set('out', [context.get('raw'), context.get('holder'), context.get('lookalike')]);`)(ctx);
+    assert.deepEqual(ctx.get('out'), [
+      'héllo',
+      { inner: ['{"a":1}', 'x'], n: 1 },
+      { type: 'Buffer', data: [104, 105] },
+    ]);
+  });
+
   it('runs the v5 logistics script (require apim.custom.js) unchanged', async () => {
     const ctx = makeContext({ vars: { 'google_geocode_response.body': geocode } });
     await gws(v5Script)(ctx);
