@@ -9,8 +9,9 @@
  * It is built to add as little of its own tail as it can, since it shares core 0 with the
  * backend: raw `node:net` keep-alive connections (`BENCH_OL_CONNECTIONS`, default 64, all opened
  * before the clock starts), one request outstanding on each (no pipelining), each request one
- * pre-built Buffer written with one `write`; answers framed by lib/http-response.ts without
- * strings or objects per response; times in preallocated Float64Arrays. A request due while
+ * pre-built Buffer written with one `write`; every read into one reused buffer (`onread`),
+ * framed by lib/http-response.ts without strings or objects per response; times in
+ * preallocated Float64Arrays. A request due while
  * every connection is busy waits for the first one free, and its latency still counts from its
  * due time. Requests are sent by a 1 ms timer tick (everything due by then) and whenever an
  * answer frees a connection; nothing spins.
@@ -24,6 +25,7 @@
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { MALFORMED, NEED_MORE, ResponseParser } from './lib/http-response.ts';
 import { percentile } from './lib/load.ts';
 
@@ -32,6 +34,7 @@ const rate = Number(process.env.BENCH_OL_RATE ?? 2000);
 const seconds = Number(process.env.BENCH_OL_SECONDS ?? 10);
 const headers = JSON.parse(process.env.BENCH_OL_HEADERS ?? '{}') as Record<string, string>;
 const connections = Number(process.env.BENCH_OL_CONNECTIONS ?? 64);
+const clock = process.env.BENCH_OL_TICK ?? 'timer';
 if (url.protocol !== 'http:') throw new Error(`open-loop.ts speaks plain http only, not ${url.protocol}`);
 if (!(rate > 0 && seconds > 0 && connections >= 1))
   throw new Error('BENCH_OL_RATE, _SECONDS, _CONNECTIONS must be > 0');
@@ -118,8 +121,30 @@ function tick(): void {
   const now = performance.now();
   release(now);
   dispatch(now);
-  if (released < total) setTimeout(tick, Math.max(1, Math.floor(dueAt(released) - performance.now())));
+  if (released < total && clock === 'timer')
+    setTimeout(tick, Math.max(1, Math.floor(dueAt(released) - performance.now())));
 }
+
+/**
+ * `BENCH_OL_TICK=worker`: a worker thread sleeps (Atomics.wait, no spinning) until each request
+ * is due and then wakes this thread with a message, instead of the 1 ms timer.
+ */
+const clockWorker = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { startAt, interval, total } = workerData;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+let next = 0;
+while (next < total) {
+  const now = performance.timeOrigin + performance.now();
+  const due = startAt + next * interval;
+  if (due > now) {
+    Atomics.wait(sleeper, 0, 0, due - now);
+    continue;
+  }
+  parentPort.postMessage(0);
+  next = Math.floor((now - startAt) / interval) + 1;
+}
+`;
 
 /** The request outstanding on `connection` is over (answered, failed or malformed) at `now`. */
 function settle(connection: Connection, now: number, answered: boolean): void {
@@ -131,12 +156,16 @@ function settle(connection: Connection, now: number, answered: boolean): void {
   if (recorded === total) report(0);
 }
 
-function onData(connection: Connection, buf: Buffer): void {
+/** Every read lands in this one buffer (it is parsed before the next read): no Buffer per read. */
+const readBuffer = Buffer.alloc(64 * 1024);
+
+function onData(connection: Connection, length: number): void {
+  const buf = readBuffer;
   const parser = connection.parser;
   let at = 0;
-  while (at < buf.length) {
+  while (at < length) {
     // Bytes with no request outstanding, or that do not frame, end the connection.
-    const end = connection.index < 0 ? MALFORMED : parser.execute(buf, at);
+    const end = connection.index < 0 ? MALFORMED : parser.execute(buf, at, length);
     if (end === NEED_MORE) return;
     if (end === MALFORMED) return fail(connection);
     at = end;
@@ -146,7 +175,7 @@ function onData(connection: Connection, buf: Buffer): void {
     settle(connection, now, true);
     if (finished) return;
     if (parser.close) {
-      if (at < buf.length) return fail(connection);
+      if (at < length) return fail(connection);
       connection.socket!.destroy();
       return;
     }
@@ -187,7 +216,19 @@ function onClose(connection: Connection, socket: Socket): void {
 }
 
 function open(connection: Connection, onFirstConnect?: (error?: Error) => void): void {
-  const socket = connect({ host: url.hostname, port: Number(url.port || 80), noDelay: true });
+  const socket = connect({
+    host: url.hostname,
+    port: Number(url.port || 80),
+    noDelay: true,
+    // The callback is given `readBuffer` itself; returning false would pause reading.
+    onread: {
+      buffer: readBuffer,
+      callback: (length) => {
+        onData(connection, length);
+        return true;
+      },
+    },
+  });
   connection.socket = socket;
   connection.parser = new ResponseParser();
   socket.on('connect', () => {
@@ -198,7 +239,6 @@ function open(connection: Connection, onFirstConnect?: (error?: Error) => void):
     idle.push(connection);
     if (start !== Infinity) dispatch(performance.now());
   });
-  socket.on('data', (buf: Buffer) => onData(connection, buf));
   socket.on('error', (error) => onFirstConnect?.(error));
   socket.on('close', () => {
     onFirstConnect = undefined;
@@ -285,8 +325,20 @@ for (let i = 0; i < connections; i++) {
         if (entry.duration > gc.maxMs) gc.maxMs = entry.duration;
       }
     }).observe({ entryTypes: ['gc'] });
-    start = performance.now() + 50;
-    setTimeout(tick, 50);
-    setTimeout(deadline, 50 + seconds * 1000 + 30_000).unref();
+    const delay = clock === 'worker' ? 200 : 50;
+    start = performance.now() + delay;
+    if (clock === 'worker') {
+      const worker = new Worker(clockWorker, {
+        eval: true,
+        workerData: { startAt: performance.timeOrigin + start, interval, total },
+      });
+      worker.on('message', tick);
+      worker.on('error', (error) => {
+        console.error(`open-loop.ts: the clock worker failed: ${error.message}`);
+        process.exit(1);
+      });
+      worker.unref();
+    } else setTimeout(tick, delay);
+    setTimeout(deadline, delay + seconds * 1000 + 30_000).unref();
   });
 }

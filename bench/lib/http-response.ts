@@ -57,13 +57,12 @@ export class ResponseParser {
   }
 
   /**
-   * Parses `buf` from `offset`: the index just past the end of the first response to complete
+   * Parses `buf[offset, end)`: the index just past the end of the first response to complete
    * in it (call again from there for the next one), `NEED_MORE` when all of it was consumed
    * without completing one, or `MALFORMED`.
    */
-  execute(buf: Buffer, offset: number): number {
+  execute(buf: Buffer, offset: number, end = buf.length): number {
     let at = offset;
-    const end = buf.length;
     while (at < end) {
       switch (this.state) {
         case State.Body:
@@ -79,7 +78,8 @@ export class ResponseParser {
         case State.UntilClose:
           return NEED_MORE;
         default: {
-          const newline = buf.indexOf(lf, at);
+          let newline = buf.indexOf(lf, at);
+          if (newline >= end) newline = -1;
           const stop = newline === -1 ? end : newline;
           if (this.lineLength + stop - at > maxLine) return MALFORMED;
           buf.copy(this.line, this.lineLength, at, stop);
