@@ -13,8 +13,8 @@
  * framed by lib/http-response.ts without strings or objects per response; times in
  * preallocated Float64Arrays. A request due while
  * every connection is busy waits for the first one free, and its latency still counts from its
- * due time. Requests are sent by a 1 ms timer tick (everything due by then) and whenever an
- * answer frees a connection; nothing spins.
+ * due time. Requests are sent when a clock worker thread wakes this one at their due time
+ * (everything due by then) and whenever an answer frees a connection; nothing spins.
  *
  * Env: BENCH_OL_URL (http only), BENCH_OL_RATE (req/s), BENCH_OL_SECONDS, BENCH_OL_HEADERS (JSON),
  * BENCH_OL_CONNECTIONS. Prints one JSON line: { requests, errors, p50Ms, p99Ms, p999Ms, maxMs,
@@ -34,7 +34,8 @@ const rate = Number(process.env.BENCH_OL_RATE ?? 2000);
 const seconds = Number(process.env.BENCH_OL_SECONDS ?? 10);
 const headers = JSON.parse(process.env.BENCH_OL_HEADERS ?? '{}') as Record<string, string>;
 const connections = Number(process.env.BENCH_OL_CONNECTIONS ?? 64);
-const clock = process.env.BENCH_OL_TICK ?? 'timer';
+const clock = process.env.BENCH_OL_TICK ?? 'worker';
+if (clock !== 'worker' && clock !== 'timer') throw new Error('BENCH_OL_TICK is worker or timer');
 if (url.protocol !== 'http:') throw new Error(`open-loop.ts speaks plain http only, not ${url.protocol}`);
 if (!(rate > 0 && seconds > 0 && connections >= 1))
   throw new Error('BENCH_OL_RATE, _SECONDS, _CONNECTIONS must be > 0');
@@ -63,6 +64,7 @@ let connectionWaitMaxMs = 0;
 let busy = 0;
 let busyMax = 0;
 let start = Infinity;
+let cpuAtStart: NodeJS.CpuUsage | undefined;
 let finished = false;
 const gc = { count: 0, totalMs: 0, maxMs: 0 };
 
@@ -126,8 +128,11 @@ function tick(): void {
 }
 
 /**
- * `BENCH_OL_TICK=worker`: a worker thread sleeps (Atomics.wait, no spinning) until each request
- * is due and then wakes this thread with a message, instead of the 1 ms timer.
+ * The clock (default; `BENCH_OL_TICK=timer` uses a 1 ms setTimeout tick instead): a worker
+ * thread sleeps in Atomics.wait (no spinning) until each request is due, then wakes this thread
+ * with a message. libuv's timers have 1 ms granularity, so the tick got to a request ~0.5 ms
+ * after it was due at p50; the worker's wake-up ~0.1 ms, for ~7 % more of core 0's CPU
+ * (bench/README.md, "Latency generator").
  */
 const clockWorker = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -253,6 +258,8 @@ function report(unanswered: number): void {
   const answered = sorted(latencies, recorded);
   const lags = sorted(sendLags, released);
   const service = sorted(services, serviced);
+  // The generator's own CPU (all threads) from the clock's start: what it took from core 0.
+  const cpu = cpuAtStart && process.cpuUsage(cpuAtStart);
   console.log(
     JSON.stringify({
       requests: recorded - transportErrors - malformed - unanswered,
@@ -279,6 +286,8 @@ function report(unanswered: number): void {
       connectionWaitMaxMs: round(connectionWaitMaxMs),
       chunkedResponses,
       generatorGc: { count: gc.count, totalMs: round(gc.totalMs), maxMs: round(gc.maxMs) },
+      generatorClock: clock,
+      generatorCpuMs: cpu === undefined ? undefined : round((cpu.user + cpu.system) / 1000),
     }),
   );
   for (const connection of pool) connection.socket?.destroy();
@@ -327,6 +336,7 @@ for (let i = 0; i < connections; i++) {
     }).observe({ entryTypes: ['gc'] });
     const delay = clock === 'worker' ? 200 : 50;
     start = performance.now() + delay;
+    cpuAtStart = process.cpuUsage();
     if (clock === 'worker') {
       const worker = new Worker(clockWorker, {
         eval: true,

@@ -545,6 +545,8 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
         connection_wait_max_ms: latency.connectionWaitMaxMs,
         chunked_responses: latency.chunkedResponses,
         gc: latency.generatorGc,
+        clock: latency.generatorClock,
+        cpu_ms: latency.generatorCpuMs,
       },
       loop_stats: latency.loopStats,
       saturated_at_fixed_rate: rps < load.rate * 1.25,
@@ -676,7 +678,7 @@ async function main(): Promise<void> {
     build,
     method: {
       wrk: `wrk -t1 -c${load.connections}, ${profile.warmSeconds}s warm-up, then ${profile.runs} × ${profile.runSeconds}s; median requests/s`,
-      latency: `bench/open-loop.ts: ${load.rate} req/s for ${profile.heySeconds}s, open loop (sent when due, up to 64 connections), each latency from its due time; p50/p99/p99.9/max of every answer`,
+      latency: `bench/open-loop.ts: ${load.rate} req/s for ${profile.heySeconds}s, open loop (sent when due on 64 raw node:net keep-alive connections, one request outstanding each; a request due while all are busy waits for one), each latency from its due time; p50/p99/p99.9/max of every answer`,
       loop_stats:
         'in each Node target process during the latency run: monitorEventLoopDelay (1 ms resolution) and every gc PerformanceObserver entry',
       cpu: 'utime+stime of the target process tree over the wrk runs ÷ requests (median of runs)',

@@ -193,6 +193,9 @@ export interface OpenLoopResult {
   chunkedResponses?: number;
   /** GC pauses in the generator's own process during the run. */
   generatorGc?: { count: number; totalMs: number; maxMs: number };
+  /** `worker` (default) or `timer` (BENCH_OL_TICK), and the generator's CPU time during the run, ms. */
+  generatorClock?: string;
+  generatorCpuMs?: number;
 }
 
 /**

@@ -78,6 +78,29 @@ describe('the response parser', () => {
     assert.deepEqual(parse(bytes), expected);
   });
 
+  test('reads only up to `end` of a reused buffer, whatever lies past it', () => {
+    // The generator reads every connection into one buffer: bytes past a read's end are stale.
+    const reused = Buffer.alloc(stream.length + 64, 'HTTP/1.1 500 Stale\r\nContent-Length: 0\r\n\r\n');
+    const parser = new ResponseParser();
+    const done: number[] = [];
+    for (let from = 0; from < stream.length; from += 7) {
+      const length = Math.min(7, stream.length - from);
+      stream.copy(reused, 0, from, from + length);
+      let at = 0;
+      while (at < length) {
+        const end = parser.execute(reused, at, length);
+        assert.notEqual(end, MALFORMED);
+        if (end === NEED_MORE) break;
+        done.push(parser.status);
+        at = end;
+      }
+    }
+    assert.deepEqual(
+      done,
+      expected.map((c) => c.status),
+    );
+  });
+
   test('a body with neither length nor chunking ends with the connection', () => {
     const parser = new ResponseParser();
     assert.equal(parser.execute(Buffer.from('HTTP/1.1 200 OK\r\nX: y\r\n\r\nsome body'), 0), NEED_MORE);
