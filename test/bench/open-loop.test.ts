@@ -242,8 +242,9 @@ describe('the open-loop generator', () => {
 
   test('requests due while the only connection is stalled count from their due time, not from their send', async () => {
     const { server, count } = httpServer((n, req, res) => {
-      // The whole server stops for 50 ms: the ~25 requests due meanwhile wait in the generator.
-      if (n % 500 === 0) {
+      // The whole server stops for 50 ms (at the 250th and 750th, so requests come after both):
+      // the ~25 requests due meanwhile wait in the generator for the connection.
+      if (n % 500 === 250) {
         const until = performance.now() + 50;
         while (performance.now() < until);
       }
@@ -252,7 +253,7 @@ describe('the open-loop generator', () => {
     const result = await withServer(server, { rate: 500, seconds: 2, connections: 1 });
     assert.equal(count(), 1000);
     assert.equal(result.requests, 1000);
-    assert.ok(result.waitedForConnection! >= 40, `waited ${result.waitedForConnection}`);
+    assert.ok(result.waitedForConnection! >= 30, `waited ${result.waitedForConnection}`);
     // ~50 of 1 000 answers were due during a stall: the 10 slowest all waited out most of one.
     assert.ok(result.p99Ms >= 25, `p99 ${result.p99Ms}`);
     assert.ok(result.maxMs >= 50, `max ${result.maxMs}`);
