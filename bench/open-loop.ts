@@ -11,15 +11,15 @@
  * before the clock starts), one request outstanding on each (no pipelining), each request one
  * pre-built Buffer written with one `write`; every read into one reused buffer (`onread`),
  * framed by lib/http-response.ts without strings or objects per response; times in
- * preallocated Float64Arrays. A request due while
- * every connection is busy waits for the first one free, and its latency still counts from its
- * due time. Requests are sent when a clock worker thread wakes this one at their due time
- * (everything due by then) and whenever an answer frees a connection; nothing spins.
+ * preallocated Float64Arrays. A request due while every connection is busy waits for the first
+ * one free, and its latency still counts from its due time. Requests are sent when a clock
+ * worker thread wakes this one at their due time (everything due by then) and whenever an
+ * answer frees a connection; nothing spins.
  *
  * Env: BENCH_OL_URL (http only), BENCH_OL_RATE (req/s), BENCH_OL_SECONDS, BENCH_OL_HEADERS (JSON),
- * BENCH_OL_CONNECTIONS. Prints one JSON line: { requests, errors, p50Ms, p99Ms, p999Ms, maxMs,
+ * BENCH_OL_CONNECTIONS, BENCH_OL_TICK (`worker`, the default, or `timer`: a 1 ms tick). Prints one JSON line: { requests, errors, p50Ms, p99Ms, p999Ms, maxMs,
  * sendLagP99Ms, ... }. `sendLag*` is how late this process itself got to a request after it was
- * due (its timer's granularity, its own stalls); it bounds what the figures can show about the
+ * due (its clock's granularity, its own stalls); it bounds what the figures can show about the
  * target. `service*` is from the write to the answer (what the target and the network took).
  */
 import { connect } from 'node:net';
