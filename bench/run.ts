@@ -543,6 +543,24 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
       latency_requests: latency.requests,
       latency_unanswered: latency.unanswered,
       generator_send_lag_ms: { p99: latency.sendLagP99Ms, max: latency.sendLagMaxMs },
+      generator: {
+        send_lag_p50_ms: latency.sendLagP50Ms,
+        service_ms: {
+          p50: latency.serviceP50Ms,
+          p99: latency.serviceP99Ms,
+          p999: latency.serviceP999Ms,
+          max: latency.serviceMaxMs,
+        },
+        malformed: latency.malformed,
+        connections: latency.connections,
+        connections_busy_max: latency.connectionsBusyMax,
+        waited_for_connection: latency.waitedForConnection,
+        connection_wait_max_ms: latency.connectionWaitMaxMs,
+        chunked_responses: latency.chunkedResponses,
+        gc: latency.generatorGc,
+        clock: latency.generatorClock,
+        cpu_ms: latency.generatorCpuMs,
+      },
       loop_stats: latency.loopStats,
       saturated_at_fixed_rate: rps < load.rate * 1.25,
       errors: runs.reduce((sum, r) => sum + r.errors, 0) + latency.errors,
@@ -673,7 +691,7 @@ async function main(): Promise<void> {
     build,
     method: {
       wrk: `wrk -t1 -c${load.connections}, ${profile.warmSeconds}s warm-up, then ${profile.runs} × ${profile.runSeconds}s; median requests/s`,
-      latency: `bench/open-loop.ts: ${load.rate} req/s for ${profile.heySeconds}s, open loop (sent when due, up to 64 connections), each latency from its due time; p50/p99/p99.9/max of every answer`,
+      latency: `bench/open-loop.ts: ${load.rate} req/s for ${profile.heySeconds}s, open loop (sent when due on 64 raw node:net keep-alive connections, one request outstanding each; a request due while all are busy waits for one), each latency from its due time; p50/p99/p99.9/max of every answer`,
       loop_stats:
         'in each Node target process during the latency run: monitorEventLoopDelay (1 ms resolution) and every gc PerformanceObserver entry',
       cpu: 'utime+stime of the target process tree over the wrk runs ÷ requests (median of runs)',

@@ -112,7 +112,7 @@ export async function runWrk(options: {
 }
 
 /** The value below which `p` of the sorted values lie (nearest rank). */
-export function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank];
@@ -167,14 +167,35 @@ export interface OpenLoopResult {
   requests: number;
   /** Non-2xx answers, transport errors and requests still unanswered 30 s after the last was due. */
   errors: number;
+  /** Connections that failed or closed with a request outstanding (counted in `errors`). */
+  transportErrors?: number;
   unanswered: number;
   p50Ms: number;
   p99Ms: number;
   p999Ms: number;
   maxMs: number;
-  /** How late the generator itself sent (p99 and max, ms): its own stalls. */
+  /** How late the generator itself got to a request after it was due (p99 and max, ms): its own stalls. */
   sendLagP99Ms: number;
   sendLagMaxMs: number;
+  sendLagP50Ms?: number;
+  /** From the write to the answer, ms (what the target and loopback took, without the generator's lag). */
+  serviceP50Ms?: number;
+  serviceP99Ms?: number;
+  serviceP999Ms?: number;
+  serviceMaxMs?: number;
+  /** Answers that did not frame as HTTP/1.1 (the connection was closed), counted in `errors`. */
+  malformed?: number;
+  /** Connections open / most busy at once; requests that waited for a free one, and the longest wait (ms). */
+  connections?: number;
+  connectionsBusyMax?: number;
+  waitedForConnection?: number;
+  connectionWaitMaxMs?: number;
+  chunkedResponses?: number;
+  /** GC pauses in the generator's own process during the run. */
+  generatorGc?: { count: number; totalMs: number; maxMs: number };
+  /** `worker` (default) or `timer` (BENCH_OL_TICK), and the generator's CPU time during the run, ms. */
+  generatorClock?: string;
+  generatorCpuMs?: number;
 }
 
 /**
@@ -187,6 +208,8 @@ export async function runOpenLoop(options: {
   headers: Record<string, string>;
   seconds: number;
   rate: number;
+  /** Keep-alive connections (default 64). */
+  connections?: number;
   cpus?: string;
 }): Promise<OpenLoopResult> {
   const env = {
@@ -194,6 +217,9 @@ export async function runOpenLoop(options: {
     BENCH_OL_RATE: String(options.rate),
     BENCH_OL_SECONDS: String(options.seconds),
     BENCH_OL_HEADERS: JSON.stringify(options.headers),
+    ...(options.connections === undefined ? {} : { BENCH_OL_CONNECTIONS: String(options.connections) }),
+    // The generator is not sampled (lib/loop-stats.ts would add a 1 ms timer to it).
+    BENCH_LOOP_STATS: '',
   };
   const argv = pinned(options.cpus, [process.execPath, ...options.script]);
   const text = await run(argv, (options.seconds + 60) * 1000, env);

@@ -22,6 +22,8 @@ export interface TargetResult {
   latency_unanswered?: number;
   /** How late the open-loop generator itself sent (its own stalls), ms. */
   generator_send_lag_ms?: { p99: number; max: number };
+  /** The rest of the generator's record of the latency run (bench/open-loop.ts): service times, waits, its GC. */
+  generator?: Record<string, unknown>;
   /** Event-loop delay and GC pauses in the target's Node processes during the latency run. */
   loop_stats?: unknown[];
   /** True when wrk's throughput is not at least 1.25× hey's fixed rate: latency then includes queueing. */
