@@ -9,10 +9,14 @@
  *   event rows and the rollups summed from them);
  * - "hand-off": `postMessage` of that batch to a thread that only answers (the structured clone
  *   out and in, both threads' CPU);
- * - "write": the writer thread's transaction (event inserts with their indexes, rollup upserts),
- *   run here on a connection set up as the thread's is;
+ * - "thread": the same batches written by the gateway's `SqliteWriterThread` (the hand-off, then
+ *   its transaction: event inserts with their indexes, rollup upserts); "write" below the table
+ *   is thread minus hand-off;
  * - "sink": the whole path after the build, through a real `AnalyticsSink` and its writer thread
- *   (record, batch, hand-off, write) — the check that the stages add up.
+ *   (record, batch, hand-off, write) — the check that the stages add up;
+ * - "requests" / "requests+log": each event built and recorded amid a request's other
+ *   allocations, with turns of the event loop (below); the difference is what the log adds,
+ *   garbage collection included.
  * CPU µs per event = this process's user+system time (all threads) / events. Events carry the
  * bench's dimensions (one API, one app, one plan) with a spread of operations, statuses and
  * latencies, so a batch of 500 sums into a handful of rollup rows as portico-full's does. Rounds
@@ -25,9 +29,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
 import pino from 'pino';
 import { AnalyticsSink } from '../src/analytics/sink.ts';
+import { SqliteWriterThread } from '../src/analytics/sqlite-writer.ts';
 import { buildActivityEvent } from '../src/gateway/activity.ts';
 import type { CompiledApi, CredentialInfo, SubscriptionInfo } from '../src/gateway/snapshot.ts';
 import { eventInsertSql, sqliteBatch } from '../src/store/analytics-writes.ts';
@@ -128,15 +132,8 @@ function handOff(message: unknown): Promise<void> {
   });
 }
 
-// The writer thread's connection and transaction, on this thread.
-const db = new Database(file, { timeout: 5000 });
-db.pragma('synchronous = NORMAL');
-const insert = db.prepare(eventInsertSql);
-const upsert = db.prepare(rollupUpsertSql);
-const writeTx = db.transaction((rows: unknown[][], rollups: unknown[][]) => {
-  for (const row of rows) insert.run(row);
-  for (const row of rollups) upsert.run(row);
-});
+// The writer thread itself (the gateway's), given the batches already made.
+const thread = new SqliteWriterThread({ file, insertSql: eventInsertSql, upsertSql: rollupUpsertSql });
 
 // One sink for the run, as a gateway has: its thread starts once.
 const sink = new AnalyticsSink({ store, logger: pino({ level: 'silent' }), batchSize, flushMs: 1000 });
@@ -154,8 +151,8 @@ const stages: Record<string, () => Promise<void> | void> = {
     let id = 0;
     for (const { rows, rollups } of prepared) await handOff({ id: id++, rows, rollups });
   },
-  write: () => {
-    for (const { rows, rollups } of prepared) writeTx(rows, rollups);
+  thread: async () => {
+    for (const { rows, rollups } of prepared) await thread.write(rows, rollups);
   },
   sink: async () => {
     for (const event of events) sink.record(event);
@@ -192,14 +189,18 @@ console.log(`${total} events, batches of ${batchSize}, ${rounds} rounds; CPU µs
 console.log('stage      median  rounds');
 for (const [name, xs] of Object.entries(results))
   console.log(`${name.padEnd(10)} ${median(xs).toFixed(2).padStart(6)}  ${xs.map((x) => x.toFixed(2)).join(' ')}`);
-const rows = db.prepare('select count(*) as n from activity_events').get() as { n: number };
-console.log(`(${rows.n} events stored; ${retained.length})`);
+const stored = store.sqlite!.prepare('select count(*) as n from activity_events').get() as { n: number };
+console.log(`(${stored.n} events stored; ${retained.length})`);
+const write = results.thread.map((x, i) => x - results['hand-off'][i]);
+console.log(
+  `write = thread - hand-off: median ${median(write).toFixed(2)}  rounds ${write.map((x) => x.toFixed(2)).join(' ')}`,
+);
 const added = results['requests+log'].map((x, i) => x - results.requests[i]);
 console.log(
   `log added to requests: median ${median(added).toFixed(2)}  rounds ${added.map((x) => x.toFixed(2)).join(' ')}`,
 );
 
-db.close();
+await thread.close();
 await sink.close();
 await echo.terminate();
 await store.close();
