@@ -101,10 +101,11 @@ export class AnalyticsSink {
       this.queue.shift();
       this.drop(1);
     }
-    // While a write is in flight or the store is failing, the queue only grows: the write in
-    // flight, or the retry timer, takes it from there.
-    if (this.writing !== undefined || this.failing) return;
-    if (this.queue.length >= this.options.batchSize) void this.drain('full');
+    // While the store is failing the queue only grows: the retry timer takes it from there. While
+    // a write is in flight, the one after it starts with full batches, or with the interval that
+    // starts now (so no event waits much longer than `flushMs`, as before).
+    if (this.failing) return;
+    if (this.writing === undefined && this.queue.length >= this.options.batchSize) void this.drain('full');
     else this.armTimer();
   }
 
