@@ -101,32 +101,54 @@ export class AnalyticsSink {
       this.queue.shift();
       this.drop(1);
     }
-    // While a write is in flight or the store is failing, the queue only grows: the write in
-    // flight, or the retry timer, takes it from there.
-    if (this.writing !== undefined || this.failing) return;
-    if (this.queue.length >= this.options.batchSize) void this.flush();
-    else if (this.timer === undefined) {
-      this.timer = setTimeout(() => void this.flush(), this.options.flushMs);
-      this.timer.unref();
-    }
+    // While the store is failing the queue only grows: the retry timer takes it from there. While
+    // a write is in flight, the one after it starts with full batches, or with the interval that
+    // starts now (so no event waits much longer than `flushMs`, as before).
+    if (this.failing) return;
+    if (this.writing === undefined && this.queue.length >= this.options.batchSize) void this.drain('full');
+    else this.armTimer();
+  }
+
+  /** The interval's flush, unless one is due already. */
+  private armTimer(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => void this.drain('due'), this.options.flushMs);
+    this.timer.unref();
   }
 
   /** Writes everything queued so far; resolves when written (or failed and kept for the retry). */
   flush(): Promise<void> {
-    if (this.timer !== undefined) {
+    return this.drain('all');
+  }
+
+  /**
+   * Starts the writes once the one in flight is done. What is written (in batches of at most
+   * `eventsPerWrite`): `full`, full batches only (the rest waits for the interval or the next
+   * fill); `due`, the events queued now (their interval passed, or a retry), then full batches;
+   * `all`, until the queue is empty (`flush()`, `close()`).
+   *
+   * Under load, events keep arriving while a batch is written. Writing them as soon as that write
+   * ended made most batches small (a gateway pinned to one core at ~5 000 req/s: median 65 events
+   * of 500), and each batch pays a fixed cost (message, transaction, commit, WAL frames of the
+   * hot pages) that a 50-event batch spreads over ten times fewer events.
+   */
+  private drain(mode: 'full' | 'due' | 'all'): Promise<void> {
+    if (mode !== 'full' && this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.writing !== undefined) return this.writing.then(() => this.flush());
-    this.writing = this.writeQueued().finally(() => {
+    if (this.writing !== undefined) return this.writing.then(() => this.drain(mode));
+    this.writing = this.writeQueued(mode).finally(() => {
       this.writing = undefined;
     });
     return this.writing;
   }
 
-  private async writeQueued(): Promise<void> {
-    while (this.queue.length > 0) {
+  private async writeQueued(mode: 'full' | 'due' | 'all'): Promise<void> {
+    let due = mode === 'all' ? Number.POSITIVE_INFINITY : mode === 'due' ? this.queue.length : 0;
+    while (this.queue.length > 0 && (due > 0 || this.queue.length >= this.eventsPerWrite)) {
       const batch = this.queue.splice(0, this.eventsPerWrite);
+      due -= batch.length;
       try {
         await this.write(batch);
       } catch (error) {
@@ -145,6 +167,8 @@ export class AnalyticsSink {
       this.writeSucceeded();
       if (this.writer === 'loop' && this.queue.length > 0) await yieldToRequests();
     }
+    // What arrived meanwhile and fills no batch waits for the interval.
+    if (this.queue.length > 0 && !this.closed) this.armTimer();
   }
 
   private writeFailed(error: unknown): void {
@@ -160,7 +184,7 @@ export class AnalyticsSink {
       this.retryMs = Math.min(this.retryMs * 2, retryMaxMs);
     }
     if (!this.closed && this.timer === undefined) {
-      this.timer = setTimeout(() => void this.flush(), this.retryMs);
+      this.timer = setTimeout(() => void this.drain('due'), this.retryMs);
       this.timer.unref();
     }
   }

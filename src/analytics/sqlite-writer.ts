@@ -26,9 +26,11 @@ function statements() {
   if (!write) {
     const insert = db.prepare(workerData.insertSql);
     const upsert = db.prepare(workerData.upsertSql);
+    // Values as arguments, not one array: better-sqlite3 reads an array's elements one by one
+    // through V8's generic property lookup (~0.5 µs more per 28-value row).
     write = db.transaction((rows, rollups) => {
-      for (const row of rows) insert.run(row);
-      for (const row of rollups) upsert.run(row);
+      for (const row of rows) insert.run(...row);
+      for (const row of rollups) upsert.run(...row);
     });
   }
   return write;

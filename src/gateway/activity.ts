@@ -118,6 +118,12 @@ function payloadText(
   return `${bytes.subarray(0, limit).toString('utf8')}…[truncated ${bytes.length - limit} bytes]`;
 }
 
+/** The URL without its query (indexOf and slice: a split made an array per call). */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
 /** The event to record, or undefined when the API logs nothing for this outcome. */
 export function buildActivityEvent(input: ActivityInput): NewActivityEvent | undefined {
   const settings = input.api.definition.activityLog;
@@ -137,7 +143,7 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
     api_version: input.api.version,
     operation_id: input.operation?.id ?? '',
     verb: input.req.method ?? '',
-    path: (input.req.url ?? '').split('?')[0],
+    path: pathOf(input.req.url ?? ''),
     status: input.status,
     latency_ms: Math.round(input.latencyMs * 1000) / 1000,
     backend_ms: Math.round(input.backendMs * 1000) / 1000,

@@ -121,8 +121,8 @@ export function insertEventsSqlite(sqlite: SqliteDatabase.Database, events: read
     const upsert = sqlite.prepare(rollupUpsertSql);
     const write = sqlite.transaction((batch: readonly NewActivityEvent[]) => {
       const { rows, rollups } = sqliteBatch(batch);
-      for (const row of rows) insert.run(row);
-      for (const row of rollups) upsert.run(row);
+      for (const row of rows) insert.run(...row);
+      for (const row of rollups) upsert.run(...row);
     });
     writer = { write: (batch) => void write(batch) };
     sqliteWriters.set(sqlite, writer);

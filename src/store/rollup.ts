@@ -58,46 +58,113 @@ type Histogram = Pick<ActivityRollupTable, `h${0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8
 
 const histogramKeys = latencyBounds.map((_, i) => `h${i}`) as Array<keyof Histogram>;
 
-/** Sums a batch of events into rollup rows, one per hour × dimensions combination. */
+// Up to this many rows a batch's rollups are found by comparing fields (most differ in the first one or
+// two compared); past it, by a string key.
+const rowsCompared = 32;
+
+/** Whether `event` (in hour `bucket`) adds to `row`: every dimension equal. */
+function sameKey(row: RollupRow, event: NewActivityEvent, bucket: number): boolean {
+  return (
+    row.status === event.status &&
+    row.operation_id === event.operation_id &&
+    row.bucket_ts === bucket &&
+    row.api_name === event.api_name &&
+    row.subscription_id === (event.subscription_id ?? '') &&
+    row.app_id === event.app_id &&
+    row.plan_id === (event.plan_id ?? '') &&
+    row.catalog_name === event.catalog_name &&
+    row.org_name === event.org_name &&
+    row.app_name === event.app_name &&
+    row.plan_name === event.plan_name &&
+    row.product_name === event.product_name &&
+    row.consumer_org_id === (event.consumer_org_id ?? '') &&
+    row.consumer_org_name === event.consumer_org_name
+  );
+}
+
+/** The fields that key a rollup row, as an event or a row has them. */
+type KeyFields = Pick<NewActivityEvent, (typeof rollupDimensions)[number]>;
+
+/** A row's key (rollupDimensions' order), for batches with more distinct rows than are compared. */
+function keyOf(bucket: number, e: KeyFields): string {
+  return `${bucket}\u0000${e.org_name}\u0000${e.catalog_name}\u0000${e.api_name}\u0000${e.operation_id}\u0000${e.status}\u0000${e.app_id}\u0000${e.app_name}\u0000${e.plan_id ?? ''}\u0000${e.plan_name}\u0000${e.product_name}\u0000${e.subscription_id ?? ''}\u0000${e.consumer_org_id ?? ''}\u0000${e.consumer_org_name}`;
+}
+
+function emptyRow(event: NewActivityEvent, bucket: number): RollupRow {
+  return {
+    bucket_ts: bucket,
+    org_name: event.org_name,
+    catalog_name: event.catalog_name,
+    api_name: event.api_name,
+    operation_id: event.operation_id,
+    status: event.status,
+    app_id: event.app_id,
+    app_name: event.app_name,
+    plan_id: event.plan_id ?? '',
+    plan_name: event.plan_name,
+    product_name: event.product_name,
+    subscription_id: event.subscription_id ?? '',
+    consumer_org_id: event.consumer_org_id ?? '',
+    consumer_org_name: event.consumer_org_name,
+    calls: 0,
+    latency_sum: 0,
+    h0: 0,
+    h1: 0,
+    h2: 0,
+    h3: 0,
+    h4: 0,
+    h5: 0,
+    h6: 0,
+    h7: 0,
+    h8: 0,
+    h9: 0,
+    h10: 0,
+    h11: 0,
+    h12: 0,
+    h13: 0,
+  };
+}
+
+/**
+ * Sums a batch of events into rollup rows, one per hour × dimensions combination, in the order
+ * each first appears. This runs for every call the gateway logs: a batch usually sums into a
+ * handful of rows, found by comparing fields (the strings of one API or app are mostly the same
+ * objects, so most comparisons are of pointers); a string key per event, built and hashed, cost
+ * four times as much. Past {@link rowsCompared} rows, a map by key takes over.
+ */
 export function aggregateRollup(events: readonly NewActivityEvent[]): RollupRow[] {
-  const rows = new Map<string, RollupRow>();
+  const rows: RollupRow[] = [];
+  let byKey: Map<string, RollupRow> | undefined;
+  let last: RollupRow | undefined;
   for (const event of events) {
     const bucket = Math.floor(event.ts / hourMs) * hourMs;
-    // The key spelled out (rollupDimensions' order): built once per event, on every call's path.
-    const appId = event.app_id;
-    const planId = event.plan_id ?? '';
-    const subscriptionId = event.subscription_id ?? '';
-    const consumerOrgId = event.consumer_org_id ?? '';
-    const key = `${bucket}\u0000${event.org_name}\u0000${event.catalog_name}\u0000${event.api_name}\u0000${event.operation_id}\u0000${event.status}\u0000${appId}\u0000${event.app_name}\u0000${planId}\u0000${event.plan_name}\u0000${event.product_name}\u0000${subscriptionId}\u0000${consumerOrgId}\u0000${event.consumer_org_name}`;
-    let row = rows.get(key);
-    if (!row) {
-      const empty = Object.fromEntries(histogramKeys.map((k) => [k, 0])) as Histogram;
-      row = {
-        bucket_ts: bucket,
-        org_name: event.org_name,
-        catalog_name: event.catalog_name,
-        api_name: event.api_name,
-        operation_id: event.operation_id,
-        status: event.status,
-        app_id: appId,
-        app_name: event.app_name,
-        plan_id: planId,
-        plan_name: event.plan_name,
-        product_name: event.product_name,
-        subscription_id: subscriptionId,
-        consumer_org_id: consumerOrgId,
-        consumer_org_name: event.consumer_org_name,
-        calls: 0,
-        latency_sum: 0,
-        ...empty,
-      };
-      rows.set(key, row);
+    let row = last !== undefined && sameKey(last, event, bucket) ? last : undefined;
+    if (row === undefined && byKey === undefined) {
+      for (const candidate of rows)
+        if (sameKey(candidate, event, bucket)) {
+          row = candidate;
+          break;
+        }
     }
+    if (row === undefined && byKey !== undefined) {
+      const key = keyOf(bucket, event);
+      row = byKey.get(key);
+      if (row === undefined) {
+        row = emptyRow(event, bucket);
+        byKey.set(key, row);
+        rows.push(row);
+      }
+    } else if (row === undefined) {
+      row = emptyRow(event, bucket);
+      rows.push(row);
+      if (rows.length > rowsCompared) byKey = new Map(rows.map((r) => [keyOf(r.bucket_ts, r), r]));
+    }
+    last = row;
     row.calls++;
     row.latency_sum += event.latency_ms;
     row[histogramKeys[bucketOf(event.latency_ms)]]++;
   }
-  return [...rows.values()];
+  return rows;
 }
 
 /** The rollup columns in a fixed order (for prepared statements). */

@@ -41,6 +41,26 @@ async function stored(t: TestStore): Promise<{ events: number; rolledUp: number 
   return { events, rolledUp: rollups.reduce((sum, row) => sum + Number(row.calls), 0) };
 }
 
+/** The size of every batch the sink writes, in order. */
+function watchBatches(sink: AnalyticsSink): number[] {
+  const sizes: number[] = [];
+  const target = sink as unknown as { write: (batch: NewActivityEvent[]) => Promise<void> | void };
+  const write = target.write;
+  target.write = (batch) => {
+    sizes.push(batch.length);
+    return write(batch);
+  };
+  return sizes;
+}
+
+async function until(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('not done within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /** Runs `check` with a sink on a fresh store (SQLite file unless `open` says otherwise), then closes both. */
 async function withSink(
   batchSize: number,
@@ -103,6 +123,42 @@ describe('analytics sink', () => {
     } finally {
       await again.close();
       await t.dispose().catch(() => undefined);
+    }
+  });
+
+  test('events that arrive while a batch is written wait to fill a batch, not a small write of their own', () =>
+    withSink(100, async (sink, t) => {
+      const sizes = watchBatches(sink);
+      for (let i = 0; i < 100; i++) sink.record(event(i));
+      // The first batch is in flight: these arrive meanwhile, as requests do under load.
+      for (let i = 100; i < 130; i++) sink.record(event(i));
+      await until(() => sink.written >= 100);
+      assert.deepEqual(sizes, [100], 'the 30 that came during the write are not written on their own');
+      assert.equal(sink.pending, 30);
+      for (let i = 130; i < 200; i++) sink.record(event(i));
+      await until(() => sink.written >= 200);
+      assert.deepEqual(sizes, [100, 100]);
+      for (let i = 200; i < 205; i++) sink.record(event(i));
+      await sink.flush();
+      assert.deepEqual(sizes, [100, 100, 5], 'flush() writes what is left');
+      assert.deepEqual(await stored(t), { events: 205, rolledUp: 205 });
+    }));
+
+  test('events that fill no batch are written when the interval passes', async () => {
+    const t = await sqliteTestStore();
+    const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize: 100, flushMs: 50 });
+    try {
+      const sizes = watchBatches(sink);
+      for (let i = 0; i < 130; i++) sink.record(event(i));
+      await until(() => sink.written >= 130);
+      assert.equal(
+        sizes.reduce((a, b) => a + b, 0),
+        130,
+      );
+      assert.deepEqual(await stored(t), { events: 130, rolledUp: 130 });
+    } finally {
+      await sink.close();
+      await t.dispose();
     }
   });
 

@@ -39,6 +39,7 @@ describe('activity log', () => {
     assert.equal(event.api_name, 'logistics');
     assert.equal(event.api_version, '2.0.0');
     assert.equal(event.operation_id, 'shipping.calc');
+    assert.equal(event.path, new URL(`${t.base}/logistics/shipping`).pathname, 'the path, without the query');
     assert.equal(event.client_id, t.handle.clientId);
     assert.equal(event.app_name, 'Demo App');
     assert.equal(event.consumer_org_name, 'demo-developers');
