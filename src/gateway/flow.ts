@@ -37,7 +37,7 @@ export function compileSteps(entries: unknown[], path: string, api: CompiledApiI
   return function sequence(ctx: FlowContext) {
     for (let index = 0; index < steps.length; index++) {
       const pending = steps[index](ctx);
-      if (pending !== undefined) return after(pending, index + 1, ctx);
+      if (pending !== undefined) return index + 1 === steps.length ? pending : after(pending, index + 1, ctx);
     }
     return undefined;
   };
