@@ -6,11 +6,12 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import pg from 'pg';
 import { PorticoError } from '../errors.ts';
 import { migrationProvider } from './migrations/index.ts';
+import { ImmediateSqliteDialect } from './sqlite-dialect.ts';
 import type { DialectName } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -26,11 +27,12 @@ export interface Store {
   readonly sqlite?: SqliteDatabase.Database;
   /** The URL with any password masked, for logs and errors. */
   readonly displayUrl: string;
+  /** Runs `work` in one transaction; on SQLite it holds the write lock from the start (sqlite-dialect.ts). */
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /**
    * Runs several reads on one consistent view of the store: a REPEATABLE READ transaction on
    * PostgreSQL (each statement would otherwise see the commits made between them), a
-   * transaction on SQLite (in WAL mode it reads one snapshot).
+   * read-only transaction on SQLite (in WAL mode it reads one snapshot, and takes no lock).
    */
   consistentRead<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -93,7 +95,7 @@ async function postgresDialect(url: string): Promise<PostgresDialect> {
 export async function openStore(url: string, options: { migrate?: boolean } = {}): Promise<Store> {
   const dialectName: DialectName = url.startsWith('postgres') ? 'postgres' : 'sqlite';
   const sqlite = dialectName === 'sqlite' ? sqliteDatabase(url.replace(/^sqlite:/, '')) : undefined;
-  const dialect = sqlite ? new SqliteDialect({ database: sqlite }) : await postgresDialect(url);
+  const dialect = sqlite ? new ImmediateSqliteDialect({ database: sqlite }) : await postgresDialect(url);
   const db = new Kysely<Database>({ dialect });
   if (options.migrate !== false) await migrate(db, dialectName);
   return {
@@ -105,7 +107,7 @@ export async function openStore(url: string, options: { migrate?: boolean } = {}
     consistentRead: (work) =>
       dialectName === 'postgres'
         ? db.transaction().setIsolationLevel('repeatable read').execute(work)
-        : db.transaction().execute(work),
+        : db.transaction().setAccessMode('read only').execute(work),
     close: () => db.destroy(),
   };
 }

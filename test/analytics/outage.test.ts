@@ -121,8 +121,10 @@ describe('analytics sink: issue-15, PostgreSQL outage', () => {
 
         await relay.open();
         const deadline = Date.now() + 15_000;
-        while (sink.pending > 0 && Date.now() < deadline) await sleep(100);
+        // The queue empties when the last batch is taken, before its write commits: wait for both.
+        while ((sink.pending > 0 || inFlight > 0) && Date.now() < deadline) await sleep(100);
         assert.equal(sink.pending, 0, 'written after the store came back');
+        assert.equal(inFlight, 0, 'the last write has ended');
         assert.equal(
           (await listEvents(db.store.db, {}, 10_000)).length,
           5000 - sink.dropped,

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { insertApi, findApi, listApis, setApiState, productsUsingApi } from '../../src/store/apis.ts';
 import {
   callsOverTime,
@@ -644,6 +647,54 @@ describe('activity events on SQLite through prepared statements', () => {
     } finally {
       await generic.dispose();
       await prepared.dispose();
+    }
+  });
+});
+
+describe('store transactions on SQLite beside another writer', () => {
+  // The analytics writer thread writes the same file on its own connection. A deferred
+  // transaction that has read cannot wait for that writer's lock: SQLite answers SQLITE_BUSY at
+  // once, without the busy timeout (seen as a failed sign-up under load).
+  test('a transaction that reads, then writes, waits for the other writer and commits', async () => {
+    const t = await storeBackends[0].open();
+    let holder: Worker | undefined;
+    try {
+      await sql`create table probe (owner text)`.execute(t.store.db);
+      // Another connection, in another thread, holds the write lock for 300 ms.
+      holder = new Worker(
+        `const { parentPort, workerData } = require('node:worker_threads');
+        const db = new (require(workerData.driver))(workerData.file);
+        db.exec('begin immediate');
+        db.exec("insert into probe (owner) values ('other')");
+        parentPort.postMessage('locked');
+        setTimeout(() => { db.exec('commit'); db.close(); parentPort.postMessage('committed'); }, 300);`,
+        {
+          eval: true,
+          workerData: {
+            driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+            file: t.url.slice('sqlite:'.length),
+          },
+        },
+      );
+      const messages: unknown[] = [];
+      const next = () => new Promise((resolve) => holder!.once('message', (m) => resolve(messages.push(m))));
+      await next();
+      assert.deepEqual(messages, ['locked']);
+      const committed = next();
+      await t.store.transaction(async (trx) => {
+        const { rows } = await sql<{ n: number }>`select count(*) as n from probe`.execute(trx);
+        await sql`insert into probe (owner) values (${`read ${rows[0].n}`})`.execute(trx);
+      });
+      await committed;
+      const { rows } = await sql<{ owner: string }>`select owner from probe order by rowid`.execute(t.store.db);
+      assert.deepEqual(
+        rows.map((r) => r.owner),
+        ['other', 'read 1'],
+        'the transaction began after the other commit: it read that row',
+      );
+    } finally {
+      await holder?.terminate();
+      await t.dispose();
     }
   });
 });
