@@ -16,6 +16,7 @@ export const serialTests = new Map([
   ['test/policies/gatewayscript-fuzz.test.ts', 'scripts under a time limit; heap growth bounds'],
   ['test/policies/gatewayscript-read-ahead.test.ts', 'scripts under a 2 s time limit'],
   ['test/policies/gatewayscript-writes.test.ts', 'scripts under a 2 s time limit'],
+  ['test/policies/gatewayscript-inline.test.ts', 'a 1 ms slice; event-loop lag < 100 ms during a spin'],
   ['test/policies/invoke.test.ts', 'a 1 s invoke timeout answered within 2.5 s; 200 ms script limit'],
   ['test/gateway/script-isolation.test.ts', 'another API answers within 100 ms during a script storm'],
   // XML amplification: refused within 200 ms / 1 s, and against a baseline measured in the test.
