@@ -9,7 +9,7 @@ import { createMemoryCounterStore } from '../../src/ratelimit/memory.ts';
 import { createRedisCounterStore } from '../../src/ratelimit/redis.ts';
 import type { CounterStore } from '../../src/ratelimit/types.ts';
 
-export const REDIS_URL = process.env.PORTICO_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const REDIS_URL = process.env.PORTICO_TEST_REDIS ?? 'redis://127.0.0.1:6379';
 
 /** A key prefix no other run (or concurrent test file) uses. */
 export function freshKeyPrefix(label: string): string {
