@@ -64,7 +64,7 @@ interface ScriptState {
   module?: EngineModule;
   sandbox?: ScriptSandbox;
   /** Runs still to be sent to the pool, and the next back-off. */
-  skip: number;
+  toPool: number;
   backoff: number;
   overruns: number;
   /** Whether the sandbox ran before: a first run also compiles the module's code paths it takes. */
@@ -131,9 +131,9 @@ export class InlineTier {
       return undefined;
     }
     let state = this.scripts.get(script.id);
-    if (state === undefined) this.scripts.set(script.id, (state = { skip: 0, backoff: 0, overruns: 0, warm: false }));
-    if (state.skip > 0) {
-      state.skip--;
+    if (state === undefined) this.scripts.set(script.id, (state = { toPool: 0, backoff: 0, overruns: 0, warm: false }));
+    if (state.toPool > 0) {
+      state.toPool--;
       this.counts.demoted++;
       return undefined;
     }
@@ -185,7 +185,7 @@ export class InlineTier {
   /** The script's next runs go to the pool: 16 after its first demotion, twice as many each time after. */
   private demote(state: ScriptState): void {
     state.backoff = state.backoff === 0 ? firstBackoff : Math.min(state.backoff * 2, lastBackoff);
-    state.skip = state.overruns > 1 ? Infinity : state.backoff;
+    state.toPool = state.overruns > 1 ? Infinity : state.backoff;
     this.counts.demotions++;
   }
 
