@@ -161,23 +161,27 @@ export async function appPage(deps: PortalDeps, context: SignedInContext, app: A
 }
 
 /** The form that creates an app; `values` re-show a refused submission. */
+/** An app's title and description fields: the new-app page and the subscribe wizard. */
+export function appFields(values: { title?: string; description?: string }): SafeHtml {
+  return html`<div class="field">
+      <label for="title">Title</label
+      ><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100" />
+    </div>
+    <div class="field">
+      <label for="description">Description</label
+      ><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">
+${values.description ?? ''}</textarea>
+      <p class="hint" id="description-hint">Optional.</p>
+    </div>`;
+}
+
 export function newAppForm(context: PortalContext, values: { title?: string; description?: string; error?: string }) {
   return html`${breadcrumbs([['Apps', '/apps'], ['Create an app']])}
     <h1>Create an app</h1>
     <p class="lede">Your app is assigned a unique client id and secret; send them on each API request.</p>
     ${values.error ? notice('error', values.error) : ''}
     <form method="post" action="/apps" class="stack">
-      ${csrfField(context.csrfToken)}
-      <div class="field">
-        <label for="title">Title</label
-        ><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100" />
-      </div>
-      <div class="field">
-        <label for="description">Description</label
-        ><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">
-${values.description ?? ''}</textarea>
-        <p class="hint" id="description-hint">Optional.</p>
-      </div>
+      ${csrfField(context.csrfToken)} ${appFields(values)}
       <div class="actions"><button type="submit" class="button">Submit</button><a href="/apps">Cancel</a></div>
     </form>`;
 }

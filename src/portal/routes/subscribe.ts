@@ -19,7 +19,7 @@ import { sendPortalPage } from '../layout.ts';
 import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 import { redirectToSignIn } from './accounts.ts';
 import { productUrl } from './products.ts';
-import { secretPanel } from '../app-page.ts';
+import { appFields, secretPanel } from '../app-page.ts';
 import { flashSecret, forgetWizard, rememberWizard, takeSecret, wizardPlace } from '../session-values.ts';
 import type { SecretFlash } from '../session-values.ts';
 import { usageSection } from '../usage-view.ts';
@@ -71,16 +71,7 @@ function wizardAppForm(context: PortalContext, product: ProductRow, plan: PlanRo
     <p>The app receives a client id and secret; after creating it you review the subscription to ${plan.title}.</p>
     ${values.error ? notice('error', values.error) : ''}
     <input type="hidden" name="plan" value="${plan.name}" />
-    <div class="field">
-      <label for="title">Title</label
-      ><input type="text" id="title" name="title" value="${values.title ?? ''}" required maxlength="100" />
-    </div>
-    <div class="field">
-      <label for="description">Description</label
-      ><textarea id="description" name="description" maxlength="1000" aria-describedby="description-hint">
-${values.description ?? ''}</textarea>
-      <p class="hint" id="description-hint">Optional.</p>
-    </div>
+    ${appFields(values)}
     <div class="actions"><button type="submit" class="button">Create app and continue</button></div>
   </form>`;
 }
