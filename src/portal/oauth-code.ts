@@ -9,6 +9,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Session } from '../store/schema.ts';
 import type { PortalDeps } from './deps.ts';
+import { requestToken } from './oauth-view.ts';
 import type { TokenOutcome, TryToken } from './oauth-view.ts';
 
 /** The path of the redirect URI the portal serves; a developer registers `<portal>` + this on the app. */
@@ -128,11 +129,7 @@ export async function sessionToken(
  * Redeems a code at the token endpoint (RFC 6749 §4.1.3) as a public client: the app's client
  * id, the exact redirect URI and the PKCE verifier, no secret (the portal does not have it).
  */
-export async function redeemCode(
-  pending: PendingAuthorization,
-  code: string,
-  timeoutMs: number,
-): Promise<TokenOutcome> {
+export function redeemCode(pending: PendingAuthorization, code: string, timeoutMs: number): Promise<TokenOutcome> {
   const form = new URLSearchParams({
     grant_type: 'authorization_code',
     code,
@@ -140,29 +137,5 @@ export async function redeemCode(
     client_id: pending.clientId,
     code_verifier: pending.verifier,
   });
-  try {
-    const response = await fetch(pending.tokenUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!response.ok || typeof answer.access_token !== 'string') {
-      const reason =
-        [answer.error, answer.error_description].filter((v) => typeof v === 'string').join(': ') || response.statusText;
-      return { status: response.status, error: `The token endpoint refused: ${reason}` };
-    }
-    const expiresIn = Number(answer.expires_in ?? 0);
-    const info: TryToken = {
-      scope: String(answer.scope ?? ''),
-      expiresIn,
-      expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString(),
-      grant: 'authorization code',
-    };
-    return { token: answer.access_token, info };
-  } catch (error) {
-    return { status: 0, error: `No token: the token endpoint could not be reached (${(error as Error).message})` };
-  }
+  return requestToken(pending.tokenUrl, form, {}, timeoutMs, 'authorization code');
 }

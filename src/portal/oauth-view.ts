@@ -81,7 +81,7 @@ export interface TryToken {
 export type TokenOutcome = { token: string; info: TryToken } | { error: string; status: number };
 
 /** A client credentials token (RFC 6749 §4.4) for the operation's scopes, `client_secret_basic`. */
-export async function clientCredentialsToken(input: {
+export function clientCredentialsToken(input: {
   tokenUrl: string;
   clientId: string;
   clientSecret: string;
@@ -93,17 +93,27 @@ export async function clientCredentialsToken(input: {
   );
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
   if (input.scopes.length > 0) form.set('scope', input.scopes.join(' '));
+  return requestToken(input.tokenUrl, form, { authorization: `Basic ${basic}` }, input.timeoutMs, 'client credentials');
+}
+
+/**
+ * One token request (RFC 6749 §3.2) from the portal's try-it: the form posted, redirects not
+ * followed, the answer's token or the endpoint's `error` / `error_description` as the reason.
+ */
+export async function requestToken(
+  tokenUrl: string,
+  form: URLSearchParams,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  grant: string,
+): Promise<TokenOutcome> {
   try {
-    const response = await fetch(input.tokenUrl, {
+    const response = await fetch(tokenUrl, {
       method: 'POST',
-      headers: {
-        authorization: `Basic ${basic}`,
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-      },
+      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: form,
       redirect: 'manual',
-      signal: AbortSignal.timeout(input.timeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (!response.ok || typeof answer.access_token !== 'string') {
@@ -112,17 +122,14 @@ export async function clientCredentialsToken(input: {
       return { status: response.status, error: `The token endpoint refused: ${reason}` };
     }
     const expiresIn = Number(answer.expires_in ?? 0);
-    const info = {
-      grant: 'client credentials',
+    const info: TryToken = {
+      grant,
       scope: String(answer.scope ?? ''),
       expiresIn,
       expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString(),
     };
     return { token: answer.access_token, info };
   } catch (error) {
-    return {
-      status: 0,
-      error: `No token: the token endpoint could not be reached (${(error as Error).message})`,
-    };
+    return { status: 0, error: `No token: the token endpoint could not be reached (${(error as Error).message})` };
   }
 }
