@@ -101,14 +101,18 @@ export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
       cache.set(token, claims, key, Date.now());
       ctx.set(output, claims);
     }
-    async function withVariableKeys(ctx: FlowContext, token: string): Promise<void> {
-      const hit = fromCache(token, await currentKeys(keys, ctx));
+    async function withVariableKeys(
+      ctx: FlowContext,
+      token: string,
+      source: KeySource & { kind: 'variable' },
+    ): Promise<void> {
+      const hit = fromCache(token, await variableKeys(source, ctx).catch(() => undefined));
       if (hit !== undefined) ctx.set(output, hit);
       else await verifyAndKeep(ctx, token);
     }
     return function jwtValidate(ctx: FlowContext): Promise<void> | undefined {
       const token = readToken(ctx.get(source), source, title);
-      if (keys.kind === 'variable') return withVariableKeys(ctx, token);
+      if (keys.kind === 'variable') return withVariableKeys(ctx, token, keys);
       const hit = fromCache(token, keys.kind === 'remote' ? keys.set.loaded() : keys.loaded);
       if (hit === undefined) return verifyAndKeep(ctx, token);
       ctx.set(output, hit);
@@ -235,13 +239,6 @@ async function verify(
     }
   }
   throw invalid(title, reasonOf(lastError));
-}
-
-/** The key set a cached token must still be verified by; undefined when only the full check can say. */
-async function currentKeys(source: KeySource, ctx: FlowContext): Promise<readonly VerificationKey[] | undefined> {
-  if (source.kind === 'remote') return source.set.loaded();
-  if (source.kind === 'fixed') return source.loaded;
-  return variableKeys(source, ctx).catch(() => undefined);
 }
 
 async function keysFor(
