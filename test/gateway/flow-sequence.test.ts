@@ -69,4 +69,26 @@ describe('jwt-validate on a repeat of an accepted token', () => {
     const forged = makeContext({ headers: { authorization: `Bearer ${token.slice(0, -2)}xx` } });
     await assert.rejects(async () => step(forged), /JWT|signature/i);
   });
+  it('with the key in a request-time variable: accepts, caches, and refuses the same token once the variable holds another key', async () => {
+    const jwkOf = async () => {
+      const secret = await generateSecret('HS256', { extractable: true });
+      return { secret, jwk: { ...(await exportJWK(secret)), alg: 'HS256' } };
+    };
+    const a = await jwkOf();
+    const b = await jwkOf();
+    const token = await new SignJWT({ sub: 'alice' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
+      .sign(a.secret);
+    const step = compile({ execute: [{ 'jwt-validate': { 'jws-jwk': 'keys.current' } }] });
+    const headers = { authorization: `Bearer ${token}` };
+    for (let call = 0; call < 2; call++) {
+      const ctx = makeContext({ headers, vars: { 'keys.current': JSON.stringify(a.jwk) } });
+      await step(ctx);
+      assert.equal((ctx.get('decoded.claims') as { sub: string }).sub, 'alice');
+    }
+    const other = makeContext({ headers, vars: { 'keys.current': JSON.stringify(b.jwk) } });
+    await assert.rejects(async () => step(other), /JWT|signature/i);
+    assert.equal(other.get('decoded.claims'), undefined);
+  });
 });
