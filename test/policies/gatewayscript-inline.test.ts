@@ -266,4 +266,19 @@ describe('issue 18: GatewayScript inline tier', () => {
     assert.equal(ctx.get('x'), -1);
     assert.equal(delta(before, tier.counters()).overruns, 1);
   });
+  it('interrupts a catastrophic regular expression at its slice (docs: regular expressions are interrupted)', async () => {
+    // Backtracks on POST only: a GET first compiles the script inline (its first run is not
+    // counted as an overrun). A 1 s pool limit keeps the test short: the pool run then times out.
+    const source = `if (context.get('request.verb') === 'POST') context.set('x', /^(a+)+$/.test('${'a'.repeat(29)}!'));`;
+    const step = compile(source, tier, 1000);
+    await step(makeContext());
+    const before = tier.counters();
+    const started = performance.now();
+    const ctx = makeContext({ verb: 'POST' });
+    await assert.rejects(async () => step(ctx), /longer than its limit of 1000 ms/);
+    const did = delta(before, tier.counters());
+    assert.deepEqual(aborted(did), ['slice:1'], JSON.stringify(did));
+    assert.equal(did.overruns, 0, 'the backtracking held the gateway thread past the slice');
+    assert.ok(performance.now() - started < 5000);
+  });
 });
