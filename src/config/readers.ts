@@ -9,16 +9,7 @@ export type Env = Record<string, string | undefined>;
 
 /** An integer setting from `min` to `max`; unset or empty gives `fallback`. */
 export function integer(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new PorticoError('CONFIG_INVALID', {
-      setting: name,
-      reason: `expected an integer from ${min} to ${max}, got "${raw}"`,
-    });
-  }
-  return value;
+  return ranged(env, name, fallback, min, max, 'an integer', Number.isInteger);
 }
 
 /** A true/false setting (1, true, yes, on / 0, false, no, off); unset or empty gives `fallback`. */
@@ -32,13 +23,25 @@ export function boolean(env: Env, name: string, fallback: boolean): boolean {
 
 /** A number setting from `min` to `max`; unset or empty gives `fallback`. */
 export function number(env: Env, name: string, fallback: number, min: number, max: number): number {
+  return ranged(env, name, fallback, min, max, 'a number', Number.isFinite);
+}
+
+function ranged(
+  env: Env,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  kind: string,
+  valid: (value: number) => boolean,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
+  if (!valid(value) || value < min || value > max) {
     throw new PorticoError('CONFIG_INVALID', {
       setting: name,
-      reason: `expected a number from ${min} to ${max}, got "${raw}"`,
+      reason: `expected ${kind} from ${min} to ${max}, got "${raw}"`,
     });
   }
   return value;
