@@ -17,6 +17,7 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
 import type { EngineModule } from './engine-module.ts';
+import { installHostBridge } from './host-bridge.ts';
 import { lineOf, preludeSource, wrapUserSource } from './prelude.ts';
 
 /** What a script may do to the request; implemented over the FlowContext by the policy. */
@@ -96,16 +97,12 @@ export class ScriptSandbox {
     });
     this.vm = this.runtime.newContext();
     const vm = this.vm;
-    const hostFn = vm.newFunction('host', (opHandle, aHandle, bHandle) => {
-      try {
-        return this.hostCall(opHandle, aHandle, bHandle);
-      } catch (error) {
-        // The gateway thread's native stack ran out inside a host call: QuickJS would let the
-        // script catch it, and a worker's larger stack would not have run out.
-        if (this.options.inline && error instanceof RangeError) this.hostStack = true;
-        throw error;
-      }
-    });
+    const hostFn = installHostBridge(
+      vm,
+      'host',
+      (op, a, b) => this.hostCall(op, a, b),
+      (error) => this.raise(error),
+    );
     const factory = this.unwrap(vm.evalCode(preludeSource, 'portico:prelude.js'));
     const api = this.unwrap(vm.callFunction(factory, vm.undefined, hostFn));
     factory.dispose();
@@ -146,44 +143,32 @@ export class ScriptSandbox {
     if (this.deadline !== 0) this.stopped = true;
   }
 
-  private hostCall(
-    opHandle: QuickJSHandle,
-    aHandle: QuickJSHandle | undefined,
-    bHandle: QuickJSHandle | undefined,
-  ): QuickJSHandle | undefined {
-    const vm = this.vm;
-    const op = vm.getString(opHandle);
+  private hostCall(op: string, a: string | undefined, b: string | undefined): string | undefined {
     if (op === 'mem') {
-      if (this.deadline === 0 || this.engine.heapBytes() <= this.heapCeiling) return vm.undefined;
+      if (this.deadline === 0 || this.engine.heapBytes() <= this.heapCeiling) return undefined;
       this.outOfMemory = true;
-      return vm.newString('over');
+      return 'over';
     }
     const host = this.host;
     if (host === undefined) throw new Error('the script API is only available while the script runs');
-    const a = aHandle === undefined || vm.typeof(aHandle) === 'undefined' ? undefined : vm.getString(aHandle);
-    const b = bHandle === undefined || vm.typeof(bHandle) === 'undefined' ? undefined : vm.getString(bHandle);
-    let result: string | undefined;
-    try {
-      result = host.call(op, a, b);
-    } catch (error) {
-      if (this.options.inline && error instanceof RangeError) this.hostStack = true;
-      throw this.scriptError(error as Error);
-    }
-    return result === undefined ? vm.undefined : vm.newString(result);
+    return host.call(op, a, b);
   }
 
   /**
-   * The host's error as an Error made inside the realm. quickjs-emscripten would assign `name`
-   * and `message` onto a bare error, which the frozen Error.prototype (prelude.ts) silently
+   * What a host call threw, as an Error made inside the realm. quickjs-emscripten would assign
+   * `name` and `message` onto a bare error, which the frozen Error.prototype (prelude.ts) silently
    * refuses: the script saw a refused write as an Error with an empty message.
    */
-  private scriptError(error: Error): QuickJSHandle | Error {
-    const message = this.vm.newString(error.message);
+  private raise(error: unknown): QuickJSHandle {
+    // The gateway thread's native stack ran out inside a host call: QuickJS would let the script
+    // catch it, and a worker's larger stack would not have run out.
+    if (this.options.inline && error instanceof RangeError) this.hostStack = true;
+    const message = this.vm.newString(error instanceof Error ? error.message : String(error));
     const made = this.vm.callFunction(this.raiser, this.vm.undefined, message);
     message.dispose();
     if (!made.error) return made.value;
     made.error.dispose();
-    return error;
+    return this.vm.newError(error instanceof Error ? error.message : String(error));
   }
 
   private unwrap(result: ReturnType<QuickJSContext['evalCode']>): QuickJSHandle {

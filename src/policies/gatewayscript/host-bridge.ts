@@ -1,0 +1,133 @@
+/**
+ * The call from a script into the gateway (`host(op, a, b)` in prelude.ts) without
+ * quickjs-emscripten's generic function trampoline.
+ *
+ * quickjs-emscripten dispatches every call of a host function through a generator-based scope
+ * (`Scope.withScopeMaybeAsync`), a `WeakLifetime` object per argument and per `this`, and handles
+ * for the result; a short script's few host calls spent more in that machinery than in QuickJS
+ * itself (issue 18: about half of a two-op run's CPU, with the garbage it made). Our one host
+ * function takes up to three strings and returns a string or nothing, so this bridge reads the
+ * arguments straight from QuickJS's argument vector and answers with one new string, through the
+ * same FFI calls the library makes (`QTS_ArgvGetJSValueConstPointer`, `QTS_GetString`,
+ * `QTS_NewString`, `QTS_Throw`), with the same ownership: the result is a new value the engine
+ * takes over, an exception is thrown through `QTS_Throw` and its handle freed here.
+ *
+ * It replaces the dispatcher of one context (`cToHostCallbacks.callFunction`, an internal of
+ * quickjs-emscripten-core 0.32.0, pinned in package.json). A call of any other host function of
+ * that context still goes to the library's own dispatcher. If the internals are not there (a
+ * different version), {@link installHostBridge} throws at engine build, so the gateway refuses
+ * to start its scripts rather than run them differently (test/policies/gatewayscript-bridge.test.ts).
+ */
+import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
+
+/** The script's call, with its arguments as strings (undefined where the script passed undefined or nothing). */
+export type HostFunction = (op: string, a: string | undefined, b: string | undefined) => string | undefined;
+
+/** What a host function may throw: a handle to an error made inside the realm, or a host Error. */
+export type RaiseError = (error: unknown) => QuickJSHandle;
+
+type Pointer = number;
+
+interface Ffi {
+  QTS_ArgvGetJSValueConstPointer(argv: Pointer, index: number): Pointer;
+  QTS_GetString(ctx: Pointer, value: Pointer): Pointer;
+  QTS_FreeCString(ctx: Pointer, chars: Pointer): void;
+  QTS_NewString(ctx: Pointer, chars: Pointer): Pointer;
+  QTS_IsEqual(ctx: Pointer, a: Pointer, b: Pointer, op: number): number;
+  QTS_GetUndefined(): Pointer;
+  QTS_Throw(ctx: Pointer, error: Pointer): Pointer;
+}
+
+interface EmscriptenHeap {
+  UTF8ToString(pointer: Pointer): string;
+  lengthBytesUTF8(text: string): number;
+  stringToUTF8(text: string, pointer: Pointer, maxBytes: number): void;
+  _malloc(bytes: number): Pointer;
+  _free(pointer: Pointer): void;
+}
+
+type Dispatch = (ctx: Pointer, thisPtr: Pointer, argc: number, argv: Pointer, fnId: number) => Pointer;
+
+/** The parts of a QuickJSContext (quickjs-emscripten-core 0.32.0) the bridge uses. */
+interface ContextInternals {
+  ffi?: Ffi;
+  module?: EmscriptenHeap;
+  ctx?: { value: Pointer };
+  runtime?: { hostRefs?: { get(id: number): unknown } };
+  cToHostCallbacks?: { callFunction?: Dispatch };
+}
+
+const strictlyEqual = 0;
+
+/**
+ * Makes `fn` callable from the realm as a function (returned) whose calls bypass the library's
+ * trampoline. `raise` turns what `fn` throws into an error handle of the realm (freed here).
+ */
+export function installHostBridge(
+  vm: QuickJSContext,
+  name: string,
+  fn: HostFunction,
+  raise: RaiseError,
+): QuickJSHandle {
+  const internals = vm as unknown as ContextInternals;
+  const { ffi, module, ctx, runtime, cToHostCallbacks } = internals;
+  const generic = cToHostCallbacks?.callFunction;
+  if (
+    ffi === undefined ||
+    module === undefined ||
+    ctx === undefined ||
+    typeof runtime?.hostRefs?.get !== 'function' ||
+    cToHostCallbacks === undefined ||
+    typeof generic !== 'function' ||
+    typeof module.UTF8ToString !== 'function' ||
+    typeof ffi.QTS_ArgvGetJSValueConstPointer !== 'function'
+  )
+    throw new Error('the GatewayScript host bridge does not fit this quickjs-emscripten version (0.32.0 expected)');
+  // The library's own function, as the realm sees it: only its identity matters here (its
+  // implementation is never called through the bridge).
+  const marker: () => undefined = () => undefined;
+  const handle = vm.newFunction(name, marker);
+  const hostRefs = runtime.hostRefs!;
+  const ctxPtr = ctx.value;
+  const undefinedPtr = ffi.QTS_GetUndefined();
+
+  const argument = (argc: number, argv: Pointer, index: number): string | undefined => {
+    if (index >= argc) return undefined;
+    const value = ffi.QTS_ArgvGetJSValueConstPointer(argv, index);
+    if (ffi.QTS_IsEqual(ctxPtr, value, undefinedPtr, strictlyEqual) !== 0) return undefined;
+    const chars = ffi.QTS_GetString(ctxPtr, value);
+    try {
+      return module.UTF8ToString(chars);
+    } finally {
+      ffi.QTS_FreeCString(ctxPtr, chars);
+    }
+  };
+
+  const newString = (text: string): Pointer => {
+    const bytes = module.lengthBytesUTF8(text) + 1;
+    const chars = module._malloc(bytes);
+    try {
+      module.stringToUTF8(text, chars, bytes);
+      return ffi.QTS_NewString(ctxPtr, chars);
+    } finally {
+      module._free(chars);
+    }
+  };
+
+  cToHostCallbacks.callFunction = (callCtx, thisPtr, argc, argv, fnId) => {
+    if (callCtx !== ctxPtr || hostRefs.get(fnId) !== marker) return generic(callCtx, thisPtr, argc, argv, fnId);
+    try {
+      const op = argument(argc, argv, 0) ?? '';
+      const result = fn(op, argument(argc, argv, 1), argument(argc, argv, 2));
+      return result === undefined ? 0 : newString(result);
+    } catch (error) {
+      const thrown = raise(error);
+      try {
+        return ffi.QTS_Throw(ctxPtr, thrown.value as Pointer);
+      } finally {
+        thrown.dispose();
+      }
+    }
+  };
+  return handle;
+}
