@@ -3,6 +3,7 @@
  * generic trampoline. What crosses must be exactly what the script passed and what the host
  * answered (text of any script, undefined, errors the script can catch), the bridge must leak
  * nothing across many runs, and an engine whose internals it does not fit must refuse to build.
+ * A run cleans the realm as its own last step; what a promise job leaves after it is still cleaned.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -119,6 +120,25 @@ describe('GatewayScript host bridge', () => {
     // QuickJS aborts when a runtime is freed with objects still alive: a leaked handle breaks the module.
     sandbox.dispose();
     assert.equal(module.broken, undefined);
+  });
+
+  it('a global set by a promise job after the script returned is still cleaned before the next run', () => {
+    const { host, calls } = recordingHost();
+    // The run cleans up as its last step; a job queued by the script runs after that clean-up.
+    const sandbox = new ScriptSandbox(
+      `context.set('seen', typeof late);
+       Promise.resolve().then(function () { late = 'from the previous run'; });`,
+      limits,
+      'bridge.js',
+      engine,
+    );
+    assert.equal(sandbox.run(host), undefined);
+    assert.equal(sandbox.run(host), undefined);
+    sandbox.dispose();
+    assert.deepEqual(
+      calls.map(([, , value]) => value),
+      [JSON.stringify('undefined'), JSON.stringify('undefined')],
+    );
   });
 
   it('refuses to build on an engine whose internals it does not fit', async () => {

@@ -13,8 +13,9 @@
  * run (`cleanup`), and one that cannot be deleted makes the host rebuild the engine.
  *
  * The evaluated expression yields `{seal(user), run(user), cleanup(), raise(message)}`: `run` calls the compiled
- * user function with the API objects; the host calls `cleanup` once the run and its promise jobs
- * are over and rebuilds the engine unless it answers 'ok'.
+ * user function with the API objects and then `cleanup`, answering 1 if it said 'ok'; when the run
+ * left promise jobs, or threw, the host calls `cleanup` again once they are over, and rebuilds the
+ * engine unless it answers 'ok'.
  */
 export const preludeSource = String.raw`(function (host) {
   'use strict';
@@ -196,8 +197,10 @@ export const preludeSource = String.raw`(function (host) {
   return {
     // The user function is frozen too: arguments.callee.x = … must not carry state either.
     seal: function seal(user) { freezeAll(user); },
-    run: function run(user) { user(api[0], api[1], api[2], api[3], api[4]); },
-    // Called by the host after the run and its promise jobs; anything but 'ok' rebuilds the engine.
+    // Answers 1 when the realm is clean right after the script returned: with no promise job
+    // queued, the host needs no separate cleanup call (one call into the engine per run, not two).
+    run: function run(user) { user(api[0], api[1], api[2], api[3], api[4]); return cleanup() === 'ok' ? 1 : 0; },
+    // Called by the host after the run's promise jobs (or a failed run); anything but 'ok' rebuilds the engine.
     cleanup: cleanup,
     // The host's errors are made here: an Error's own message, whatever Error.prototype allows.
     raise: function raise(message) { return new Error(message); }

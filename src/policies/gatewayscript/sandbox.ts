@@ -71,6 +71,8 @@ export class ScriptSandbox {
   private stopped = false;
   private hostStack = false;
   private tainted = false;
+  /** The last run's own cleanup found the realm clean (prelude.ts, `run`). */
+  private cleanedInRun = false;
   private disposed = false;
 
   /** Compiles `source`; throws a SyntaxError naming the line when it does not parse. */
@@ -195,9 +197,12 @@ export class ScriptSandbox {
       this.heapCeiling = this.engine.heapBytes() + (this.options.heapBudgetBytes ?? this.limits.memoryBytes);
       this.deadline = Date.now() + this.limits.timeoutMs;
       this.sliceEnd = sliceMs > 0 ? performance.now() + sliceMs : 0;
-      failure = this.call(this.runner) ?? this.drainJobs();
+      failure = this.call(this.runner);
+      // The runner cleaned up as its last step; that holds only if no promise job runs after it.
+      const cleanAlready = failure === undefined && this.cleanedInRun && !this.runtime.hasPendingJob();
+      failure ??= this.drainJobs();
       this.sliceEnd = 0;
-      if (failure === undefined && this.clean() !== 'ok') this.tainted = true;
+      if (failure === undefined && !cleanAlready && this.clean() !== 'ok') this.tainted = true;
     } catch (error) {
       // A host exception through WebAssembly frames (host stack exhausted, engine abort).
       this.engine.fail(`the script engine failed: ${(error as Error).message}`);
@@ -217,12 +222,14 @@ export class ScriptSandbox {
   }
 
   private call(fn: QuickJSHandle): ScriptFailure | undefined {
+    this.cleanedInRun = false;
     const result = this.vm.callFunction(fn, this.vm.undefined, this.user);
     if (result.error) {
       const failure = this.describe(this.vm.dump(result.error));
       result.error.dispose();
       return failure;
     }
+    this.cleanedInRun = this.vm.getNumber(result.value) === 1;
     result.value.dispose();
     return this.limitHit();
   }
