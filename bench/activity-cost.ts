@@ -35,7 +35,7 @@ import { SqliteWriterThread } from '../src/analytics/sqlite-writer.ts';
 import { buildActivityEvent } from '../src/gateway/activity.ts';
 import type { CompiledApi, CredentialInfo, SubscriptionInfo } from '../src/gateway/snapshot.ts';
 import { eventInsertSql, sqliteBatch } from '../src/store/analytics-writes.ts';
-import { rollupUpsertSql } from '../src/store/rollup.ts';
+import { rollupColumns, rollupUpsertSql } from '../src/store/rollup.ts';
 import type { NewActivityEvent } from '../src/store/schema.ts';
 import { openStore } from '../src/store/store.ts';
 
@@ -133,7 +133,15 @@ function handOff(message: unknown): Promise<void> {
 }
 
 // The writer thread itself (the gateway's), given the batches already made.
-const thread = new SqliteWriterThread({ file, insertSql: eventInsertSql, upsertSql: rollupUpsertSql });
+const thread = new SqliteWriterThread({
+  file,
+  insertSql: eventInsertSql,
+  upsertSql: rollupUpsertSql,
+  rollupKeyColumns: rollupColumns.indexOf('calls'),
+  maxQueued: total,
+  onReport: () => undefined,
+  onStopped: () => undefined,
+});
 
 // One sink for the run, as a gateway has: its thread starts once.
 const sink = new AnalyticsSink({ store, logger: pino({ level: 'silent' }), batchSize, flushMs: 1000 });
@@ -152,7 +160,7 @@ const stages: Record<string, () => Promise<void> | void> = {
     for (const { rows, rollups } of prepared) await handOff({ id: id++, rows, rollups });
   },
   thread: async () => {
-    for (const { rows, rollups } of prepared) await thread.write(rows, rollups);
+    for (const { rows, rollups } of prepared) await thread.end(rows, rollups, true);
   },
   sink: async () => {
     for (const event of events) sink.record(event);

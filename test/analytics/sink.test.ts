@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
-import { AnalyticsSink } from '../../src/analytics/sink.ts';
+import { AnalyticsSink, eventsPerHandOff } from '../../src/analytics/sink.ts';
+import type { WriterReport } from '../../src/analytics/sqlite-writer.ts';
 import { listEvents } from '../../src/store/analytics.ts';
 import type { NewActivityEvent } from '../../src/store/schema.ts';
 import { openStore } from '../../src/store/store.ts';
@@ -41,9 +42,22 @@ async function stored(t: TestStore): Promise<{ events: number; rolledUp: number 
   return { events, rolledUp: rollups.reduce((sum, row) => sum + Number(row.calls), 0) };
 }
 
-/** The size of every batch the sink writes, in order. */
+/**
+ * The size of every batch the sink commits, in order: on a SQLite file as the writer thread
+ * reports its transactions (it collects the batches from the chunks it is handed), elsewhere
+ * as the sink writes them.
+ */
 function watchBatches(sink: AnalyticsSink): number[] {
   const sizes: number[] = [];
+  if (sink.writer === 'thread') {
+    const target = sink as unknown as { threadReported: (report: WriterReport) => void };
+    const reported = target.threadReported.bind(sink);
+    target.threadReported = (report) => {
+      sizes.push(...report.committed);
+      reported(report);
+    };
+    return sizes;
+  }
   const target = sink as unknown as { write: (batch: NewActivityEvent[]) => Promise<void> | void };
   const write = target.write;
   target.write = (batch) => {
