@@ -339,7 +339,10 @@ export class AnalyticsSink {
     this.closed = true;
     this.stopTimer();
     if (this.pending > 0) {
-      this.options.logger.warn({ lost: this.pending }, 'analytics events not written at stop: the store is unreachable');
+      this.options.logger.warn(
+        { lost: this.pending },
+        'analytics events not written at stop: the store is unreachable',
+      );
       this.drop(this.pending);
       this.queue = [];
       this.inThread = 0;
