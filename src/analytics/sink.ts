@@ -16,8 +16,9 @@
  * of 500 that lived through one or two scavenges and was promoted. The sink still decides where a
  * batch ends — `batchSize` events handed over, `flushMs` after its first event was recorded, a
  * flush — so each commit is a full batch under load, and no event waits much longer than
- * `flushMs`. While commits fail, the thread keeps the events (the oldest beyond `maxQueued`
- * dropped and reported) and retries when the sink's back-off says so. If the thread dies, the
+ * `flushMs`. The batch's rollups are summed here as its chunks go (a handful of rows) and sent
+ * with its last chunk. While commits fail, the thread keeps the events (beyond `maxQueued`, the
+ * oldest batches dropped whole and reported) and retries when the sink's back-off says so. If the thread dies, the
  * events it held are counted as dropped and logged (a copy on this thread would be the very
  * batch this avoids holding); the events recorded after it wait here, bounded by `maxQueued`,
  * until the retry starts a new thread. The pool and in-memory writers keep whole batches here;
@@ -25,8 +26,8 @@
  */
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import { eventInsertSql, insertEvents, insertEventsSqlite, sqliteBatch } from '../store/analytics-writes.ts';
-import { rollupColumns, rollupUpsertSql } from '../store/rollup.ts';
+import { eventInsertSql, eventRow, insertEvents, insertEventsSqlite, rollupValues } from '../store/analytics-writes.ts';
+import { RollupSum, rollupUpsertSql } from '../store/rollup.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { SqliteWriterThread } from './sqlite-writer.ts';
@@ -87,6 +88,8 @@ export class AnalyticsSink {
   private inBatch = 0;
   /** Writer thread only: it died; events wait here until the retry starts a new one. */
   private threadLost = false;
+  /** Writer thread only: the rollups of the batch it is collecting (a handful of rows), sent with its last chunk. */
+  private readonly batchRollup = new RollupSum();
   dropped = 0;
   written = 0;
 
@@ -108,7 +111,6 @@ export class AnalyticsSink {
         file: sqlite.name,
         insertSql: eventInsertSql,
         upsertSql: rollupUpsertSql,
-        rollupKeyColumns: rollupColumns.indexOf('calls'),
         maxQueued: this.maxQueued,
         onReport: (report) => this.threadReported(report),
         onStopped: (error) => this.threadStopped(error),
@@ -194,18 +196,19 @@ export class AnalyticsSink {
       const room = Math.min(eventsPerHandOff, batchSize - this.inBatch);
       const chunk = this.queue.length <= room ? this.queue : this.queue.splice(0, room);
       if (chunk === this.queue) this.queue = [];
-      const { rows, rollups } = sqliteBatch(chunk);
+      const rows = chunk.map(eventRow);
+      this.batchRollup.add(chunk);
       this.inThread += chunk.length;
       this.inBatch += chunk.length;
       const last = this.queue.length === 0;
       if (this.inBatch < batchSize && (!last || mode === 'stage')) {
-        thread.stage(rows, rollups);
+        thread.stage(rows);
         continue;
       }
       this.inBatch = 0;
       // The batch's interval ends with it (while failing, the timer is the retry's: it stays).
       if (!this.failing) this.stopTimer();
-      answered = thread.end(rows, rollups, last && mode === 'commit');
+      answered = thread.end(rows, rollupValues(this.batchRollup.take()), last && mode === 'commit');
     } while (this.queue.length > 0);
     return answered ?? Promise.resolve();
   }
@@ -225,6 +228,7 @@ export class AnalyticsSink {
     const lost = this.inThread;
     this.inThread = 0;
     this.inBatch = 0;
+    this.batchRollup.take();
     this.drop(lost);
     this.options.logger.warn(
       { err: error, lost },

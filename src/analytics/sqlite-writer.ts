@@ -8,16 +8,17 @@
  * is one transaction. The thread runs the two statements `store/analytics.ts` prepares on the
  * main connection too.
  *
- * The gateway hands events over in small chunks (plain row arrays, cheap to copy between threads,
- * with the rollup rows the chunk sums into), and the batch is collected here (issue 18): events
- * held on the gateway's thread until a batch of 500 filled survived its scavenges and were
- * promoted. The gateway says where a batch ends (full, its interval passed, a flush); the thread
- * commits each ended batch in one transaction, the events and then the batch's rollup rows, the
- * chunks' rows added up per key, so one upsert per key per batch as before. A batch that fails
- * stays here, with those ended after it, and is retried only when asked (`commit`): the gateway
- * decides the back-off. Beyond `maxQueued` events held, the oldest chunks are dropped. Every
- * commit, failure and drop is reported to `onReport`; if the thread dies, what it held is gone
- * and `onStopped` says so (the sink counts those events as dropped).
+ * The gateway hands events over in small chunks of plain row arrays (cheap to copy between
+ * threads) and the batch is collected here (issue 18): events held on the gateway's thread until
+ * a batch of 500 filled survived its scavenges and were promoted. The gateway says where a batch
+ * ends (full, its interval passed, a flush) and sends with its last chunk the batch's rollup rows
+ * (summed there as the chunks went, a handful of rows); the thread commits each ended batch in
+ * one transaction, the events and then the rollup upserts, as before. A batch that fails stays
+ * here, with those ended after it, and is retried only when asked (`commit`): the gateway decides
+ * the back-off. Beyond `maxQueued` events held, the oldest ended batches are dropped (whole, so
+ * each batch's rollups stay those of its events). Every commit, failure and drop is reported to
+ * `onReport`; if the thread dies, what it held is gone and `onStopped` says so (the sink counts
+ * those events as dropped).
  *
  * The thread's code is a small CommonJS string evaluated in the worker, not a module file: a
  * worker does not inherit the tsx loader that runs the TypeScript sources, and the string needs
@@ -29,7 +30,6 @@ import { Worker } from 'node:worker_threads';
 const threadCode = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const keyColumns = workerData.rollupKeyColumns;
 let db;
 let write;
 // Opened and prepared at the first commit (and again after a failed one), inside its error
@@ -50,43 +50,29 @@ function statements() {
     const upsert = db.prepare(workerData.upsertSql);
     // Values as arguments, not one array: better-sqlite3 reads an array's elements one by one
     // through V8's generic property lookup (~0.5 µs more per 28-value row).
-    write = db.transaction((chunks) => {
-      for (const chunk of chunks) for (const row of chunk.rows) insert.run(...row);
-      for (const row of rollups(chunks)) upsert.run(...row);
+    write = db.transaction((batch) => {
+      for (const rows of batch.chunks) for (const row of rows) insert.run(...row);
+      for (const row of batch.rollups) upsert.run(...row);
     });
   }
   return write;
 }
-// The batch's rollup rows: each chunk's, added up per key (hour and dimensions), in the order
-// keys first appear. Copies: a batch that fails is retried with its chunks as they were.
-function rollups(chunks) {
-  if (chunks.length === 1) return chunks[0].rollups;
-  const byKey = new Map();
-  for (const chunk of chunks)
-    for (const row of chunk.rollups) {
-      const key = JSON.stringify(row.slice(0, keyColumns));
-      const sum = byKey.get(key);
-      if (sum === undefined) byKey.set(key, row.slice());
-      else for (let i = keyColumns; i < row.length; i++) sum[i] += row[i];
-    }
-  return byKey.values();
-}
-// Ended batches not yet committed (oldest first), then the batch being collected.
+// Ended batches not yet committed (oldest first), then the batch being collected: its chunks of
+// rows, and (once ended) its rollup rows.
 const ended = [];
-let open = { chunks: [], events: 0 };
+let open = { chunks: [], events: 0, rollups: undefined };
 let held = 0;
 // Set by a failed commit: ended batches then wait for a commit asked for (the gateway's retry).
 let failing = false;
 
+// Whole batches, so that each one's rollups stay those of its events. The batch being collected
+// is never dropped: the gateway ends it at its size.
 function dropOldest() {
   let dropped = 0;
-  while (held > workerData.maxQueued) {
-    const oldest = ended.length > 0 ? ended[0] : open;
-    const chunk = oldest.chunks.shift();
-    oldest.events -= chunk.rows.length;
-    held -= chunk.rows.length;
-    dropped += chunk.rows.length;
-    if (oldest !== open && oldest.chunks.length === 0) ended.shift();
+  while (held > workerData.maxQueued && ended.length > 0) {
+    const oldest = ended.shift();
+    held -= oldest.events;
+    dropped += oldest.events;
   }
   return dropped;
 }
@@ -95,7 +81,7 @@ function commitEnded(report) {
   while (ended.length > 0) {
     const batch = ended[0];
     try {
-      statements()(batch.chunks);
+      statements()(batch);
     } catch (error) {
       write = undefined;
       failing = true;
@@ -115,21 +101,18 @@ parentPort.on('message', (message) => {
     parentPort.postMessage({ id: message.id, committed: [], dropped: 0 });
     return;
   }
-  let dropped = 0;
   if (message.rows.length > 0) {
-    open.chunks.push({ rows: message.rows, rollups: message.rollups });
+    open.chunks.push(message.rows);
     open.events += message.rows.length;
     held += message.rows.length;
-    dropped = dropOldest();
   }
-  if (message.id === undefined) {
-    if (dropped > 0) parentPort.postMessage({ committed: [], dropped });
-    return;
-  }
+  if (message.id === undefined) return;
   if (open.events > 0) {
+    open.rollups = message.rollups;
     ended.push(open);
-    open = { chunks: [], events: 0 };
+    open = { chunks: [], events: 0, rollups: undefined };
   }
+  const dropped = dropOldest();
   const report = { id: message.id, committed: [], dropped };
   if (message.commit || !failing) commitEnded(report);
   parentPort.postMessage(report);
@@ -148,9 +131,7 @@ export interface SqliteWriterOptions {
   file: string;
   insertSql: string;
   upsertSql: string;
-  /** How many leading values of a rollup row are its key (hour and dimensions); the rest are added up. */
-  rollupKeyColumns: number;
-  /** Events held at most while commits fail; beyond it the oldest chunks are dropped (reported). */
+  /** Events held at most while commits fail; beyond it the oldest batches are dropped (reported). */
   maxQueued: number;
   /** Called for every report, before the `end` it answers resolves. */
   onReport: (report: WriterReport) => void;
@@ -183,7 +164,6 @@ export class SqliteWriterThread {
         pragmas: ['synchronous = NORMAL'],
         insertSql: this.options.insertSql,
         upsertSql: this.options.upsertSql,
-        rollupKeyColumns: this.options.rollupKeyColumns,
         maxQueued: this.options.maxQueued,
       },
     });
@@ -215,13 +195,14 @@ export class SqliteWriterThread {
     return worker;
   }
 
-  /** Adds a chunk (event values in column order, and the rollup rows they sum into) to the batch being collected. */
-  stage(rows: unknown[][], rollups: unknown[][]): void {
-    (this.worker ?? this.start()).postMessage({ rows, rollups });
+  /** Adds a chunk of events (values in column order) to the batch being collected. */
+  stage(rows: unknown[][]): void {
+    (this.worker ?? this.start()).postMessage({ rows });
   }
 
   /**
-   * Adds a chunk and ends the batch. The ended batches are committed unless commits are failing;
+   * Adds a chunk and ends the batch, with the rollup rows (values in column order) its events sum
+   * into. The ended batches are committed unless commits are failing;
    * with `commit`, they are tried whatever the last attempt did (a retry, a flush). Resolves once
    * the thread answered (its report delivered first) or stopped.
    */
