@@ -11,18 +11,17 @@
  * transaction per batch, off the event loop; PostgreSQL through the store's pool (asynchronous
  * already); an in-memory SQLite database (tests) on the connection itself.
  *
- * To the writer thread, events go in chunks of {@link eventsPerHandOff} as row arrays, and the
- * batch is collected there (issue 18): the gateway's thread holds one chunk at most, not a batch
- * of 500 that lived through one or two scavenges and was promoted. The sink still decides where a
- * batch ends — `batchSize` events handed over, `flushMs` after its first event was recorded, a
- * flush — so each commit is a full batch under load, and no event waits much longer than
- * `flushMs`. The batch's rollups are summed here as its chunks go (a handful of rows) and sent
- * with its last chunk. While commits fail, the thread keeps the events (beyond `maxQueued`, the
- * oldest batches dropped whole and reported) and retries when the sink's back-off says so. If the thread dies, the
- * events it held are counted as dropped and logged (a copy on this thread would be the very
- * batch this avoids holding); the events recorded after it wait here, bounded by `maxQueued`,
- * until the retry starts a new thread. The pool and in-memory writers keep whole batches here;
- * the same chunking could serve the PostgreSQL pool later.
+ * To the writer thread, events go in chunks of {@link eventsPerHandOff} as row arrays and the
+ * batch is collected there (issue 18): this thread holds one chunk at most, not a batch of 500
+ * that lived through scavenges and was promoted. The sink still ends each batch (`batchSize`
+ * handed over, `flushMs` after its first event, a flush), so commits are full batches under load
+ * and no event waits much longer than `flushMs`; it sums the batch's rollups as the chunks go (a
+ * handful of rows) and sends them with the last chunk. While commits fail, the thread keeps the
+ * events (beyond `maxQueued`, the oldest batches dropped whole and reported) and retries when the
+ * sink's back-off says so. If the thread dies, the events it held are counted as dropped and
+ * logged (a copy here would be the very batch this avoids holding); later events wait here,
+ * bounded by `maxQueued`, until the retry starts a new thread. The pool and in-memory writers
+ * keep whole batches here (the PostgreSQL pool could take the same chunking later).
  */
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
@@ -38,11 +37,7 @@ import type { WriterReport } from './sqlite-writer.ts';
 // loop between them keep each stall well under a millisecond.
 const rowsPerWrite = 50;
 
-/**
- * Events handed to the writer thread at a time. At 2 000 calls/s a chunk fills in 16 ms, so most
- * of its events are handed over before a scavenge, and few are still referenced at the next one;
- * each hand-off costs a message and a structured clone, a few µs spread over 32 events.
- */
+/** Events handed to the writer thread at a time: at 2 000 calls/s, 16 ms' worth (a scavenge came every ~220 ms). */
 export const eventsPerHandOff = 32;
 
 /** Lets the requests waiting on the event loop run before the next write. */
@@ -115,7 +110,6 @@ export class AnalyticsSink {
         onReport: (report) => this.threadReported(report),
         onStopped: (error) => this.threadStopped(error),
       });
-      this.write = undefined;
     } else if (sqlite) {
       this.writer = 'loop';
       this.write = (batch) => insertEventsSqlite(sqlite, batch);
@@ -183,10 +177,9 @@ export class AnalyticsSink {
   }
 
   /**
-   * Hands the queue to the writer thread in chunks, ending its batch where it is full. `stage`
-   * ends no other; `end` ends the batch with the last chunk (the interval passed), which is then
-   * committed unless commits are failing; `commit` ends it and has every ended batch tried (a
-   * flush, the retry). Resolves when the thread answered the last batch ended.
+   * Hands the queue to the writer thread in chunks, ending its batch where full; `end` also ends it
+   * with the last chunk (committed unless commits are failing), `commit` has every ended batch tried
+   * (a flush, the retry). Resolves when the thread answered the last batch ended.
    */
   private handOff(mode: 'stage' | 'end' | 'commit'): Promise<void> {
     const thread = this.thread!;
