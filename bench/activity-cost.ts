@@ -17,16 +17,19 @@
  * - "requests" / "requests+log": each event built and recorded amid a request's other
  *   allocations, with turns of the event loop (below); the difference is what the log adds,
  *   garbage collection included.
- * CPU µs per event = this process's user+system time (all threads) / events. Events carry the
+ * CPU µs per event = this process's user+system time (all threads) / events; "main" = the gateway
+ * thread's own (Linux `/proc/thread-self/stat`, 10 ms ticks), and its scavenges (count, ms) —
+ * what the activity log costs the event loop, less noisy on a shared machine than the CPU total. Events carry the
  * bench's dimensions (one API, one app, one plan) with a spread of operations, statuses and
  * latencies, so a batch of 500 sums into a handful of rollup rows as portico-full's does. Rounds
  * alternate the stages, and the table gives each round, so the spread on a shared machine shows.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import pino from 'pino';
@@ -111,10 +114,45 @@ function cpuMicros(): number {
   return usage.user + usage.system;
 }
 
-async function measure(run: () => Promise<void> | void): Promise<number> {
+/** This thread's user+system CPU time in µs (10 ms ticks). */
+function mainThreadMicros(): number {
+  const fields = readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+// Scavenges of this thread, as the gateway's `loop_stats.gc` counts them.
+const scavenges = { count: 0, ms: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    if (
+      (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MINOR
+    )
+      continue;
+    scavenges.count++;
+    scavenges.ms += entry.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
+
+interface Measured {
+  cpu: number;
+  main: number;
+  scavenges: number;
+  scavengeMs: number;
+}
+
+async function measure(run: () => Promise<void> | void): Promise<Measured> {
   const start = cpuMicros();
+  const mainStart = mainThreadMicros();
+  const before = { ...scavenges };
   await run();
-  return (cpuMicros() - start) / total;
+  // The observer is called asynchronously: let the last entries in.
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  return {
+    cpu: (cpuMicros() - start) / total,
+    main: (mainThreadMicros() - mainStart) / total,
+    scavenges: scavenges.count - before.count,
+    scavengeMs: scavenges.ms - before.ms,
+  };
 }
 
 // A thread that takes the batches and only answers: what the hand-off alone costs.
@@ -133,7 +171,14 @@ function handOff(message: unknown): Promise<void> {
 }
 
 // The writer thread itself (the gateway's), given the batches already made.
-const thread = new SqliteWriterThread({ file, insertSql: eventInsertSql, upsertSql: rollupUpsertSql });
+const thread = new SqliteWriterThread({
+  file,
+  insertSql: eventInsertSql,
+  upsertSql: rollupUpsertSql,
+  maxQueued: total,
+  onReport: () => undefined,
+  onStopped: () => undefined,
+});
 
 // One sink for the run, as a gateway has: its thread starts once.
 const sink = new AnalyticsSink({ store, logger: pino({ level: 'silent' }), batchSize, flushMs: 1000 });
@@ -152,7 +197,7 @@ const stages: Record<string, () => Promise<void> | void> = {
     for (const { rows, rollups } of prepared) await handOff({ id: id++, rows, rollups });
   },
   thread: async () => {
-    for (const { rows, rollups } of prepared) await thread.write(rows, rollups);
+    for (const { rows, rollups } of prepared) await thread.end(rows, rollups, true);
   },
   sink: async () => {
     for (const event of events) sink.record(event);
@@ -180,15 +225,22 @@ async function calls(log: boolean): Promise<void> {
 // Warm-up: each stage once (JIT, the thread's start, the file's first pages).
 for (const run of Object.values(stages)) await run();
 
-const results: Record<string, number[]> = Object.fromEntries(Object.keys(stages).map((name) => [name, []]));
+const measured: Record<string, Measured[]> = Object.fromEntries(Object.keys(stages).map((name) => [name, []]));
 for (let round = 0; round < rounds; round++)
-  for (const [name, run] of Object.entries(stages)) results[name].push(await measure(run));
+  for (const [name, run] of Object.entries(stages)) measured[name].push(await measure(run));
+const results = Object.fromEntries(Object.entries(measured).map(([name, ms]) => [name, ms.map((m) => m.cpu)]));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.log(`${total} events, batches of ${batchSize}, ${rounds} rounds; CPU µs per event`);
-console.log('stage      median  rounds');
-for (const [name, xs] of Object.entries(results))
-  console.log(`${name.padEnd(10)} ${median(xs).toFixed(2).padStart(6)}  ${xs.map((x) => x.toFixed(2)).join(' ')}`);
+console.log('stage         median  rounds              | main thread: µs/event  scavenges (ms)');
+for (const [name, ms] of Object.entries(measured)) {
+  const xs = ms.map((m) => m.cpu);
+  const main = ms.map((m) => m.main.toFixed(1)).join(' ');
+  const gc = ms.map((m) => `${m.scavenges} (${m.scavengeMs.toFixed(1)})`).join(' ');
+  console.log(
+    `${name.padEnd(12)} ${median(xs).toFixed(2).padStart(6)}  ${xs.map((x) => x.toFixed(2)).join(' ')}  | ${main}  ${gc}`,
+  );
+}
 const stored = store.sqlite!.prepare('select count(*) as n from activity_events').get() as { n: number };
 console.log(`(${stored.n} events stored; ${retained.length})`);
 const write = results.thread.map((x, i) => x - results['hand-off'][i]);

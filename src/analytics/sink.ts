@@ -10,19 +10,35 @@
  * Where they are written: a SQLite file from a writer thread (sqlite-writer.ts), one
  * transaction per batch, off the event loop; PostgreSQL through the store's pool (asynchronous
  * already); an in-memory SQLite database (tests) on the connection itself.
+ *
+ * To the writer thread, events go in chunks of {@link eventsPerHandOff} as row arrays and the
+ * batch is collected there (issue 18): this thread holds one chunk at most, not a batch of 500
+ * that lived through scavenges and was promoted. The sink still ends each batch (`batchSize`
+ * handed over, `flushMs` after its first event, a flush), so commits are full batches under load
+ * and no event waits much longer than `flushMs`; it sums the batch's rollups as the chunks go (a
+ * handful of rows) and sends them with the last chunk. While commits fail, the thread keeps the
+ * events (beyond `maxQueued`, the oldest batches dropped whole and reported) and retries when the
+ * sink's back-off says so. If the thread dies, the events it held are counted as dropped and
+ * logged (a copy here would be the very batch this avoids holding); later events wait here,
+ * bounded by `maxQueued`, until the retry starts a new thread. The pool and in-memory writers
+ * keep whole batches here (the PostgreSQL pool could take the same chunking later).
  */
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import { eventInsertSql, insertEvents, insertEventsSqlite, sqliteBatch } from '../store/analytics-writes.ts';
-import { rollupUpsertSql } from '../store/rollup.ts';
+import { eventInsertSql, eventRow, insertEvents, insertEventsSqlite, rollupValues } from '../store/analytics-writes.ts';
+import { RollupSum, rollupUpsertSql } from '../store/rollup.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { SqliteWriterThread } from './sqlite-writer.ts';
+import type { WriterReport } from './sqlite-writer.ts';
 
 // Writes on the event loop itself are synchronous (better-sqlite3): one 500-row insert holds it
 // for ~4 ms, which every request in flight waits out. Smaller statements with a turn of the event
 // loop between them keep each stall well under a millisecond.
 const rowsPerWrite = 50;
+
+/** Events handed to the writer thread at a time: at 2 000 calls/s, 16 ms' worth (a scavenge came every ~220 ms). */
+export const eventsPerHandOff = 32;
 
 /** Lets the requests waiting on the event loop run before the next write. */
 function yieldToRequests(): Promise<void> {
@@ -51,7 +67,9 @@ const failedWrites = new Counter({
 });
 
 export class AnalyticsSink {
+  /** Events recorded and not yet handed to a writer (to the thread: one chunk at most, unless it died). */
   private queue: NewActivityEvent[] = [];
+  /** The interval's flush, or while writes fail the retry. */
   private timer: NodeJS.Timeout | undefined;
   /** The one write in flight, if any: events recorded meanwhile wait for it, they start no other. */
   private writing: Promise<void> | undefined;
@@ -59,30 +77,39 @@ export class AnalyticsSink {
   private failing = false;
   private retryMs = 0;
   private closed = false;
+  /** Writer thread only: events handed to it and not yet committed or dropped. */
+  private inThread = 0;
+  /** Writer thread only: events handed to it in the batch it is collecting. */
+  private inBatch = 0;
+  /** Writer thread only: it died; events wait here until the retry starts a new one. */
+  private threadLost = false;
+  /** Writer thread only: the rollups of the batch it is collecting (a handful of rows), sent with its last chunk. */
+  private readonly batchRollup = new RollupSum();
   dropped = 0;
   written = 0;
 
   /** Where batches are written: a writer thread (SQLite file), the event loop (in-memory SQLite), or the PostgreSQL pool. */
   readonly writer: 'thread' | 'loop' | 'pool';
   private readonly thread: SqliteWriterThread | undefined;
-  private readonly write: (batch: NewActivityEvent[]) => Promise<void> | void;
+  /** The loop's or the pool's batch write (the thread takes chunks: {@link handOff}). */
+  private readonly write: ((batch: NewActivityEvent[]) => Promise<void> | void) | undefined;
   private readonly eventsPerWrite: number;
+  private readonly maxQueued: number;
 
   constructor(private readonly options: AnalyticsSinkOptions) {
     const { store } = options;
     const { sqlite } = store;
+    this.maxQueued = options.maxQueued ?? 100_000;
     if (sqlite && !sqlite.memory) {
-      const thread = new SqliteWriterThread({
+      this.writer = 'thread';
+      this.thread = new SqliteWriterThread({
         file: sqlite.name,
         insertSql: eventInsertSql,
         upsertSql: rollupUpsertSql,
+        maxQueued: this.maxQueued,
+        onReport: (report) => this.threadReported(report),
+        onStopped: (error) => this.threadStopped(error),
       });
-      this.writer = 'thread';
-      this.thread = thread;
-      this.write = (batch) => {
-        const { rows, rollups } = sqliteBatch(batch);
-        return thread.write(rows, rollups);
-      };
     } else if (sqlite) {
       this.writer = 'loop';
       this.write = (batch) => insertEventsSqlite(sqlite, batch);
@@ -97,9 +124,15 @@ export class AnalyticsSink {
   record(event: NewActivityEvent): void {
     if (this.closed) return;
     this.queue.push(event);
-    if (this.queue.length > (this.options.maxQueued ?? 100_000)) {
+    if (this.queue.length > this.maxQueued) {
       this.queue.shift();
       this.drop(1);
+    }
+    if (this.thread) {
+      if (this.threadLost) return;
+      if (this.queue.length >= Math.min(eventsPerHandOff, this.options.batchSize - this.inBatch)) this.handOff('stage');
+      if (!this.failing && this.timer === undefined && this.queue.length + this.inBatch > 0) this.armTimer();
+      return;
     }
     // While the store is failing the queue only grows: the retry timer takes it from there. While
     // a write is in flight, the one after it starts with full batches, or with the interval that
@@ -112,13 +145,91 @@ export class AnalyticsSink {
   /** The interval's flush, unless one is due already. */
   private armTimer(): void {
     if (this.timer !== undefined) return;
-    this.timer = setTimeout(() => void this.drain('due'), this.options.flushMs);
+    this.timer = setTimeout(() => this.timerFired(), this.options.flushMs);
     this.timer.unref();
+  }
+
+  private timerFired(): void {
+    if (!this.thread) {
+      void this.drain('due');
+      return;
+    }
+    this.timer = undefined;
+    if (!this.failing) {
+      void this.handOff('end');
+      return;
+    }
+    this.threadLost = false;
+    void this.handOff('commit');
+  }
+
+  private stopTimer(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** Writes everything queued so far; resolves when written (or failed and kept for the retry). */
   flush(): Promise<void> {
-    return this.drain('all');
+    if (!this.thread) return this.drain('all');
+    this.threadLost = false;
+    return this.handOff('commit');
+  }
+
+  /**
+   * Hands the queue to the writer thread in chunks, ending its batch where full; `end` also ends it
+   * with the last chunk (committed unless commits are failing), `commit` has every ended batch tried
+   * (a flush, the retry). Resolves when the thread answered the last batch ended.
+   */
+  private handOff(mode: 'stage' | 'end' | 'commit'): Promise<void> {
+    const thread = this.thread!;
+    const { batchSize } = this.options;
+    let answered: Promise<void> | undefined;
+    do {
+      const room = Math.min(eventsPerHandOff, batchSize - this.inBatch);
+      const chunk = this.queue.length <= room ? this.queue : this.queue.splice(0, room);
+      if (chunk === this.queue) this.queue = [];
+      const rows = chunk.map(eventRow);
+      this.batchRollup.add(chunk);
+      this.inThread += chunk.length;
+      this.inBatch += chunk.length;
+      const last = this.queue.length === 0;
+      if (this.inBatch < batchSize && (!last || mode === 'stage')) {
+        thread.stage(rows);
+        continue;
+      }
+      this.inBatch = 0;
+      // The batch's interval ends with it (while failing, the timer is the retry's: it stays).
+      if (!this.failing) this.stopTimer();
+      answered = thread.end(rows, rollupValues(this.batchRollup.take()), last && mode === 'commit');
+    } while (this.queue.length > 0);
+    return answered ?? Promise.resolve();
+  }
+
+  private threadReported(report: WriterReport): void {
+    let committed = 0;
+    for (const events of report.committed) committed += events;
+    this.inThread -= committed + report.dropped;
+    this.written += committed;
+    if (report.dropped > 0) this.drop(report.dropped);
+    if (report.error !== undefined) this.writeFailed(new Error(`activity events not written: ${report.error}`));
+    else if (committed > 0) this.writeSucceeded();
+  }
+
+  /** The thread died: what it held is lost (counted, logged); later events wait here for the retry. */
+  private threadStopped(error: Error): void {
+    const lost = this.inThread;
+    this.inThread = 0;
+    this.inBatch = 0;
+    this.batchRollup.take();
+    this.drop(lost);
+    this.options.logger.warn(
+      { err: error, lost },
+      'analytics writer thread stopped: the events it held are lost (counted as dropped)',
+    );
+    if (this.closed) return;
+    this.threadLost = true;
+    this.backOff();
   }
 
   /**
@@ -133,10 +244,7 @@ export class AnalyticsSink {
    * hot pages) that a 50-event batch spreads over ten times fewer events.
    */
   private drain(mode: 'full' | 'due' | 'all'): Promise<void> {
-    if (mode !== 'full' && this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    if (mode !== 'full') this.stopTimer();
     if (this.writing !== undefined) return this.writing.then(() => this.drain(mode));
     this.writing = this.writeQueued(mode).finally(() => {
       this.writing = undefined;
@@ -145,17 +253,19 @@ export class AnalyticsSink {
   }
 
   private async writeQueued(mode: 'full' | 'due' | 'all'): Promise<void> {
+    const write = this.write;
+    if (write === undefined) return;
     let due = mode === 'all' ? Number.POSITIVE_INFINITY : mode === 'due' ? this.queue.length : 0;
     while (this.queue.length > 0 && (due > 0 || this.queue.length >= this.eventsPerWrite)) {
       const batch = this.queue.splice(0, this.eventsPerWrite);
       due -= batch.length;
       try {
-        await this.write(batch);
+        await write(batch);
       } catch (error) {
         // Keep the batch for the next attempt; the store may be restarting. Events recorded
         // while it was out may have filled the queue: the bound holds, the oldest go first.
         this.queue.unshift(...batch);
-        const over = this.queue.length - (this.options.maxQueued ?? 100_000);
+        const over = this.queue.length - this.maxQueued;
         if (over > 0) {
           this.queue.splice(0, over);
           this.drop(over);
@@ -173,49 +283,66 @@ export class AnalyticsSink {
 
   private writeFailed(error: unknown): void {
     failedWrites.inc();
-    if (!this.failing) {
-      this.failing = true;
-      this.retryMs = Math.max(this.options.flushMs, 1000);
+    if (this.backOff())
       this.options.logger.warn(
-        { err: error, queued: this.queue.length },
+        { err: error, queued: this.pending },
         'analytics events not written; holding them and retrying with back-off',
       );
+  }
+
+  /** Schedules the next attempt, the wait doubling while writes keep failing; true when an outage starts. */
+  private backOff(): boolean {
+    const starts = !this.failing;
+    if (starts) {
+      this.failing = true;
+      this.retryMs = Math.max(this.options.flushMs, 1000);
     } else {
       this.retryMs = Math.min(this.retryMs * 2, retryMaxMs);
     }
-    if (!this.closed && this.timer === undefined) {
-      this.timer = setTimeout(() => void this.drain('due'), this.retryMs);
+    if (this.closed) return starts;
+    // The thread's batch interval gives way to the retry, which asks for the commit.
+    if (this.thread) this.stopTimer();
+    if (this.timer === undefined) {
+      this.timer = setTimeout(() => this.timerFired(), this.retryMs);
       this.timer.unref();
     }
+    return starts;
   }
 
   private writeSucceeded(): void {
     if (!this.failing) return;
     this.failing = false;
-    this.options.logger.info({ queued: this.queue.length, dropped: this.dropped }, 'analytics writes recovered');
+    this.options.logger.info({ queued: this.pending, dropped: this.dropped }, 'analytics writes recovered');
+    if (!this.thread || this.closed) return;
+    // The retry is done; what was handed over since waits for its batch's interval again.
+    this.stopTimer();
+    if (this.queue.length + this.inBatch > 0) this.armTimer();
   }
 
   private drop(events: number): void {
+    if (events === 0) return;
     this.dropped += events;
     droppedEvents.inc(events);
   }
 
+  /** Events recorded and not yet written, wherever they wait (here or in the writer thread). */
   get pending(): number {
-    return this.queue.length;
+    return this.queue.length + this.inThread;
   }
 
   /** Flushes and stops accepting events. */
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    if (this.queue.length > 0) {
+    this.stopTimer();
+    if (this.pending > 0) {
       this.options.logger.warn(
-        { lost: this.queue.length },
+        { lost: this.pending },
         'analytics events not written at stop: the store is unreachable',
       );
-      this.drop(this.queue.length);
+      this.drop(this.pending);
       this.queue = [];
+      this.inThread = 0;
     }
     await this.thread?.close();
   }

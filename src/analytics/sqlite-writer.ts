@@ -5,8 +5,20 @@
  * better-sqlite3 is synchronous: on the gateway's thread a 500-row batch held every request in
  * flight for ~4 ms, and cutting it into 50-row transactions to keep stalls short cost ~3.7 µs
  * more per row (each commit rewrites the same hot pages to the WAL). On its own thread a batch
- * is one transaction. The gateway sends plain row arrays (cheap to copy between threads); the
- * thread runs the two statements `store/analytics.ts` prepares on the main connection too.
+ * is one transaction. The thread runs the two statements `store/analytics.ts` prepares on the
+ * main connection too.
+ *
+ * The gateway hands events over in small chunks of plain row arrays (cheap to copy between
+ * threads) and the batch is collected here (issue 18): events held on the gateway's thread until
+ * a batch of 500 filled survived its scavenges and were promoted. The gateway says where a batch
+ * ends (full, its interval passed, a flush) and sends with its last chunk the batch's rollup rows
+ * (summed there as the chunks went, a handful of rows); the thread commits each ended batch in
+ * one transaction, the events and then the rollup upserts, as before. A batch that fails stays
+ * here, with those ended after it, and is retried only when asked (`commit`): the gateway decides
+ * the back-off. Beyond `maxQueued` events held, the oldest ended batches are dropped (whole, so
+ * each batch's rollups stay those of its events). Every commit, failure and drop is reported to
+ * `onReport`; if the thread dies, what it held is gone and `onStopped` says so (the sink counts
+ * those events as dropped).
  *
  * The thread's code is a small CommonJS string evaluated in the worker, not a module file: a
  * worker does not inherit the tsx loader that runs the TypeScript sources, and the string needs
@@ -18,55 +30,119 @@ import { Worker } from 'node:worker_threads';
 const threadCode = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
-for (const pragma of workerData.pragmas) db.pragma(pragma);
+let db;
 let write;
-// Prepared at the first write (and again after a failed one), inside its error handling.
+// Opened and prepared at the first commit (and again after a failed one), inside its error
+// handling: a file that cannot be opened is a failed write, kept and retried, not a dead thread.
 function statements() {
+  if (!db) {
+    const opened = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
+    try {
+      for (const pragma of workerData.pragmas) opened.pragma(pragma);
+    } catch (error) {
+      opened.close();
+      throw error;
+    }
+    db = opened;
+  }
   if (!write) {
     const insert = db.prepare(workerData.insertSql);
     const upsert = db.prepare(workerData.upsertSql);
     // Values as arguments, not one array: better-sqlite3 reads an array's elements one by one
     // through V8's generic property lookup (~0.5 µs more per 28-value row).
-    write = db.transaction((rows, rollups) => {
-      for (const row of rows) insert.run(...row);
-      for (const row of rollups) upsert.run(...row);
+    write = db.transaction((batch) => {
+      for (const rows of batch.chunks) for (const row of rows) insert.run(...row);
+      for (const row of batch.rollups) upsert.run(...row);
     });
   }
   return write;
 }
+// Ended batches not yet committed (oldest first), then the batch being collected: its chunks of
+// rows, and (once ended) its rollup rows.
+const ended = [];
+let open = { chunks: [], events: 0, rollups: undefined };
+let held = 0;
+// Set by a failed commit: ended batches then wait for a commit asked for (the gateway's retry).
+let failing = false;
+
+// Whole batches, so that each one's rollups stay those of its events. The batch being collected
+// is never dropped: the gateway ends it at its size.
+function dropOldest() {
+  let dropped = 0;
+  while (held > workerData.maxQueued && ended.length > 0) {
+    const oldest = ended.shift();
+    held -= oldest.events;
+    dropped += oldest.events;
+  }
+  return dropped;
+}
+
+function commitEnded(report) {
+  while (ended.length > 0) {
+    const batch = ended[0];
+    try {
+      statements()(batch);
+    } catch (error) {
+      write = undefined;
+      failing = true;
+      report.error = String((error && error.message) || error);
+      return;
+    }
+    ended.shift();
+    held -= batch.events;
+    failing = false;
+    report.committed.push(batch.events);
+  }
+}
+
 parentPort.on('message', (message) => {
   if (message.close) {
-    db.close();
-    parentPort.postMessage({ id: message.id });
+    if (db) db.close();
+    parentPort.postMessage({ id: message.id, committed: [], dropped: 0 });
     return;
   }
-  try {
-    statements()(message.rows, message.rollups);
-    parentPort.postMessage({ id: message.id });
-  } catch (error) {
-    write = undefined;
-    parentPort.postMessage({ id: message.id, error: String((error && error.message) || error) });
+  if (message.rows.length > 0) {
+    open.chunks.push(message.rows);
+    open.events += message.rows.length;
+    held += message.rows.length;
   }
+  if (message.id === undefined) return;
+  if (open.events > 0) {
+    open.rollups = message.rollups;
+    ended.push(open);
+    open = { chunks: [], events: 0, rollups: undefined };
+  }
+  const dropped = dropOldest();
+  const report = { id: message.id, committed: [], dropped };
+  if (message.commit || !failing) commitEnded(report);
+  parentPort.postMessage(report);
 });
 `;
+
+/** What the thread did with what it was given: batches committed (their sizes), events dropped, a failed commit. */
+export interface WriterReport {
+  committed: number[];
+  dropped: number;
+  error?: string;
+}
 
 export interface SqliteWriterOptions {
   /** The database file (the store's own). */
   file: string;
   insertSql: string;
   upsertSql: string;
+  /** Events held at most while commits fail; beyond it the oldest batches are dropped (reported). */
+  maxQueued: number;
+  /** Called for every report, before the `end` it answers resolves. */
+  onReport: (report: WriterReport) => void;
+  /** Called when the thread died: every event it held is lost. The next hand-off starts a new thread. */
+  onStopped: (error: Error) => void;
 }
 
-interface Pending {
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
-
-/** One writer thread; `write` resolves once the batch is committed, rejects if it was not. */
+/** One writer thread, collecting chunks of rows into batches and committing each in one transaction. */
 export class SqliteWriterThread {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
+  private readonly answers = new Map<number, () => void>();
   private nextId = 0;
 
   constructor(private readonly options: SqliteWriterOptions) {}
@@ -76,7 +152,8 @@ export class SqliteWriterThread {
       eval: true,
       // A small young generation keeps the thread's share of memory small; the old generation is
       // left unbounded, since a batch with payloads captured can hold tens of megabytes of text
-      // (500 events × two bodies up to PORTICO_ANALYTICS_MAX_PAYLOAD each).
+      // (500 events × two bodies up to PORTICO_ANALYTICS_MAX_PAYLOAD each), and it holds up to
+      // `maxQueued` events while the store is down.
       resourceLimits: { maxYoungGenerationSizeMb: 4 },
       workerData: {
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
@@ -87,52 +164,67 @@ export class SqliteWriterThread {
         pragmas: ['synchronous = NORMAL'],
         insertSql: this.options.insertSql,
         upsertSql: this.options.upsertSql,
+        maxQueued: this.options.maxQueued,
       },
     });
-    worker.on('message', (message: { id: number; error?: string }) => {
-      const waiting = this.pending.get(message.id);
-      if (!waiting) return;
-      this.pending.delete(message.id);
-      if (this.pending.size === 0) worker.unref();
-      if (message.error === undefined) waiting.resolve();
-      else waiting.reject(new Error(`activity events not written: ${message.error}`));
+    worker.on('message', (report: WriterReport & { id?: number }) => {
+      this.options.onReport(report);
+      if (report.id === undefined) return;
+      const answered = this.answers.get(report.id);
+      if (!answered) return;
+      this.answers.delete(report.id);
+      if (this.answers.size === 0) worker.unref();
+      answered();
     });
-    // Once per thread (its 'error' is followed by its 'exit'): what it had not answered fails.
-    const lost = (error: Error) => {
+    // Its 'error' (an uncaught exception) comes before its 'exit'; the messages it posted before
+    // dying are delivered before 'exit' too, so what it reported is counted before what it lost.
+    let failure: Error | undefined;
+    worker.on('error', (error) => {
+      failure = error;
+    });
+    worker.on('exit', (code) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      for (const waiting of this.pending.values()) waiting.reject(error);
-      this.pending.clear();
-    };
-    worker.on('error', lost);
-    worker.on('exit', (code) => lost(new Error(`the activity writer thread stopped (exit code ${code})`)));
-    // Held only while a write is under way: an idle thread must not keep a stopping process alive.
+      this.options.onStopped(failure ?? new Error(`the activity writer thread stopped (exit code ${code})`));
+      for (const answered of this.answers.values()) answered();
+      this.answers.clear();
+    });
+    // Held only while an answer is awaited: an idle thread must not keep a stopping process alive.
     worker.unref();
     this.worker = worker;
     return worker;
   }
 
-  /** Commits `rows` (event values in column order) and `rollups` (rollup values) in one transaction. */
-  write(rows: unknown[][], rollups: unknown[][]): Promise<void> {
+  /** Adds a chunk of events (values in column order) to the batch being collected. */
+  stage(rows: unknown[][]): void {
+    (this.worker ?? this.start()).postMessage({ rows });
+  }
+
+  /**
+   * Adds a chunk and ends the batch, with the rollup rows (values in column order) its events sum
+   * into. The ended batches are committed unless commits are failing;
+   * with `commit`, they are tried whatever the last attempt did (a retry, a flush). Resolves once
+   * the thread answered (its report delivered first) or stopped.
+   */
+  end(rows: unknown[][], rollups: unknown[][], commit: boolean): Promise<void> {
+    return this.ask({ rows, rollups, commit });
+  }
+
+  private ask(message: object): Promise<void> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
-    if (this.pending.size === 0) worker.ref();
-    return new Promise<void>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, rows, rollups });
+    if (this.answers.size === 0) worker.ref();
+    return new Promise<void>((resolve) => {
+      this.answers.set(id, resolve);
+      worker.postMessage({ id, ...message });
     });
   }
 
-  /** Closes the thread's connection and ends the thread. */
+  /** Closes the thread's connection (what it still holds is not written) and ends the thread. */
   async close(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
-    const id = this.nextId++;
-    worker.ref();
-    await new Promise<void>((resolve) => {
-      this.pending.set(id, { resolve, reject: () => resolve() });
-      worker.postMessage({ id, close: true });
-    });
+    await this.ask({ close: true });
     this.worker = undefined;
     await worker.terminate();
   }

@@ -4,7 +4,7 @@
  */
 import type SqliteDatabase from 'better-sqlite3';
 import type { Db } from './store.ts';
-import type { NewActivityEvent } from './schema.ts';
+import type { ActivityRollupTable, NewActivityEvent } from './schema.ts';
 import { addToRollup, aggregateRollup, rollupColumns, rollupUpsertSql } from './rollup.ts';
 
 // PostgreSQL accepts at most 65 535 bind parameters per statement; 29 columns per row.
@@ -92,15 +92,17 @@ export function eventRow(e: NewActivityEvent): unknown[] {
 /** The insert of one event, values in {@link eventColumns} order. */
 export const eventInsertSql = `insert into activity_events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`;
 
+/** Rollup rows as the prepared upsert takes them: values in {@link rollupColumns} order. */
+export function rollupValues(rows: readonly ActivityRollupTable[]): unknown[][] {
+  return rows.map((row) => rollupColumns.map((column) => row[column]));
+}
+
 /** A batch as the two prepared statements take it: event rows, and rollup rows to add. */
 export function sqliteBatch(events: readonly NewActivityEvent[]): {
   rows: unknown[][];
   rollups: unknown[][];
 } {
-  return {
-    rows: events.map(eventRow),
-    rollups: aggregateRollup(events).map((row) => rollupColumns.map((column) => row[column])),
-  };
+  return { rows: events.map(eventRow), rollups: rollupValues(aggregateRollup(events)) };
 }
 
 interface SqliteWriter {

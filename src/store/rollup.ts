@@ -130,41 +130,67 @@ function emptyRow(event: NewActivityEvent, bucket: number): RollupRow {
  * each first appears. This runs for every call the gateway logs: a batch usually sums into a
  * handful of rows, found by comparing fields (the strings of one API or app are mostly the same
  * objects, so most comparisons are of pointers); a string key per event, built and hashed, cost
- * four times as much. Past {@link rowsCompared} rows, a map by key takes over.
+ * four times as much. Past {@link rowsCompared} rows, a map by key takes over. The events may
+ * come in parts (the sink hands a batch to the writer thread in chunks): the rows are those of
+ * the whole batch all the same, and only they are kept between parts, not the events.
  */
-export function aggregateRollup(events: readonly NewActivityEvent[]): RollupRow[] {
-  const rows: RollupRow[] = [];
-  let byKey: Map<string, RollupRow> | undefined;
-  let last: RollupRow | undefined;
-  for (const event of events) {
-    const bucket = Math.floor(event.ts / hourMs) * hourMs;
-    let row = last !== undefined && sameKey(last, event, bucket) ? last : undefined;
-    if (row === undefined && byKey === undefined) {
-      for (const candidate of rows)
-        if (sameKey(candidate, event, bucket)) {
-          row = candidate;
-          break;
-        }
-    }
-    if (row === undefined && byKey !== undefined) {
-      const key = keyOf(bucket, event);
-      row = byKey.get(key);
-      if (row === undefined) {
-        row = emptyRow(event, bucket);
-        byKey.set(key, row);
-        rows.push(row);
+export class RollupSum {
+  private rows: RollupRow[] = [];
+  private byKey: Map<string, RollupRow> | undefined;
+  private last: RollupRow | undefined;
+
+  /** Adds events to the rows. */
+  add(events: readonly NewActivityEvent[]): void {
+    const rows = this.rows;
+    let byKey = this.byKey;
+    let last = this.last;
+    for (const event of events) {
+      const bucket = Math.floor(event.ts / hourMs) * hourMs;
+      let row = last !== undefined && sameKey(last, event, bucket) ? last : undefined;
+      if (row === undefined && byKey === undefined) {
+        for (const candidate of rows)
+          if (sameKey(candidate, event, bucket)) {
+            row = candidate;
+            break;
+          }
       }
-    } else if (row === undefined) {
-      row = emptyRow(event, bucket);
-      rows.push(row);
-      if (rows.length > rowsCompared) byKey = new Map(rows.map((r) => [keyOf(r.bucket_ts, r), r]));
+      if (row === undefined && byKey !== undefined) {
+        const key = keyOf(bucket, event);
+        row = byKey.get(key);
+        if (row === undefined) {
+          row = emptyRow(event, bucket);
+          byKey.set(key, row);
+          rows.push(row);
+        }
+      } else if (row === undefined) {
+        row = emptyRow(event, bucket);
+        rows.push(row);
+        if (rows.length > rowsCompared) byKey = new Map(rows.map((r) => [keyOf(r.bucket_ts, r), r]));
+      }
+      last = row;
+      row.calls++;
+      row.latency_sum += event.latency_ms;
+      row[histogramKeys[bucketOf(event.latency_ms)]]++;
     }
-    last = row;
-    row.calls++;
-    row.latency_sum += event.latency_ms;
-    row[histogramKeys[bucketOf(event.latency_ms)]]++;
+    this.byKey = byKey;
+    this.last = last;
   }
-  return rows;
+
+  /** The rows summed so far; the next event starts a new sum. */
+  take(): RollupRow[] {
+    const rows = this.rows;
+    this.rows = [];
+    this.byKey = undefined;
+    this.last = undefined;
+    return rows;
+  }
+}
+
+/** A batch's rollup rows ({@link RollupSum} of all its events at once). */
+export function aggregateRollup(events: readonly NewActivityEvent[]): RollupRow[] {
+  const sum = new RollupSum();
+  sum.add(events);
+  return sum.take();
 }
 
 /** The rollup columns in a fixed order (for prepared statements). */

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
-import { AnalyticsSink } from '../../src/analytics/sink.ts';
+import { register } from 'prom-client';
+import { AnalyticsSink, eventsPerHandOff } from '../../src/analytics/sink.ts';
+import type { WriterReport } from '../../src/analytics/sqlite-writer.ts';
 import { listEvents } from '../../src/store/analytics.ts';
 import type { NewActivityEvent } from '../../src/store/schema.ts';
 import { openStore } from '../../src/store/store.ts';
@@ -41,9 +43,22 @@ async function stored(t: TestStore): Promise<{ events: number; rolledUp: number 
   return { events, rolledUp: rollups.reduce((sum, row) => sum + Number(row.calls), 0) };
 }
 
-/** The size of every batch the sink writes, in order. */
+/**
+ * The size of every batch the sink commits, in order: on a SQLite file as the writer thread
+ * reports its transactions (it collects the batches from the chunks it is handed), elsewhere
+ * as the sink writes them.
+ */
 function watchBatches(sink: AnalyticsSink): number[] {
   const sizes: number[] = [];
+  if (sink.writer === 'thread') {
+    const target = sink as unknown as { threadReported: (report: WriterReport) => void };
+    const reported = target.threadReported.bind(sink);
+    target.threadReported = (report) => {
+      sizes.push(...report.committed);
+      reported(report);
+    };
+    return sizes;
+  }
   const target = sink as unknown as { write: (batch: NewActivityEvent[]) => Promise<void> | void };
   const write = target.write;
   target.write = (batch) => {
@@ -51,6 +66,22 @@ function watchBatches(sink: AnalyticsSink): number[] {
     return write(batch);
   };
   return sizes;
+}
+
+/** Events recorded and held on the gateway's own thread (not yet handed to a writer). */
+function heldOnGatewayThread(sink: AnalyticsSink): number {
+  return (sink as unknown as { queue: unknown[] }).queue.length;
+}
+
+/** A logger whose lines are kept, parsed. */
+function capturedLogger(): { logger: pino.Logger; lines: Array<{ level: number; msg: string; lost?: number }> } {
+  const lines: Array<{ level: number; msg: string; lost?: number }> = [];
+  return { lines, logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }) };
+}
+
+async function droppedOnMetrics(): Promise<number> {
+  const match = /^portico_analytics_events_dropped_total (\d+)$/m.exec(await register.metrics());
+  return match ? Number(match[1]) : NaN;
 }
 
 async function until(done: () => boolean): Promise<void> {
@@ -156,6 +187,93 @@ describe('analytics sink', () => {
         130,
       );
       assert.deepEqual(await stored(t), { events: 130, rolledUp: 130 });
+    } finally {
+      await sink.close();
+      await t.dispose();
+    }
+  });
+
+  test('issue-18: under a sustained stream the gateway thread holds one chunk at most, and each commit is a full batch', () =>
+    withSink(500, async (sink, t) => {
+      const sizes = watchBatches(sink);
+      let most = 0;
+      for (let i = 0; i < 5000; i++) {
+        sink.record(event(i));
+        most = Math.max(most, heldOnGatewayThread(sink));
+        // Requests between them: the thread's reports come in meanwhile.
+        if (i % 20 === 19) await new Promise((resolve) => setImmediate(resolve));
+      }
+      // No flush: the interval is a minute, so only full batches can have been committed.
+      await until(() => sink.written >= 5000);
+      assert.ok(most <= eventsPerHandOff, `held on the gateway thread at most ${most} events`);
+      assert.deepEqual(sizes, new Array(10).fill(500), 'one transaction per 500 events');
+      assert.equal(sink.pending, 0);
+      assert.deepEqual(await stored(t), { events: 5000, rolledUp: 5000 });
+    }));
+
+  test('when the writer thread dies, the events it held are counted as dropped and logged; later ones are written by the retry', async () => {
+    const t = await sqliteTestStore();
+    const { logger, lines } = capturedLogger();
+    const sink = new AnalyticsSink({ store: t.store, logger, batchSize: 500, flushMs: 1000 });
+    const droppedBefore = await droppedOnMetrics();
+    try {
+      // Three chunks handed to the thread (96 events), four still here.
+      for (let i = 0; i < 100; i++) sink.record(event(i));
+      assert.equal(heldOnGatewayThread(sink), 100 - 3 * eventsPerHandOff);
+      const thread = (sink as unknown as { thread: { worker: { terminate(): Promise<number> } } }).thread;
+      await thread.worker.terminate();
+      assert.equal(sink.dropped, 3 * eventsPerHandOff);
+      assert.equal((await droppedOnMetrics()) - droppedBefore, 3 * eventsPerHandOff, 'counted on /metrics');
+      assert.deepEqual(
+        lines.map((l) => [l.level, l.msg, l.lost]),
+        [[40, 'analytics writer thread stopped: the events it held are lost (counted as dropped)', 96]],
+      );
+      assert.equal(sink.pending, 4);
+      for (let i = 100; i < 110; i++) sink.record(event(i));
+      assert.equal(heldOnGatewayThread(sink), 14, 'kept here until the retry starts a new thread');
+      // The retry (after 1 s) hands them to a new thread and commits them.
+      await until(() => sink.written === 14);
+      assert.equal(sink.pending, 0);
+      assert.deepEqual(await stored(t), { events: 14, rolledUp: 14 });
+      assert.equal(lines.at(-1)?.msg, 'analytics writes recovered');
+      assert.equal(lines.length, 2);
+    } finally {
+      await sink.close();
+      await t.dispose();
+    }
+  });
+
+  test('while commits fail, the thread keeps at most maxQueued events and the batch it collects (the oldest batches dropped, counted), and the retry writes them', async () => {
+    const t = await sqliteTestStore();
+    const { logger, lines } = capturedLogger();
+    const sink = new AnalyticsSink({ store: t.store, logger, batchSize: 100, flushMs: 50, maxQueued: 300 });
+    const droppedBefore = await droppedOnMetrics();
+    try {
+      t.store.sqlite!.exec('alter table activity_events rename to activity_events_away');
+      for (let i = 0; i < 10; i++) sink.record(event(i));
+      await sink.flush();
+      assert.equal(sink.pending, 10, 'the failed batch is kept');
+      for (let i = 10; i < 1010; i++) {
+        sink.record(event(i));
+        if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      // Dropped as batches end: at most maxQueued in ended batches, plus the one being collected.
+      await until(() => sink.pending <= 300 + 100);
+      assert.ok(heldOnGatewayThread(sink) < eventsPerHandOff, 'the thread holds them, not the gateway thread');
+      assert.ok(sink.pending > 300 - 100, `${sink.pending} kept: whole batches are dropped`);
+      assert.equal(sink.dropped, 1010 - sink.pending);
+      assert.equal((await droppedOnMetrics()) - droppedBefore, sink.dropped, 'counted on /metrics');
+      t.store.sqlite!.exec('alter table activity_events_away rename to activity_events');
+      await until(() => sink.pending === 0);
+      const kept = 1010 - sink.dropped;
+      assert.equal(sink.written, kept);
+      assert.deepEqual(await stored(t), { events: kept, rolledUp: kept });
+      const ids = new Set((await listEvents(t.store.db, {}, 10_000)).map((e) => e.tx_id));
+      assert.ok(ids.has('tx-1009') && !ids.has('tx-0'), 'the oldest were dropped');
+      assert.deepEqual(
+        lines.map((l) => l.msg),
+        ['analytics events not written; holding them and retrying with back-off', 'analytics writes recovered'],
+      );
     } finally {
       await sink.close();
       await t.dispose();
