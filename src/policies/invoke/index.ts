@@ -23,6 +23,7 @@ import { describeConnectError, faultString, isSoapFault } from './backend-errors
 import { dispatcherFor, tlsProfileName } from './dispatchers.ts';
 import { definePolicy, problemsOf } from '../policy.ts';
 import { compileUrlTemplate } from '../url-template.ts';
+import { prototypeFree } from '../variable-names.ts';
 import type { CompiledUrl } from '../url-template.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
 import type { CompiledApiInfo, FlowContext, MessageVar, PolicyType, Step } from '../types.ts';
@@ -211,7 +212,7 @@ export function compileInvoke(
     const message = ctx.message;
     // Own fields only, into an object without a prototype: an inherited or `__proto__` key
     // must not become a header of the backend call.
-    const headers = Object.create(null) as Record<string, string>;
+    const headers = prototypeFree<Record<string, string>>();
     const incoming = message.headers;
     for (const name of Object.keys(incoming)) {
       const lower = name.toLowerCase();
@@ -250,7 +251,7 @@ export function compileInvoke(
     }
     ctx.backendMs += performance.now() - started;
 
-    const responseHeaders = Object.create(null) as Record<string, string>;
+    const responseHeaders = prototypeFree<Record<string, string>>();
     const answered = response.headers;
     for (const name of Object.keys(answered)) {
       const value = answered[name];
