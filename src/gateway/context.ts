@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import { PorticoError } from '../errors.ts';
 import { AssemblyError, RawBody } from '../policies/types.ts';
 import type { CallerLimits, FlowContext, MessageVar, RequestVar } from '../policies/types.ts';
-import { prototypeSegment, setOwn, splitPath } from '../policies/variable-names.ts';
+import { prototypeFree, prototypeSegment, setOwn, splitPath } from '../policies/variable-names.ts';
 
 type Tree = Record<string, unknown>;
 
@@ -107,7 +107,7 @@ function isRecord(value: unknown): value is Tree {
 
 /** An object the context creates: no prototype, so no key can reach one. */
 function newTree(): Tree {
-  return Object.create(null) as Tree;
+  return prototypeFree<Tree>();
 }
 
 /** Reads own `key` of `node`, case-insensitively when `node` is a header bag; inherited keys read as undefined. */
@@ -200,8 +200,8 @@ export class GatewayContext implements FlowContext {
     this.operation = init.operation;
     this.signal = init.signal;
     this.limits = init.limits;
-    // `api` itself is per request; what it holds (properties, org, catalog) is the snapshot's.
-    for (const key of Object.keys(init.api)) freezeShared(init.api[key]);
+    // `api` is the snapshot's tree for the operation, shared by its requests (frozen once).
+    freezeShared(init.api);
     for (const key of Object.keys(init.request.parameters)) freezeShared(init.request.parameters[key]);
     this.vars = newTree();
     this.vars.request = init.request;

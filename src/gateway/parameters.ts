@@ -8,6 +8,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ParameterDef } from '../definitions/types.ts';
 import { PorticoError } from '../errors.ts';
+import { prototypeFree } from '../policies/variable-names.ts';
 
 export interface CompiledParameter {
   name: string;
@@ -108,7 +109,7 @@ export function readParameters(
 ): Record<string, unknown> {
   // Null prototype and own lookups: a document's parameter named `__proto__` or `constructor` is a
   // name like any other, never Object.prototype's member (Node's header object has the usual prototype).
-  const values: Record<string, unknown> = Object.create(null);
+  const values = prototypeFree();
   for (const parameter of parameters) {
     let raw: string | undefined;
     if (parameter.in === 'query') raw = query?.get(parameter.name) ?? undefined;

@@ -103,10 +103,10 @@ export function requestContext(req: IncomingMessage, read: ReadRequest, deps: Co
   const context = new GatewayContext({
     request,
     message,
-    api: { ...api.contextApi, operation: { id: operation.id, path: operation.path } },
+    api: operation.contextApi,
     properties: api.properties,
     log: deps.logger,
-    operation: { id: operation.id, path: operation.path, verb: operation.verb },
+    operation,
     signal: deps.signal,
     limits: subscription?.limits,
   });

@@ -93,7 +93,9 @@ export function messageAnswer(
   }
   const echo = message.headers === requestCopy ? (requestHeaders as Record<string, unknown>) : undefined;
   const headers = new ResponseHeaders();
-  for (const [name, value] of Object.entries(message.headers)) {
+  const fields = message.headers;
+  for (const name of Object.keys(fields)) {
+    const value = fields[name];
     const lower = name.toLowerCase();
     if (hopByHopFields.has(lower) || requestOnly.has(lower) || value === undefined) continue;
     if (echo !== undefined && echo[lower] === value && lower !== 'content-type') continue;

@@ -36,6 +36,11 @@ export interface CompiledOperation {
   /** The operation's security requirements, compiled (or refused: never open by omission). */
   security: OperationSecurity;
   bodyRequired: boolean;
+  /**
+   * The `api.*` context variables of a call to this operation (`api.operation` included), built
+   * once and shared by its requests: the flow context copies a tree before writing to it.
+   */
+  contextApi: Record<string, unknown>;
 }
 
 export type { CatalogRoutes } from './router.ts';
@@ -55,8 +60,6 @@ export interface CompiledApi extends ApiRoutes {
   flow: Step;
   /** One map per published product containing the API (appId → subscription), shared with the product's other APIs. */
   productSubscriptions: Array<Map<string, SubscriptionInfo>>;
-  /** `api.*` context variables, built once. */
-  contextApi: Record<string, unknown>;
   /** Header (lower-case) and query names the API's security schemes name: never logged in clear. */
   credentialNames: { headers: ReadonlySet<string>; query: ReadonlySet<string> };
 }
@@ -144,6 +147,17 @@ function compileApi(
     options.registry,
   );
 
+  const contextApi = {
+    id: row.id,
+    name: definition.name,
+    version: definition.version,
+    title: definition.title,
+    type: definition.type,
+    root: definition.basePath,
+    properties,
+    org: { id: catalog.orgId, name: catalog.orgName },
+    catalog: { id: catalog.id, name: catalog.name, path: `/${catalog.orgName}/${catalog.name}` },
+  };
   const written = new Map(rawOperations(document).map((raw) => [`${raw.verb} ${raw.path}`, raw.operation]));
   const operations = definition.operations.map((operation): CompiledOperation => {
     const writtenOperation = written.get(`${operation.verb} ${operation.path}`) ?? {};
@@ -161,6 +175,7 @@ function compileApi(
       parameters: operation.parameters.filter((p) => p.in !== 'body').map((p: ParameterDef) => compileParameter(p)),
       security,
       bodyRequired: operation.requestBodyRequired === true,
+      contextApi: { ...contextApi, operation: { id: operation.id, path: operation.path } },
     };
   });
 
@@ -177,17 +192,6 @@ function compileApi(
     flow,
     ...apiRoutes(operations),
     productSubscriptions: [],
-    contextApi: {
-      id: row.id,
-      name: definition.name,
-      version: definition.version,
-      title: definition.title,
-      type: definition.type,
-      root: definition.basePath,
-      properties,
-      org: { id: catalog.orgId, name: catalog.orgName },
-      catalog: { id: catalog.id, name: catalog.name, path: `/${catalog.orgName}/${catalog.name}` },
-    },
     credentialNames: credentialNames(document),
   };
 }

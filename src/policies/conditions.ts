@@ -223,6 +223,9 @@ export function contextView(ctx: FlowContext): unknown {
 
 function wrap(ctx: FlowContext, path: string, value: unknown): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || Buffer.isBuffer(value)) return value;
+  // A frozen tree is shared by requests (the snapshot's `api.*`, parameter defaults) and holds no
+  // raw body; a proxy over it could not answer with anything but its own values (Proxy invariants).
+  if (Object.isFrozen(value)) return value;
   return new Proxy(value as Record<string, unknown>, {
     get(target, key) {
       if (typeof key !== 'string') return Reflect.get(target, key);

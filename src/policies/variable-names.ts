@@ -39,3 +39,13 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
+
+/**
+ * A new object without a prototype, for trees and header bags keyed by request or script input
+ * (DESIGN §6). The same as `Object.create(null)` to every reader, but V8 keeps an object made
+ * this way in fast mode, where `Object.create(null)` makes a dictionary from the start: about
+ * 100 bytes against 470 for a bag of seven headers, on every request (issue 18).
+ */
+export function prototypeFree<T extends object = Record<string, unknown>>(): T {
+  return Object.setPrototypeOf({}, null) as T;
+}

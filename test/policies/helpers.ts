@@ -16,6 +16,8 @@ export interface ContextOptions {
   operationPath?: string;
   message?: Partial<MessageVar>;
   vars?: Record<string, unknown>;
+  /** The gateway's stop signal (default: one never aborted). */
+  signal?: AbortSignal;
 }
 
 /** A GatewayContext for one request, as the gateway builds it. */
@@ -41,7 +43,7 @@ export function makeContext(options: ContextOptions = {}): GatewayContext {
     properties: {},
     log: pino({ level: 'silent' }),
     operation: { id: options.operationId, path: options.operationPath ?? options.path ?? '/', verb },
-    signal: new AbortController().signal,
+    signal: options.signal ?? new AbortController().signal,
   });
   for (const [name, value] of Object.entries(options.vars ?? {})) ctx.set(name, value);
   return ctx;

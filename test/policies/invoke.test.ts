@@ -56,6 +56,10 @@ describe('invoke', () => {
   let server: Server;
   let base: string;
   const seen: Seen[] = [];
+  const stalled: ServerResponse[] = [];
+  const held: ServerResponse[] = [];
+  // For each held answer, whether its connection closed before the answer was sent.
+  const closedEarly: boolean[] = [];
   before(async () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
       let body = '';
@@ -63,6 +67,22 @@ describe('invoke', () => {
       req.on('end', () => {
         seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
         if (req.url?.startsWith('/slow')) return void setTimeout(() => res.end('late'), 3000);
+        if (req.url?.startsWith('/stall')) {
+          // The head and half the body, then nothing for longer than the policy's timeout.
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': '20' });
+          res.write('{"half":');
+          stalled.push(res);
+          return;
+        }
+        if (req.url?.startsWith('/hold')) {
+          held.push(res);
+          res.on('close', () => closedEarly.push(!res.writableEnded));
+          return;
+        }
+        if (req.url?.startsWith('/large')) {
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          return void res.end(Buffer.alloc(64 * 1024, 'x'));
+        }
         if (req.url?.startsWith('/fail')) {
           res.writeHead(503, { 'content-type': 'application/json' });
           return void res.end('{"down":true}');
@@ -73,7 +93,10 @@ describe('invoke', () => {
     });
     base = `http://127.0.0.1:${await listen(server)}`;
   });
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  after(() => {
+    for (const res of [...stalled, ...held]) res.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
 
   it('sends the message with verb keep, drops consumer credentials and hop-by-hop headers, and stores the answer in message', async () => {
     const step = compile({ 'target-url': `${base}/items` });
@@ -187,6 +210,61 @@ describe('invoke', () => {
         error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 504,
     );
     assert.ok(Date.now() - started < 2500);
+  });
+
+  it('a backend that stalls in the middle of its body for longer than timeout is ConnectionError 504', async () => {
+    const started = Date.now();
+    await assert.rejects(
+      async () => compile({ 'target-url': `${base}/stall`, verb: 'GET', timeout: 1 })(makeContext()),
+      (error: unknown) =>
+        error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 504,
+    );
+    assert.ok(Date.now() - started < 2500);
+  });
+
+  it('refuses a backend body larger than the backend body limit with ConnectionError 502', async () => {
+    const settings = { ...baseSettings, maxBackendBodyBytes: 1024 };
+    await assert.rejects(
+      async () => compile({ 'target-url': `${base}/large`, verb: 'GET', output: 'r' }, settings)(makeContext()),
+      (error: unknown) =>
+        error instanceof AssemblyError &&
+        error.errorName === 'ConnectionError' &&
+        error.status === 502 &&
+        /larger than 1024 bytes/.test(error.message),
+    );
+    const ctx = makeContext();
+    await compile({ 'target-url': `${base}/large`, verb: 'GET', output: 'r' })(ctx);
+    assert.equal((ctx.get('r.body') as Buffer).length, 64 * 1024);
+  });
+
+  it("ends the backend call when the gateway's signal aborts (a stop past its grace) with ConnectionError 499", async () => {
+    const stop = new AbortController();
+    const started = Date.now();
+    const call = compile({ 'target-url': `${base}/hold`, verb: 'GET', timeout: 30 })(
+      makeContext({ signal: stop.signal }),
+    );
+    while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    stop.abort();
+    await assert.rejects(
+      async () => call,
+      (error: unknown) =>
+        error instanceof AssemblyError && error.errorName === 'ConnectionError' && error.status === 499,
+    );
+    assert.ok(Date.now() - started < 2500);
+    while (closedEarly.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(closedEarly, [true], 'the backend saw its connection closed before it answered');
+  });
+
+  it('calls no backend once the signal has aborted', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const before = seen.length;
+    await assert.rejects(
+      async () => compile({ 'target-url': `${base}/ok`, verb: 'GET' })(makeContext({ signal: stop.signal })),
+      (error: unknown) => error instanceof AssemblyError && error.status === 499,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(seen.length, before);
   });
 
   it('refuses an invalid constant target-url and a timeout out of range at publish time', () => {

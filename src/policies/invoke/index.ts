@@ -17,12 +17,14 @@ import { invokeFields } from './schema.ts';
 import { errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import { PorticoError } from '../../errors.ts';
-import { readBounded } from '../../http/read-bounded.ts';
 import { hopByHopFields } from '../http-fields.ts';
 import { describeConnectError, faultString, isSoapFault } from './backend-errors.ts';
 import { dispatcherFor, tlsProfileName } from './dispatchers.ts';
+import { exchange } from './exchange.ts';
+import type { BackendAnswer } from './exchange.ts';
 import { definePolicy, problemsOf } from '../policy.ts';
 import { compileUrlTemplate } from '../url-template.ts';
+import { prototypeFree } from '../variable-names.ts';
 import type { CompiledUrl } from '../url-template.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
 import type { CompiledApiInfo, FlowContext, MessageVar, PolicyType, Step } from '../types.ts';
@@ -211,7 +213,7 @@ export function compileInvoke(
     const message = ctx.message;
     // Own fields only, into an object without a prototype: an inherited or `__proto__` key
     // must not become a header of the backend call.
-    const headers = Object.create(null) as Record<string, string>;
+    const headers = prototypeFree<Record<string, string>>();
     const incoming = message.headers;
     for (const name of Object.keys(incoming)) {
       const lower = name.toLowerCase();
@@ -223,34 +225,31 @@ export function compileInvoke(
     const body = method === 'GET' || method === 'HEAD' ? undefined : bodyBytes(message);
 
     const started = performance.now();
-    let response: Dispatcher.ResponseData;
+    let response: BackendAnswer;
     try {
-      response = await dispatcher.request({
-        origin: parsed.origin,
-        path: parsed.path,
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        body,
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-        signal: ctx.signal,
-        maxRedirections: followRedirects ? 5 : 0,
-      } as Dispatcher.RequestOptions);
-    } catch (error) {
-      ctx.backendMs += performance.now() - started;
-      return connectionFailure(ctx, error);
-    }
-    let bytes: Buffer;
-    try {
-      bytes = await readBounded(response.body, { limit: maxBytes, tooLarge: backendTooLarge, rest: 'destroy' });
+      response = await exchange(
+        dispatcher,
+        {
+          origin: parsed.origin,
+          path: parsed.path,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body,
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+          maxRedirections: followRedirects ? 5 : 0,
+        } as Dispatcher.DispatchOptions,
+        { limit: maxBytes, tooLarge: backendTooLarge, signal: ctx.signal },
+      );
     } catch (error) {
       ctx.backendMs += performance.now() - started;
       if (error instanceof AssemblyError) throw error;
       return connectionFailure(ctx, error);
     }
     ctx.backendMs += performance.now() - started;
+    const bytes = response.body;
 
-    const responseHeaders = Object.create(null) as Record<string, string>;
+    const responseHeaders = prototypeFree<Record<string, string>>();
     const answered = response.headers;
     for (const name of Object.keys(answered)) {
       const value = answered[name];

@@ -1,0 +1,113 @@
+/**
+ * One backend call, read whole: `dispatcher.dispatch` with a handler that collects the answer's
+ * bytes as they arrive, up to a bound. undici's `request()` wraps the same call in a
+ * RequestHandler, a Readable stream for the body and a promise per call, and the body was then
+ * read back out of that stream; on the gateway thread that was a few kilobytes per call to
+ * collect (issue 18). What it did is kept: the answer's headers parsed as `request()` parses
+ * them, informational (1xx) answers skipped, the headers and body timeouts (the dispatch
+ * options), the call ended when `signal` aborts, and a body over the bound ends the connection
+ * rather than being read to its end.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { errors } from 'undici';
+import type { Dispatcher } from 'undici';
+
+/** A backend's answer, its body read whole. */
+export interface BackendAnswer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface ExchangeOptions {
+  /** Bytes of body allowed; one more ends the call with `tooLarge()`. */
+  limit: number;
+  tooLarge(): Error;
+  /** Ends the call when it aborts (with its reason, as `request()` did). */
+  signal: AbortSignal;
+}
+
+/**
+ * Sends `request` through `dispatcher` and resolves with the whole answer; rejects with undici's
+ * error (refused, reset, `HeadersTimeoutError`, `BodyTimeoutError`…), the signal's reason, or
+ * `tooLarge()`.
+ */
+export function exchange(
+  dispatcher: Dispatcher,
+  request: Dispatcher.DispatchOptions,
+  options: ExchangeOptions,
+): Promise<BackendAnswer> {
+  return new Promise((resolve, reject) => {
+    dispatcher.dispatch(request, new ExchangeHandler(options, resolve, reject));
+  });
+}
+
+/** The handler of one exchange; it is also the abort listener on the signal (`handleEvent`). */
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private statusCode = 0;
+  private headers: IncomingHttpHeaders | undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+
+  constructor(
+    private readonly options: ExchangeOptions,
+    private readonly resolve: (answer: BackendAnswer) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    options.signal.addEventListener('abort', this);
+  }
+
+  /** The request is about to be written to a connection. */
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // Aborted while the request waited for a connection: it is never sent.
+    if (this.options.signal.aborted) controller.abort(abortReason(this.options.signal));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return;
+    this.statusCode = statusCode;
+    this.headers = headers;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > this.options.limit) {
+      const error = this.options.tooLarge();
+      this.settle(error);
+      controller.abort(error);
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const { chunks, size } = this;
+    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+    this.settle(undefined, { statusCode: this.statusCode, headers: this.headers ?? {}, body });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    this.settle(error);
+  }
+
+  /** The signal aborted: end the call now if it is on a connection (else {@link onRequestStart} will). */
+  handleEvent(): void {
+    this.controller?.abort(abortReason(this.options.signal));
+  }
+
+  private settle(error: unknown, answer?: BackendAnswer): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.options.signal.removeEventListener('abort', this);
+    if (answer !== undefined) this.resolve(answer);
+    else this.reject(error);
+  }
+}
+
+/** What `request()` ended an aborted call with. */
+function abortReason(signal: AbortSignal): Error {
+  return (signal.reason as Error | undefined) ?? new errors.RequestAbortedError();
+}
