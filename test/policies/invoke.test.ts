@@ -83,6 +83,18 @@ describe('invoke', () => {
           res.writeHead(200, { 'content-type': 'application/octet-stream' });
           return void res.end(Buffer.alloc(64 * 1024, 'x'));
         }
+        if (req.url?.startsWith('/redirect')) {
+          res.writeHead(302, { location: '/moved?from=redirect' });
+          return void res.end();
+        }
+        if (req.url?.startsWith('/loop')) {
+          res.writeHead(307, { location: '/loop' });
+          return void res.end();
+        }
+        if (req.url?.startsWith('/hop/')) {
+          res.writeHead(302, { location: `/hop/${Number(req.url.slice('/hop/'.length)) + 1}` });
+          return void res.end();
+        }
         if (req.url?.startsWith('/fail')) {
           res.writeHead(503, { 'content-type': 'application/json' });
           return void res.end('{"down":true}');
@@ -265,6 +277,34 @@ describe('invoke', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(seen.length, before);
+  });
+
+  it('follows a redirect when follow-redirects is on, and passes the 3xx on when it is off', async () => {
+    const following = makeContext();
+    await compile({ 'target-url': `${base}/redirect`, 'follow-redirects': true })(following);
+    assert.equal(following.message.status.code, 200);
+    assert.equal(seen.at(-1)?.url, '/moved?from=redirect');
+    const passing = makeContext();
+    await compile({ 'target-url': `${base}/redirect` })(passing);
+    assert.equal(passing.message.status.code, 302);
+    assert.equal(passing.message.headers.location, '/moved?from=redirect');
+  });
+
+  it('follows at most 5 redirects and passes the sixth answer on; a redirect loop is ConnectionError 502', async () => {
+    const before = seen.length;
+    const chained = makeContext();
+    await compile({ 'target-url': `${base}/hop/0`, 'follow-redirects': true })(chained);
+    assert.equal(chained.message.status.code, 302);
+    assert.deepEqual(
+      seen.slice(before).map((call) => call.url),
+      ['/hop/0', '/hop/1', '/hop/2', '/hop/3', '/hop/4', '/hop/5'],
+    );
+    await assert.rejects(compile({ 'target-url': `${base}/loop`, 'follow-redirects': true })(makeContext()), {
+      name: 'AssemblyError',
+      errorName: 'ConnectionError',
+      status: 502,
+      message: /redirect loop/i,
+    });
   });
 
   it('refuses an invalid constant target-url and a timeout out of range at publish time', () => {

@@ -14,7 +14,7 @@
  */
 import { policy } from '../schema-kit.ts';
 import { invokeFields } from './schema.ts';
-import { errors as undiciErrors } from 'undici';
+import { interceptors, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import { PorticoError } from '../../errors.ts';
 import { hopByHopFields } from '../http-fields.ts';
@@ -163,13 +163,16 @@ export function compileInvoke(
   const allowHeader = headerFilter(config['header-control']);
   const forwardedQuery = compileForwardedQuery(config['parameter-control']);
   const profile = tlsProfileName(config['tls-profile'], api.settings, path);
-  const dispatcher = dispatcherFor(profile, api.settings);
+  const followRedirects = config['follow-redirects'] === true;
+  // undici 7 follows redirects only through its interceptor (a `maxRedirections` option on the
+  // call itself is refused, which failed every such call with 502).
+  const pool = dispatcherFor(profile, api.settings);
+  const dispatcher = followRedirects ? pool.compose(interceptors.redirect({ maxRedirections: 5 })) : pool;
   const maxBytes = api.settings.maxBackendBodyBytes;
   const basicAuth =
     typeof config.username === 'string' && config.username.length > 0
       ? `Basic ${Buffer.from(`${config.username}:${config.password ?? ''}`).toString('base64')}`
       : undefined;
-  const followRedirects = config['follow-redirects'] === true;
 
   const backendTooLarge = () =>
     new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, { status: 502 });
@@ -237,7 +240,6 @@ export function compileInvoke(
           body,
           headersTimeout: timeout,
           bodyTimeout: timeout,
-          maxRedirections: followRedirects ? 5 : 0,
         } as Dispatcher.DispatchOptions,
         { limit: maxBytes, tooLarge: backendTooLarge, signal: ctx.signal },
       );
