@@ -159,9 +159,11 @@ describe('issue 18: GatewayScript inline tier', () => {
   });
 
   it('writes before a run past its slice are applied once, by the pool run only', async () => {
+    // QuickJS checks its interrupt handler every ~10 000 steps: a 5 ms spin could end before the
+    // first check on a slow machine and finish inline; 50 ms reaches it on any (1 fail in 6 runs).
     const source = `context.set('message.headers.x-first', '1'); apim.setvariable('message.headers.x-add', 'a', 'add');
       apim.setvariable('list', 9, 'add'); console.log('once');
-      var end = Date.now() + 5; while (Date.now() < end) {}
+      var end = Date.now() + 50; while (Date.now() < end) {}
       context.set('message.headers.x-second', '2');`;
     const { inline, pooled, did } = await both(source, tier);
     assert.deepEqual(aborted(did), ['slice:1']);
