@@ -14,7 +14,8 @@
  * of the gateway from the moment it is ready to its stop (the load only, not the start-up);
  * summarise it with bench/profile-summary.ts. `BENCH_HEAP_PROFILE=<file>` likewise writes a
  * sampling heap profile of every allocation in that time, collected or not (what makes the
- * scavenges), summarised by bench/profile-summary.ts too.
+ * scavenges), summarised by bench/profile-summary.ts too; with `BENCH_HEAP_PROFILE_SURVIVORS=1`, only
+ * what lived through a scavenge (what fills the old generation).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -88,7 +89,9 @@ async function startHeapProfile(file: string): Promise<() => Promise<void>> {
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 1024,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    // BENCH_HEAP_PROFILE_SURVIVORS=1: only what lived through a scavenge (promoted, or still alive at
+    // the end): what the old generation, and so the mark-compacts, are made of.
+    includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_PROFILE_SURVIVORS !== '1',
   });
   return async () => {
     const { profile } = await session.post('HeapProfiler.stopSampling');

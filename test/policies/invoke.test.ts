@@ -299,7 +299,8 @@ describe('invoke', () => {
       seen.slice(before).map((call) => call.url),
       ['/hop/0', '/hop/1', '/hop/2', '/hop/3', '/hop/4', '/hop/5'],
     );
-    await assert.rejects(compile({ 'target-url': `${base}/loop`, 'follow-redirects': true })(makeContext()), {
+    const loop = compile({ 'target-url': `${base}/loop`, 'follow-redirects': true });
+    await assert.rejects(async () => loop(makeContext()), {
       name: 'AssemblyError',
       errorName: 'ConnectionError',
       status: 502,
