@@ -106,6 +106,8 @@ export function installHostBridge(
   const newString = (text: string): Pointer => {
     const bytes = module.lengthBytesUTF8(text) + 1;
     const chars = module._malloc(bytes);
+    // A full WebAssembly heap: never write through a null pointer (the script sees an Error).
+    if (chars === 0) throw new Error('out of memory');
     try {
       module.stringToUTF8(text, chars, bytes);
       return ffi.QTS_NewString(ctxPtr, chars);
