@@ -141,6 +141,51 @@ describe('flow context variables', () => {
     assert.deepEqual(shared.list, ['a']);
   });
 
+  test("issue-18: one api tree shared by every request of an operation (the snapshot's) is copied on write, top level included", () => {
+    // What requestContext passes since issue 18: the operation's own `api` object, not a copy.
+    const api = {
+      name: 'shared',
+      properties: { maps_url: 'https://maps.example' },
+      operation: { id: 'get.stores', path: '/stores' },
+    };
+    const context = () =>
+      new GatewayContext({
+        request: {
+          verb: 'GET',
+          uri: 'http://h/',
+          path: '/',
+          search: '',
+          headers: {},
+          parameters: {},
+          body: undefined,
+          'content-type': '',
+        },
+        message: emptyMessage(),
+        api,
+        properties: api.properties,
+        log: pino({ level: 'silent' }),
+        operation: { id: 'get.stores', path: '/stores', verb: 'GET' },
+        signal: new AbortController().signal,
+      });
+    const first = context();
+    first.clear('api.name');
+    first.set('api.added', 'x');
+    first.set('api.operation.id', 'forged');
+    first.set('api.properties.maps_url', 'https://evil.example');
+    assert.equal(first.get('api.name'), undefined);
+    assert.equal(first.get('api.operation.id'), 'forged');
+    const second = context();
+    assert.equal(second.get('api.name'), 'shared');
+    assert.equal(second.get('api.added'), undefined);
+    assert.equal(second.get('api.operation.id'), 'get.stores');
+    assert.equal(second.get('api.properties.maps_url'), 'https://maps.example');
+    assert.deepEqual(api, {
+      name: 'shared',
+      properties: { maps_url: 'https://maps.example' },
+      operation: { id: 'get.stores', path: '/stores' },
+    });
+  });
+
   test('issue-12: set-variable add appends to a shared list in this request only', async () => {
     const shared = { properties: {}, list: ['a'] };
     const ctx = contextSharing(shared);
