@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -277,6 +278,27 @@ describe('invoke', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(seen.length, before);
+  });
+
+  it("leaves no listener on the gateway's stop signal, whatever way a call ends", async () => {
+    const stop = new AbortController();
+    const ok = compile({ 'target-url': `${base}/ok`, verb: 'GET' });
+    const large = compile(
+      { 'target-url': `${base}/large`, verb: 'GET' },
+      { ...baseSettings, maxBackendBodyBytes: 1024 },
+    );
+    const refused = compile({ 'target-url': 'http://127.0.0.1:1/x', verb: 'GET' });
+    const badHeader = compile({ 'target-url': `${base}/ok`, verb: 'GET' });
+    for (let i = 0; i < 20; i++) {
+      await ok(makeContext({ signal: stop.signal }));
+      await Promise.resolve(large(makeContext({ signal: stop.signal }))).catch(() => undefined);
+      await Promise.resolve(refused(makeContext({ signal: stop.signal }))).catch(() => undefined);
+      const ctx = makeContext({ signal: stop.signal });
+      ctx.set('message.headers.x-bad', 'a\r\nx-injected: 1');
+      await Promise.resolve(badHeader(ctx)).catch(() => undefined);
+    }
+    assert.equal(getEventListeners(stop.signal, 'abort').length, 0);
+    assert.ok(!seen.some((call) => call.headers['x-injected'] !== undefined), 'no header was injected');
   });
 
   it('follows a redirect when follow-redirects is on, and passes the 3xx on when it is off', async () => {
