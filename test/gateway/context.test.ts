@@ -25,7 +25,8 @@ function refused(action: () => void): AssemblyError {
 }
 
 /** A context whose `api` holds `shared`, as the gateway's snapshot shares it between requests. */
-function contextSharing(shared: { properties: Record<string, unknown>; list: unknown[] }): GatewayContext {
+/** A context over `api` as given: the same object may be passed to several (the snapshot shares it). */
+function contextWith(api: Record<string, unknown>, properties: Record<string, unknown>): GatewayContext {
   return new GatewayContext({
     request: {
       verb: 'GET',
@@ -38,12 +39,16 @@ function contextSharing(shared: { properties: Record<string, unknown>; list: unk
       'content-type': '',
     },
     message: emptyMessage(),
-    api: { name: 'shared', properties: shared.properties, list: shared.list },
-    properties: shared.properties as Record<string, string>,
+    api,
+    properties: properties as Record<string, string>,
     log: pino({ level: 'silent' }),
     operation: { id: undefined, path: '/', verb: 'GET' },
     signal: new AbortController().signal,
   });
+}
+
+function contextSharing(shared: { properties: Record<string, unknown>; list: unknown[] }): GatewayContext {
+  return contextWith({ name: 'shared', properties: shared.properties, list: shared.list }, shared.properties);
 }
 
 describe('flow context variables', () => {
@@ -148,25 +153,7 @@ describe('flow context variables', () => {
       properties: { maps_url: 'https://maps.example' },
       operation: { id: 'get.stores', path: '/stores' },
     };
-    const context = () =>
-      new GatewayContext({
-        request: {
-          verb: 'GET',
-          uri: 'http://h/',
-          path: '/',
-          search: '',
-          headers: {},
-          parameters: {},
-          body: undefined,
-          'content-type': '',
-        },
-        message: emptyMessage(),
-        api,
-        properties: api.properties,
-        log: pino({ level: 'silent' }),
-        operation: { id: 'get.stores', path: '/stores', verb: 'GET' },
-        signal: new AbortController().signal,
-      });
+    const context = () => contextWith(api, api.properties);
     const first = context();
     first.clear('api.name');
     first.set('api.added', 'x');
