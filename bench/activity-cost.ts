@@ -5,7 +5,7 @@
  *   node --import tsx bench/activity-cost.ts [--events 20000] [--batch 500] [--rounds 3]
  *
  * - "build": `buildActivityEvent` for a portico-full call (content `activity`, a subscribed app);
- * - "batch": what the gateway thread does to a batch before the hand-off (`sqliteBatch`: the
+ * - "batch": what the gateway thread does to a batch before the hand-off (`sqliteBatch` below: the
  *   event rows and the rollups summed from them);
  * - "hand-off": `postMessage` of that batch to a thread that only answers (the structured clone
  *   out and in, both threads' CPU);
@@ -33,12 +33,12 @@ import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import pino from 'pino';
-import { AnalyticsSink } from '../src/analytics/sink.ts';
+import { AnalyticsSink, ScopeRefs } from '../src/analytics/sink.ts';
 import { SqliteWriterThread } from '../src/analytics/sqlite-writer.ts';
 import { buildActivityEvent } from '../src/gateway/activity.ts';
 import type { CompiledApi, CredentialInfo, SubscriptionInfo } from '../src/gateway/snapshot.ts';
-import { eventInsertSql, sqliteBatch } from '../src/store/analytics-writes.ts';
-import { rollupUpsertSql } from '../src/store/rollup.ts';
+import { callInsertSql, rollupValues, scopeInsertSql, scopeSelectSql } from '../src/store/analytics-writes.ts';
+import { aggregateRollup, rollupUpsertSql } from '../src/store/rollup.ts';
 import type { NewActivityEvent } from '../src/store/schema.ts';
 import { openStore } from '../src/store/store.ts';
 
@@ -173,7 +173,9 @@ function handOff(message: unknown): Promise<void> {
 // The writer thread itself (the gateway's), given the batches already made.
 const thread = new SqliteWriterThread({
   file,
-  insertSql: eventInsertSql,
+  scopeInsertSql,
+  scopeSelectSql,
+  insertSql: callInsertSql,
   upsertSql: rollupUpsertSql,
   maxQueued: total,
   onReport: () => undefined,
@@ -183,21 +185,27 @@ const thread = new SqliteWriterThread({
 // One sink for the run, as a gateway has: its thread starts once.
 const sink = new AnalyticsSink({ store, logger: pino({ level: 'silent' }), batchSize, flushMs: 1000 });
 
-const prepared = batches.map((batch) => sqliteBatch(batch));
+/** A batch as the sink hands it over: its calls with their scopes' refs (each scope sent once), and its rollup rows. */
+function sqliteBatch(batch: readonly NewActivityEvent[], refs: ScopeRefs) {
+  return { part: refs.chunk(batch), rollups: rollupValues(aggregateRollup(batch)) };
+}
+const batchRefs = new ScopeRefs();
+const prepared = batches.map((batch) => sqliteBatch(batch, new ScopeRefs()));
+// The thread is sent every batch's scopes (each batch made with refs of its own, all from 0).
 
 const stages: Record<string, () => Promise<void> | void> = {
   build: () => {
     for (let i = 0; i < total; i++) build(i);
   },
   batch: () => {
-    for (const batch of batches) sqliteBatch(batch);
+    for (const batch of batches) sqliteBatch(batch, batchRefs);
   },
   'hand-off': async () => {
     let id = 0;
-    for (const { rows, rollups } of prepared) await handOff({ id: id++, rows, rollups });
+    for (const { part, rollups } of prepared) await handOff({ id: id++, ...part, rollups });
   },
   thread: async () => {
-    for (const { rows, rollups } of prepared) await thread.end(rows, rollups, true);
+    for (const { part, rollups } of prepared) await thread.end(part, rollups, true);
   },
   sink: async () => {
     for (const event of events) sink.record(event);

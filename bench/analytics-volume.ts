@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { callsOverTime, countBy, latencyPercentiles, listEvents } from '../src/store/analytics.ts';
 import type { EventDimension, EventFilter } from '../src/store/analytics.ts';
 import { rebuildRollup } from '../src/store/rollup.ts';
+import { callColumns, scopeColumns } from '../src/store/analytics-writes.ts';
 import { openStore } from '../src/store/store.ts';
 
 const server = process.env.PORTICO_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -37,21 +38,34 @@ const store = await openStore(url.toString());
 try {
   const now = Date.now();
   const span = 30 * 86_400_000;
-  const fill = await timed(() =>
-    sql`insert into activity_events (ts, tx_id, org_name, catalog_name, api_name, api_version, operation_id, verb, path, status, latency_ms, backend_ms,
-          client_id, app_id, app_name, consumer_org_name, product_name, plan_name, error_name, content)
-        select ${now} - (i::bigint * ${span} / ${total}), 'tx' || i, 'demo', 'sandbox',
+  // The events as the sink would write them: their scopes once each, then the calls pointing at them.
+  const scopes = scopeColumns.join(', ');
+  const fill = await timed(async () => {
+    await sql`create temporary table staged as
+        select ${now} - (i::bigint * ${span} / ${total}) as ts, 'tx' || i as tx_id, 'demo' as org_name, 'sandbox' as catalog_name,
           -- Dimensions are correlated as in real traffic: an operation belongs to one API, an
           -- app to one consumer org and one plan (200 apps in 40 orgs, 4 operations, 5 status codes).
-          (array['logistics','logistics','financing','inventory'])[1 + i % 4], '1.0.0',
-          (array['shipping.calc','get.stores','calculate','items'])[1 + i % 4], 'GET', '/demo/sandbox/x',
-          (array[200,200,200,200,200,200,200,200,400,401,429,500])[1 + (i / 7) % 12], (i % 997) / 10.0, (i % 499) / 10.0,
-          'client' || ((i / 13) % 200), 'app' || ((i / 13) % 200), 'App ' || ((i / 13) % 200), 'org' || ((i / 13) % 200 % 40),
-          'accessories', (array['silver','gold'])[1 + ((i / 13) % 200) % 2], '', 'activity'
-        from generate_series(1, ${total}) as i`.execute(store.db),
-  );
+          (array['logistics','logistics','financing','inventory'])[1 + i % 4] as api_name, '1.0.0' as api_version,
+          (array['shipping.calc','get.stores','calculate','items'])[1 + i % 4] as operation_id, 'GET' as verb, '/demo/sandbox/x' as path,
+          (array[200,200,200,200,200,200,200,200,400,401,429,500])[1 + (i / 7) % 12] as status, (i % 997) / 10.0 as latency_ms,
+          (i % 499) / 10.0 as backend_ms, 'client' || ((i / 13) % 200) as client_id, 'app' || ((i / 13) % 200) as app_id,
+          'App ' || ((i / 13) % 200) as app_name, '' as consumer_org_id, 'org' || ((i / 13) % 200 % 40) as consumer_org_name,
+          '' as subscription_id, '' as plan_id, 'accessories' as product_name, (array['silver','gold'])[1 + ((i / 13) % 200) % 2] as plan_name,
+          '' as user_name, '' as error_name, 'activity' as content
+        from generate_series(1, ${total}) as i`.execute(store.db);
+    await sql.raw(`insert into activity_scopes (${scopes}) select distinct ${scopes} from staged`).execute(store.db);
+    await sql
+      .raw(
+        `insert into activity_calls (scope_id, ${callColumns.join(', ')})
+         select s.id, ${callColumns.map((c) => (c.startsWith('request_') || c.startsWith('response_') ? 'null' : `e.${c}`)).join(', ')}
+         from staged e join activity_scopes s on ${scopeColumns.map((c) => `s.${c} = e.${c}`).join(' and ')}`,
+      )
+      .execute(store.db);
+    await sql`drop table staged`.execute(store.db);
+  });
   const rollup = await timed(() => rebuildRollup(store.db));
-  await sql`analyze activity_events`.execute(store.db);
+  await sql`analyze activity_calls`.execute(store.db);
+  await sql`analyze activity_scopes`.execute(store.db);
   await sql`analyze activity_rollup`.execute(store.db);
   const rollupRows = await store.db
     .selectFrom('activity_rollup')

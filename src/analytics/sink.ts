@@ -25,12 +25,24 @@
  */
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import { eventInsertSql, eventRow, insertEvents, insertEventsSqlite, rollupValues } from '../store/analytics-writes.ts';
+import {
+  callInsertSql,
+  callValues,
+  inScope,
+  insertEvents,
+  insertEventsSqlite,
+  maxKnownScopes,
+  rollupValues,
+  scopeInsertSql,
+  scopeKey,
+  scopeSelectSql,
+  scopeValues,
+} from '../store/analytics-writes.ts';
 import { RollupSum, rollupUpsertSql } from '../store/rollup.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { SqliteWriterThread } from './sqlite-writer.ts';
-import type { WriterReport } from './sqlite-writer.ts';
+import type { WriterChunk, WriterReport } from './sqlite-writer.ts';
 
 // Writes on the event loop itself are synchronous (better-sqlite3): one 500-row insert holds it
 // for ~4 ms, which every request in flight waits out. Smaller statements with a turn of the event
@@ -85,6 +97,8 @@ export class AnalyticsSink {
   private threadLost = false;
   /** Writer thread only: the rollups of the batch it is collecting (a handful of rows), sent with its last chunk. */
   private readonly batchRollup = new RollupSum();
+  /** Writer thread only: the scopes of the events handed over, each sent to the thread once. */
+  private readonly scopes = new ScopeRefs();
   dropped = 0;
   written = 0;
 
@@ -104,7 +118,9 @@ export class AnalyticsSink {
       this.writer = 'thread';
       this.thread = new SqliteWriterThread({
         file: sqlite.name,
-        insertSql: eventInsertSql,
+        scopeInsertSql,
+        scopeSelectSql,
+        insertSql: callInsertSql,
         upsertSql: rollupUpsertSql,
         maxQueued: this.maxQueued,
         onReport: (report) => this.threadReported(report),
@@ -189,19 +205,19 @@ export class AnalyticsSink {
       const room = Math.min(eventsPerHandOff, batchSize - this.inBatch);
       const chunk = this.queue.length <= room ? this.queue : this.queue.splice(0, room);
       if (chunk === this.queue) this.queue = [];
-      const rows = chunk.map(eventRow);
+      const part = this.scopes.chunk(chunk);
       this.batchRollup.add(chunk);
       this.inThread += chunk.length;
       this.inBatch += chunk.length;
       const last = this.queue.length === 0;
       if (this.inBatch < batchSize && (!last || mode === 'stage')) {
-        thread.stage(rows);
+        thread.stage(part);
         continue;
       }
       this.inBatch = 0;
       // The batch's interval ends with it (while failing, the timer is the retry's: it stays).
       if (!this.failing) this.stopTimer();
-      answered = thread.end(rows, rollupValues(this.batchRollup.take()), last && mode === 'commit');
+      answered = thread.end(part, rollupValues(this.batchRollup.take()), last && mode === 'commit');
     } while (this.queue.length > 0);
     return answered ?? Promise.resolve();
   }
@@ -220,6 +236,7 @@ export class AnalyticsSink {
   private threadStopped(error: Error): void {
     const lost = this.inThread;
     this.inThread = 0;
+    this.scopes.restart();
     this.inBatch = 0;
     this.batchRollup.take();
     this.drop(lost);
@@ -345,5 +362,72 @@ export class AnalyticsSink {
       this.inThread = 0;
     }
     await this.thread?.close();
+  }
+}
+
+/**
+ * The scopes of the events handed to the writer thread (issue 18): what is the same for every call
+ * of one subscription to one operation goes to the thread once, as a number (a ref) and its
+ * values, and each event after it as that ref with its own values: about half of the values an
+ * event had to copy between the threads. The last scope is compared field by field (mostly the
+ * same string objects: pointer comparisons); another is found by its key. Refs are never reused;
+ * past {@link maxKnownScopes} scopes the map starts over at the next chunk, which tells the thread
+ * to forget the refs it has (the rows it holds keep their scopes' values).
+ */
+export class ScopeRefs {
+  private readonly byKey = new Map<string, number>();
+  private nextRef = 0;
+  private last: string[] | undefined;
+  private lastRef = 0;
+  /** Scopes not sent yet: ref, values, ref, values… */
+  private fresh: unknown[] = [];
+  private forget = false;
+
+  /** A chunk of events as the thread takes it, with the scopes it has not been sent. */
+  chunk(events: readonly NewActivityEvent[]): WriterChunk {
+    // Started over between chunks, so that every ref of this one is sent with it, after the forget.
+    if (this.byKey.size >= maxKnownScopes) {
+      this.restart();
+      this.forget = true;
+    }
+    const rows = new Array<unknown[]>(events.length);
+    const refs = new Array<number>(events.length);
+    for (let i = 0; i < events.length; i++) {
+      rows[i] = callValues(events[i]);
+      refs[i] = this.refOf(events[i]);
+    }
+    const part: WriterChunk = { rows, refs };
+    if (this.fresh.length > 0) {
+      part.scopes = this.fresh;
+      this.fresh = [];
+    }
+    if (this.forget) {
+      part.forget = true;
+      this.forget = false;
+    }
+    return part;
+  }
+
+  private refOf(event: NewActivityEvent): number {
+    if (this.last !== undefined && inScope(this.last, event)) return this.lastRef;
+    const values = scopeValues(event);
+    const key = scopeKey(values);
+    let ref = this.byKey.get(key);
+    if (ref === undefined) {
+      ref = this.nextRef++;
+      this.byKey.set(key, ref);
+      this.fresh.push(ref, values);
+    }
+    this.last = values;
+    this.lastRef = ref;
+    return ref;
+  }
+
+  /** A new thread knows no scope: every one is sent again. */
+  restart(): void {
+    this.byKey.clear();
+    this.fresh = [];
+    this.forget = false;
+    this.last = undefined;
   }
 }

@@ -5,11 +5,12 @@
  * better-sqlite3 is synchronous: on the gateway's thread a 500-row batch held every request in
  * flight for ~4 ms, and cutting it into 50-row transactions to keep stalls short cost ~3.7 µs
  * more per row (each commit rewrites the same hot pages to the WAL). On its own thread a batch
- * is one transaction. The thread runs the two statements `store/analytics.ts` prepares on the
- * main connection too.
+ * is one transaction. The thread runs the statements `store/analytics-writes.ts` prepares on
+ * the main connection too: a scope found or added, a call inserted, a rollup row added.
  *
  * The gateway hands events over in small chunks of plain row arrays (cheap to copy between
- * threads) and the batch is collected here (issue 18): events held on the gateway's thread until
+ * threads): each call's own values and its scope's ref, each scope's values sent once (see
+ * `ScopeRefs` in sink.ts). The batch is collected here (issue 18): events held on the gateway's thread until
  * a batch of 500 filled survived its scavenges and were promoted. The gateway says where a batch
  * ends (full, its interval passed, a flush) and sends with its last chunk the batch's rollup rows
  * (summed there as the chunks went, a handful of rows); the thread commits each ended batch in
@@ -32,6 +33,11 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 let db;
 let write;
+// Each scope the gateway sent (its ref → its values), and the stored id of those whose insert
+// committed (by the values array: the rows of a chunk hold it). A failed commit forgets only
+// what it added, since its inserts were rolled back.
+let scopes = new Map();
+let scopeIds = new WeakMap();
 // Opened and prepared at the first commit (and again after a failed one), inside its error
 // handling: a file that cannot be opened is a failed write, kept and retried, not a dead thread.
 function statements() {
@@ -46,12 +52,27 @@ function statements() {
     db = opened;
   }
   if (!write) {
+    const addScope = db.prepare(workerData.scopeInsertSql);
+    const findScope = db.prepare(workerData.scopeSelectSql).pluck();
     const insert = db.prepare(workerData.insertSql);
     const upsert = db.prepare(workerData.upsertSql);
     // Values as arguments, not one array: better-sqlite3 reads an array's elements one by one
-    // through V8's generic property lookup (~0.5 µs more per 28-value row).
-    write = db.transaction((batch) => {
-      for (const rows of batch.chunks) for (const row of rows) insert.run(...row);
+    // through V8's generic property lookup (~0.5 µs more per row).
+    write = db.transaction((batch, added) => {
+      for (const chunk of batch.chunks) {
+        const { rows, scopes } = chunk;
+        for (let i = 0; i < rows.length; i++) {
+          const values = scopes[i];
+          let id = scopeIds.get(values);
+          if (id === undefined) id = added.get(values);
+          if (id === undefined) {
+            addScope.run(...values);
+            id = findScope.get(...values);
+            added.set(values, id);
+          }
+          insert.run(id, ...rows[i]);
+        }
+      }
       for (const row of batch.rollups) upsert.run(...row);
     });
   }
@@ -80,14 +101,16 @@ function dropOldest() {
 function commitEnded(report) {
   while (ended.length > 0) {
     const batch = ended[0];
+    const added = new Map();
     try {
-      statements()(batch);
+      statements()(batch, added);
     } catch (error) {
       write = undefined;
       failing = true;
       report.error = String((error && error.message) || error);
       return;
     }
+    for (const [values, id] of added) scopeIds.set(values, id);
     ended.shift();
     held -= batch.events;
     failing = false;
@@ -101,8 +124,15 @@ parentPort.on('message', (message) => {
     parentPort.postMessage({ id: message.id, committed: [], dropped: 0 });
     return;
   }
+  if (message.forget) scopes = new Map();
+  if (message.scopes) for (let i = 0; i < message.scopes.length; i += 2) scopes.set(message.scopes[i], message.scopes[i + 1]);
   if (message.rows.length > 0) {
-    open.chunks.push(message.rows);
+    const values = message.refs.map((ref) => {
+      const found = scopes.get(ref);
+      if (found === undefined) throw new Error('activity scope ' + ref + ' was never sent');
+      return found;
+    });
+    open.chunks.push({ rows: message.rows, scopes: values });
     open.events += message.rows.length;
     held += message.rows.length;
   }
@@ -119,6 +149,18 @@ parentPort.on('message', (message) => {
 });
 `;
 
+/**
+ * Events as the thread takes them: each call's own values (`callColumns` order) and its scope's
+ * ref; the scopes this thread has not been sent yet (ref, values, ref, values…); `forget`, drop
+ * the refs sent before (the sender started over: rows already taken keep their scope's values).
+ */
+export interface WriterChunk {
+  rows: unknown[][];
+  refs: number[];
+  scopes?: unknown[];
+  forget?: boolean;
+}
+
 /** What the thread did with what it was given: batches committed (their sizes), events dropped, a failed commit. */
 export interface WriterReport {
   committed: number[];
@@ -129,6 +171,9 @@ export interface WriterReport {
 export interface SqliteWriterOptions {
   /** The database file (the store's own). */
   file: string;
+  /** Adds a scope unless stored; finds a scope's id; inserts a call (scope id, then its values); adds a rollup row. */
+  scopeInsertSql: string;
+  scopeSelectSql: string;
   insertSql: string;
   upsertSql: string;
   /** Events held at most while commits fail; beyond it the oldest batches are dropped (reported). */
@@ -162,6 +207,8 @@ export class SqliteWriterThread {
         // WAL is the file's mode already; this is per connection. The page cache stays at SQLite's
         // default (2 MB): 16 MB saved ~1 µs per row and cost its size in every gateway's memory.
         pragmas: ['synchronous = NORMAL'],
+        scopeInsertSql: this.options.scopeInsertSql,
+        scopeSelectSql: this.options.scopeSelectSql,
         insertSql: this.options.insertSql,
         upsertSql: this.options.upsertSql,
         maxQueued: this.options.maxQueued,
@@ -195,9 +242,9 @@ export class SqliteWriterThread {
     return worker;
   }
 
-  /** Adds a chunk of events (values in column order) to the batch being collected. */
-  stage(rows: unknown[][]): void {
-    (this.worker ?? this.start()).postMessage({ rows });
+  /** Adds a chunk of events to the batch being collected. */
+  stage(chunk: WriterChunk): void {
+    (this.worker ?? this.start()).postMessage(chunk);
   }
 
   /**
@@ -206,8 +253,8 @@ export class SqliteWriterThread {
    * with `commit`, they are tried whatever the last attempt did (a retry, a flush). Resolves once
    * the thread answered (its report delivered first) or stopped.
    */
-  end(rows: unknown[][], rollups: unknown[][], commit: boolean): Promise<void> {
-    return this.ask({ rows, rollups, commit });
+  end(chunk: WriterChunk, rollups: unknown[][], commit: boolean): Promise<void> {
+    return this.ask({ ...chunk, rollups, commit });
   }
 
   private ask(message: object): Promise<void> {

@@ -1,108 +1,195 @@
 /**
- * Activity events: the writes. Multi-row inserts through Kysely, and on SQLite two statements
- * prepared once per database; both add each event to the hourly rollups.
+ * Activity events: the writes. Each event is one row of `activity_calls` pointing at its scope in
+ * `activity_scopes` (the names and ids shared by every call of one subscription to one
+ * operation, inserted once); both writers also add each event to the hourly rollups. Multi-row
+ * inserts through Kysely, and on SQLite statements prepared once per database.
  */
 import type SqliteDatabase from 'better-sqlite3';
 import type { Db } from './store.ts';
 import type { ActivityRollupTable, NewActivityEvent } from './schema.ts';
 import { addToRollup, aggregateRollup, rollupColumns, rollupUpsertSql } from './rollup.ts';
 
-// PostgreSQL accepts at most 65 535 bind parameters per statement; 29 columns per row.
+// PostgreSQL accepts at most 65 535 bind parameters per statement; 16 columns per call row.
 const rowsPerInsert = 1000;
 
-/** Writes events in multi-row inserts and adds them to the hourly rollups (call inside a transaction). */
-export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<void> {
-  for (let i = 0; i < events.length; i += rowsPerInsert) {
-    await db
-      .insertInto('activity_events')
-      .values(events.slice(i, i + rowsPerInsert))
-      .execute();
-  }
-  await addToRollup(db, events);
-}
-
-export const eventColumns = [
-  'ts',
-  'tx_id',
+/** The columns of a scope, in the order of its values ({@link scopeValues}). */
+export const scopeColumns = [
   'org_name',
   'catalog_name',
   'api_name',
   'api_version',
   'operation_id',
+  'app_id',
+  'app_name',
+  'consumer_org_id',
+  'consumer_org_name',
+  'subscription_id',
+  'plan_id',
+  'product_name',
+  'plan_name',
+] as const satisfies ReadonlyArray<keyof NewActivityEvent>;
+
+/** A call's own columns after `scope_id`, in the order of its values ({@link callValues}). */
+export const callColumns = [
+  'ts',
+  'tx_id',
   'verb',
   'path',
   'status',
   'latency_ms',
   'backend_ms',
   'client_id',
-  'app_id',
-  'app_name',
-  'consumer_org_name',
-  'product_name',
-  'plan_name',
+  'user_name',
   'error_name',
   'content',
   'request_headers',
   'request_body',
   'response_headers',
   'response_body',
-  'user_name',
-  'consumer_org_id',
-  'subscription_id',
-  'plan_id',
 ] as const satisfies ReadonlyArray<keyof NewActivityEvent>;
 
-/**
- * One event's values in {@link eventColumns} order, written out: mapping the column list per row
- * was 3 % of a gateway's CPU with the activity log on. A test checks both stay in step.
- */
-export function eventRow(e: NewActivityEvent): unknown[] {
+/** An event's scope values in {@link scopeColumns} order (written out: see {@link callValues}). */
+export function scopeValues(e: NewActivityEvent): string[] {
   return [
-    e.ts,
-    e.tx_id,
     e.org_name,
     e.catalog_name,
     e.api_name,
     e.api_version,
     e.operation_id,
+    e.app_id,
+    e.app_name,
+    e.consumer_org_id ?? '',
+    e.consumer_org_name,
+    e.subscription_id ?? '',
+    e.plan_id ?? '',
+    e.product_name,
+    e.plan_name,
+  ];
+}
+
+/** Whether `e` belongs to the scope with these values (the strings of one snapshot are mostly the same objects). */
+export function inScope(values: readonly string[], e: NewActivityEvent): boolean {
+  return (
+    values[4] === e.operation_id &&
+    values[9] === (e.subscription_id ?? '') &&
+    values[5] === e.app_id &&
+    values[2] === e.api_name &&
+    values[3] === e.api_version &&
+    values[1] === e.catalog_name &&
+    values[0] === e.org_name &&
+    values[6] === e.app_name &&
+    values[7] === (e.consumer_org_id ?? '') &&
+    values[8] === e.consumer_org_name &&
+    values[10] === (e.plan_id ?? '') &&
+    values[11] === e.product_name &&
+    values[12] === e.plan_name
+  );
+}
+
+/**
+ * A scope's key: each value with its length in front, so no two scopes share one whatever their
+ * texts contain (an app's title is the consumer's to choose).
+ */
+export function scopeKey(values: readonly string[]): string {
+  let key = '';
+  for (const value of values) key += `${value.length}:${value}`;
+  return key;
+}
+
+/**
+ * One event's own values in {@link callColumns} order, written out: mapping a column list per
+ * row was 3 % of a gateway's CPU with the activity log on. A test checks both stay in step.
+ */
+export function callValues(e: NewActivityEvent): unknown[] {
+  return [
+    e.ts,
+    e.tx_id,
     e.verb,
     e.path,
     e.status,
     e.latency_ms,
     e.backend_ms,
     e.client_id,
-    e.app_id,
-    e.app_name,
-    e.consumer_org_name,
-    e.product_name,
-    e.plan_name,
+    e.user_name ?? '',
     e.error_name,
     e.content,
     e.request_headers ?? null,
     e.request_body ?? null,
     e.response_headers ?? null,
     e.response_body ?? null,
-    e.user_name ?? '',
-    e.consumer_org_id ?? '',
-    e.subscription_id ?? '',
-    e.plan_id ?? '',
   ];
 }
 
-/** The insert of one event, values in {@link eventColumns} order. */
-export const eventInsertSql = `insert into activity_events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`;
+/** Adds a scope unless it is stored already (the unique key of all its columns). */
+export const scopeInsertSql = `insert into activity_scopes (${scopeColumns.join(', ')}) values (${scopeColumns.map(() => '?').join(', ')}) on conflict do nothing`;
+
+/** A stored scope's id, by its values in {@link scopeColumns} order. */
+export const scopeSelectSql = `select id from activity_scopes where ${scopeColumns.map((c) => `${c} = ?`).join(' and ')}`;
+
+/** The insert of one call: its scope's id, then its values in {@link callColumns} order. */
+export const callInsertSql = `insert into activity_calls (scope_id, ${callColumns.join(', ')}) values (?, ${callColumns.map(() => '?').join(', ')})`;
+
+/** The id of the scope with these values, stored first if new (inside the caller's transaction). */
+async function scopeId(db: Db, values: readonly string[]): Promise<number> {
+  const row = Object.fromEntries(scopeColumns.map((column, i) => [column, values[i]])) as Record<
+    (typeof scopeColumns)[number],
+    string
+  >;
+  await db
+    .insertInto('activity_scopes')
+    .values(row)
+    .onConflict((conflict) => conflict.doNothing())
+    .execute();
+  let query = db.selectFrom('activity_scopes').select('id');
+  for (const column of scopeColumns) query = query.where(column, '=', row[column]);
+  const found = await query.executeTakeFirstOrThrow();
+  // PostgreSQL's bigserial comes back as text.
+  return Number(found.id);
+}
+
+/** Writes events (their scopes first, once each) and adds them to the hourly rollups (call inside a transaction). */
+export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<void> {
+  const ids = new Map<string, number>();
+  const rows = [];
+  for (const e of events) {
+    const values = scopeValues(e);
+    const key = scopeKey(values);
+    let id = ids.get(key);
+    if (id === undefined) {
+      id = await scopeId(db, values);
+      ids.set(key, id);
+    }
+    rows.push({
+      scope_id: id,
+      ts: e.ts,
+      tx_id: e.tx_id,
+      verb: e.verb,
+      path: e.path,
+      status: e.status,
+      latency_ms: e.latency_ms,
+      backend_ms: e.backend_ms,
+      client_id: e.client_id,
+      user_name: e.user_name ?? '',
+      error_name: e.error_name,
+      content: e.content,
+      request_headers: e.request_headers ?? null,
+      request_body: e.request_body ?? null,
+      response_headers: e.response_headers ?? null,
+      response_body: e.response_body ?? null,
+    });
+  }
+  for (let i = 0; i < rows.length; i += rowsPerInsert) {
+    await db
+      .insertInto('activity_calls')
+      .values(rows.slice(i, i + rowsPerInsert))
+      .execute();
+  }
+  await addToRollup(db, events);
+}
 
 /** Rollup rows as the prepared upsert takes them: values in {@link rollupColumns} order. */
 export function rollupValues(rows: readonly ActivityRollupTable[]): unknown[][] {
   return rows.map((row) => rollupColumns.map((column) => row[column]));
-}
-
-/** A batch as the two prepared statements take it: event rows, and rollup rows to add. */
-export function sqliteBatch(events: readonly NewActivityEvent[]): {
-  rows: unknown[][];
-  rollups: unknown[][];
-} {
-  return { rows: events.map(eventRow), rollups: rollupValues(aggregateRollup(events)) };
 }
 
 interface SqliteWriter {
@@ -112,22 +199,44 @@ interface SqliteWriter {
 const sqliteWriters = new WeakMap<SqliteDatabase.Database, SqliteWriter>();
 
 /**
- * The same write as {@link insertEvents} on SQLite through two statements prepared once per
- * database (the event insert and the rollup upsert), in one transaction: the activity log is
- * on every call, and building and preparing SQL per batch was a tenth of the gateway's CPU.
+ * The same write as {@link insertEvents} on SQLite through statements prepared once per database,
+ * in one transaction: the activity log is on every call, and building and preparing SQL per batch
+ * was a tenth of the gateway's CPU. Scope ids are remembered once their transaction committed.
  */
 export function insertEventsSqlite(sqlite: SqliteDatabase.Database, events: readonly NewActivityEvent[]): void {
   let writer = sqliteWriters.get(sqlite);
   if (!writer) {
-    const insert = sqlite.prepare(eventInsertSql);
+    const addScope = sqlite.prepare(scopeInsertSql);
+    const findScope = sqlite.prepare(scopeSelectSql).pluck();
+    const insert = sqlite.prepare(callInsertSql);
     const upsert = sqlite.prepare(rollupUpsertSql);
-    const write = sqlite.transaction((batch: readonly NewActivityEvent[]) => {
-      const { rows, rollups } = sqliteBatch(batch);
-      for (const row of rows) insert.run(...row);
-      for (const row of rollups) upsert.run(...row);
+    const known = new Map<string, number>();
+    const write = sqlite.transaction((batch: readonly NewActivityEvent[], added: Map<string, number>) => {
+      for (const e of batch) {
+        const values = scopeValues(e);
+        const key = scopeKey(values);
+        let id = known.get(key) ?? added.get(key);
+        if (id === undefined) {
+          addScope.run(...values);
+          id = findScope.get(...values) as number;
+          added.set(key, id);
+        }
+        insert.run(id, ...callValues(e));
+      }
+      for (const row of rollupValues(aggregateRollup(batch))) upsert.run(...row);
     });
-    writer = { write: (batch) => void write(batch) };
+    writer = {
+      write: (batch) => {
+        const added = new Map<string, number>();
+        write(batch, added);
+        if (known.size + added.size > maxKnownScopes) known.clear();
+        for (const [key, id] of added) known.set(key, id);
+      },
+    };
     sqliteWriters.set(sqlite, writer);
   }
   writer.write(events);
 }
+
+/** Scope ids a writer remembers at most; past it, it forgets them all and finds them again. */
+export const maxKnownScopes = 10_000;

@@ -231,9 +231,13 @@ function isPostgres(db: Db): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
-/** Deletes events older than `olderThanTs`, and the rollup hours wholly before it. */
+/**
+ * Deletes events older than `olderThanTs`, and the rollup hours wholly before it. Their scopes
+ * (names and ids of the org, API, app, plan: no call's data) stay: a gateway's writer may hold a
+ * scope's id to write the next call with.
+ */
 export async function purgeEvents(db: Db, olderThanTs: number): Promise<number> {
-  const result = await db.deleteFrom('activity_events').where('ts', '<', olderThanTs).executeTakeFirst();
+  const result = await db.deleteFrom('activity_calls').where('ts', '<', olderThanTs).executeTakeFirst();
   await db
     .deleteFrom('activity_rollup')
     .where('bucket_ts', '<=', olderThanTs - hourMs)

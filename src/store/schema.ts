@@ -170,6 +170,7 @@ export interface SubscriptionTable {
   updated_at: string;
 }
 
+/** The `activity_events` view: each call with its scope's columns (read only; writes go to the two tables). */
 export interface ActivityEventTable {
   id: Generated<number>;
   ts: number;
@@ -198,6 +199,48 @@ export interface ActivityEventTable {
   /** The user a basic scheme or user-security policy authenticated ('' when none). */
   user_name: Generated<string>;
   /** What was recorded: none, activity, header, payload. */
+  content: string;
+  request_headers: string | null;
+  request_body: string | null;
+  response_headers: string | null;
+  response_body: string | null;
+}
+
+/**
+ * What is the same for every call of one subscription to one operation (issue 18): the calls
+ * point at it (`activity_calls.scope_id`), and the `activity_events` view joins the two.
+ */
+export interface ActivityScopeTable {
+  id: Generated<number>;
+  org_name: string;
+  catalog_name: string;
+  api_name: string;
+  api_version: string;
+  operation_id: string;
+  app_id: string;
+  app_name: string;
+  consumer_org_id: string;
+  consumer_org_name: string;
+  subscription_id: string;
+  plan_id: string;
+  product_name: string;
+  plan_name: string;
+}
+
+/** One call's own values; the rest are its scope's. */
+export interface ActivityCallTable {
+  id: Generated<number>;
+  scope_id: number;
+  ts: number;
+  tx_id: string;
+  verb: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  backend_ms: number;
+  client_id: string;
+  user_name: string;
+  error_name: string;
   content: string;
   request_headers: string | null;
   request_body: string | null;
@@ -350,6 +393,8 @@ export interface Database {
   app_credentials: AppCredentialTable;
   subscriptions: SubscriptionTable;
   activity_events: ActivityEventTable;
+  activity_scopes: ActivityScopeTable;
+  activity_calls: ActivityCallTable;
   activity_rollup: ActivityRollupTable;
   changes: ChangeTable;
 }

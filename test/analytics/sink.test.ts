@@ -5,6 +5,7 @@ import { register } from 'prom-client';
 import { AnalyticsSink, eventsPerHandOff } from '../../src/analytics/sink.ts';
 import type { WriterReport } from '../../src/analytics/sqlite-writer.ts';
 import { listEvents } from '../../src/store/analytics.ts';
+import { maxKnownScopes } from '../../src/store/analytics-writes.ts';
 import type { NewActivityEvent } from '../../src/store/schema.ts';
 import { openStore } from '../../src/store/store.ts';
 import { postgresTestStore, sqliteTestStore } from '../helpers/stores.ts';
@@ -130,12 +131,12 @@ describe('analytics sink', () => {
 
   test('a batch the thread could not write is kept and written on the next flush', () =>
     withSink(500, async (sink, t) => {
-      t.store.sqlite!.exec('alter table activity_events rename to activity_events_away');
+      t.store.sqlite!.exec('alter table activity_calls rename to activity_calls_away');
       for (let i = 0; i < 10; i++) sink.record(event(i));
       await sink.flush();
       assert.equal(sink.pending, 10);
       assert.equal(sink.written, 0);
-      t.store.sqlite!.exec('alter table activity_events_away rename to activity_events');
+      t.store.sqlite!.exec('alter table activity_calls_away rename to activity_calls');
       await sink.flush();
       assert.equal(sink.pending, 0);
       assert.deepEqual(await stored(t), { events: 10, rolledUp: 10 });
@@ -235,6 +236,12 @@ describe('analytics sink', () => {
       await until(() => sink.written === 14);
       assert.equal(sink.pending, 0);
       assert.deepEqual(await stored(t), { events: 14, rolledUp: 14 });
+      // The new thread was sent the scopes again (the dead one's refs mean nothing to it).
+      const written = await listEvents(t.store.db, {}, 100);
+      assert.deepEqual(
+        written.map((e) => [e.tx_id, e.api_name]).sort(),
+        Array.from({ length: 14 }, (_, k) => [`tx-${96 + k}`, (96 + k) % 2 ? 'odd' : 'even']).sort(),
+      );
       assert.equal(lines.at(-1)?.msg, 'analytics writes recovered');
       assert.equal(lines.length, 2);
     } finally {
@@ -249,7 +256,7 @@ describe('analytics sink', () => {
     const sink = new AnalyticsSink({ store: t.store, logger, batchSize: 100, flushMs: 50, maxQueued: 300 });
     const droppedBefore = await droppedOnMetrics();
     try {
-      t.store.sqlite!.exec('alter table activity_events rename to activity_events_away');
+      t.store.sqlite!.exec('alter table activity_calls rename to activity_calls_away');
       for (let i = 0; i < 10; i++) sink.record(event(i));
       await sink.flush();
       assert.equal(sink.pending, 10, 'the failed batch is kept');
@@ -263,7 +270,7 @@ describe('analytics sink', () => {
       assert.ok(sink.pending > 300 - 100, `${sink.pending} kept: whole batches are dropped`);
       assert.equal(sink.dropped, 1010 - sink.pending);
       assert.equal((await droppedOnMetrics()) - droppedBefore, sink.dropped, 'counted on /metrics');
-      t.store.sqlite!.exec('alter table activity_events_away rename to activity_events');
+      t.store.sqlite!.exec('alter table activity_calls_away rename to activity_calls');
       await until(() => sink.pending === 0);
       const kept = 1010 - sink.dropped;
       assert.equal(sink.written, kept);
@@ -279,6 +286,31 @@ describe('analytics sink', () => {
       await t.dispose();
     }
   });
+
+  test('issue-18: each event is stored with its own scope, past the scopes the sink remembers (the thread told to forget its refs)', () =>
+    withSink(500, async (sink, t) => {
+      // Distinct apps beyond maxKnownScopes, each seen twice (the second time after the map started over).
+      const apps = maxKnownScopes + 300;
+      const of = (i: number) => ({ ...event(i), app_id: `app-${i % apps}`, app_name: `App ${i % apps}` });
+      for (let i = 0; i < 2 * apps; i++) sink.record(of(i));
+      await sink.flush();
+      assert.equal(sink.written, 2 * apps);
+      const rows = await t.store.db
+        .selectFrom('activity_events')
+        .select(['tx_id', 'app_id', 'app_name', 'api_name'])
+        .execute();
+      assert.equal(rows.length, 2 * apps);
+      for (const row of rows) {
+        const i = Number(row.tx_id.slice(3));
+        assert.deepEqual(
+          [row.app_id, row.app_name, row.api_name],
+          [`app-${i % apps}`, `App ${i % apps}`, i % 2 ? 'odd' : 'even'],
+        );
+      }
+      const scopes = await t.store.db.selectFrom('activity_scopes').select('id').execute();
+      // apps is even, so each app's events all have one API (i % 2): one scope per app.
+      assert.equal(scopes.length, apps, 'each scope stored once: found again after the forget');
+    }));
 
   test('on an in-memory SQLite store, batches are written on the event loop', () =>
     withSink(

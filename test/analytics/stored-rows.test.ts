@@ -12,12 +12,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
 import { AnalyticsSink } from '../../src/analytics/sink.ts';
-import { eventColumns } from '../../src/store/analytics-writes.ts';
+import { callColumns, scopeColumns } from '../../src/store/analytics-writes.ts';
 import { hourMs, rebuildRollup, rollupColumns, rollupDimensions } from '../../src/store/rollup.ts';
 import type { NewActivityEvent } from '../../src/store/schema.ts';
 import { openStore } from '../../src/store/store.ts';
 import { storeBackends } from '../helpers/stores.ts';
 import type { TestStore } from '../helpers/stores.ts';
+
+/** Every column an event has, as the `activity_events` view gives them back. */
+const eventColumns = [...callColumns, ...scopeColumns];
 
 /** A copy of `text` that is another string object (=== still holds, by content). */
 const copy = (text: string) => text.split('').join('');

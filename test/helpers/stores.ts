@@ -18,11 +18,11 @@ export interface TestStore {
   dispose(): Promise<void>;
 }
 
-/** A fresh SQLite store in a temporary folder. */
-export async function sqliteTestStore(): Promise<TestStore> {
+/** A fresh SQLite store in a temporary folder (migrated unless `migrate` is false). */
+export async function sqliteTestStore(migrate = true): Promise<TestStore> {
   const dir = mkdtempSync(join(tmpdir(), 'portico-test-'));
   const url = `sqlite:${join(dir, 'portico.db')}`;
-  const store = await openStore(url);
+  const store = await openStore(url, { migrate });
   return {
     store,
     url,
@@ -33,8 +33,8 @@ export async function sqliteTestStore(): Promise<TestStore> {
   };
 }
 
-/** A fresh PostgreSQL database (`portico_test_<random>`), migrated. */
-export async function postgresTestStore(): Promise<TestStore> {
+/** A fresh PostgreSQL database (`portico_test_<random>`), migrated unless `migrate` is false. */
+export async function postgresTestStore(migrate = true): Promise<TestStore> {
   const name = `portico_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: pgServerUrl });
   await admin.connect();
@@ -42,7 +42,7 @@ export async function postgresTestStore(): Promise<TestStore> {
   await admin.end();
   const url = new URL(pgServerUrl);
   url.pathname = `/${name}`;
-  const store = await openStore(url.toString());
+  const store = await openStore(url.toString(), { migrate });
   return {
     store,
     url: url.toString(),
@@ -57,7 +57,7 @@ export async function postgresTestStore(): Promise<TestStore> {
 }
 
 /** Both backends, for suites that must run on each (STYLE habit 8). */
-export const storeBackends: Array<{ name: string; open: () => Promise<TestStore> }> = [
+export const storeBackends: Array<{ name: string; open: (migrate?: boolean) => Promise<TestStore> }> = [
   { name: 'sqlite', open: sqliteTestStore },
   { name: 'postgres', open: postgresTestStore },
 ];

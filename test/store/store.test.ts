@@ -584,37 +584,52 @@ for (const backend of storeBackends) {
 }
 
 describe('activity events on SQLite through prepared statements', () => {
-  test('queries by API read the scope index (the API-only index is gone)', async () => {
+  test('calls are stored apart from their scopes, and queries by API find the scopes first and the calls by scope and time', async () => {
     const t = await storeBackends[0].open();
     try {
       const sqlite = t.store.sqlite!;
-      const indexes = (
-        sqlite
-          .prepare(`select name from sqlite_master where type = 'index' and tbl_name = 'activity_events'`)
-          .all() as Array<{ name: string }>
-      )
-        .map((r) => r.name)
-        .sort();
-      assert.deepEqual(indexes, ['activity_events_scope_api_ts', 'activity_events_scope_ts', 'activity_events_ts']);
+      const indexes = (table: string) =>
+        (
+          sqlite.prepare(`select name from sqlite_master where type = 'index' and tbl_name = ?`).all(table) as Array<{
+            name: string;
+          }>
+        )
+          .map((r) => r.name)
+          .sort();
+      assert.deepEqual(indexes('activity_calls'), ['activity_calls_scope_ts', 'activity_calls_ts']);
+      assert.equal(indexes('activity_scopes').length, 1, 'the unique key of all its columns');
+      const view = sqlite.prepare(`select type from sqlite_master where name = 'activity_events'`).get() as {
+        type: string;
+      };
+      assert.equal(view.type, 'view');
       const plan = sqlite
         .prepare(
           `explain query plan select * from activity_events where org_name = ? and catalog_name = ? and api_name = ? and ts >= ? order by ts desc limit 25`,
         )
         .all('acme', 'sandbox', 'orders', 0) as Array<{ detail: string }>;
-      assert.match(plan.map((row) => row.detail).join('\n'), /activity_events_scope_api_ts/);
+      const steps = plan.map((row) => row.detail).join('\n');
+      assert.match(
+        steps,
+        /SEARCH s USING COVERING INDEX sqlite_autoindex_activity_scopes_1 \(org_name=\? AND catalog_name=\? AND api_name=\?\)/,
+      );
+      assert.match(steps, /SEARCH c USING INDEX activity_calls_scope_ts \(scope_id=\? AND ts>\?\)/);
     } finally {
       await t.dispose();
     }
   });
 
-  test('a row holds the columns in the order of the insert', async () => {
-    const { eventColumns, eventRow } = await import('../../src/store/analytics-writes.ts');
+  test('a call row and a scope hold the values in the order of their columns', async () => {
+    const { callColumns, callValues, scopeColumns, scopeValues } = await import('../../src/store/analytics-writes.ts');
     const named = Object.fromEntries(
-      eventColumns.map((column) => [column, `value of ${column}`]),
+      [...callColumns, ...scopeColumns].map((column) => [column, `value of ${column}`]),
     ) as unknown as NewActivityEvent;
     assert.deepEqual(
-      eventRow(named),
-      [...eventColumns].map((column) => `value of ${column}`),
+      callValues(named),
+      callColumns.map((column) => `value of ${column}`),
+    );
+    assert.deepEqual(
+      scopeValues(named),
+      scopeColumns.map((column) => `value of ${column}`),
     );
   });
 

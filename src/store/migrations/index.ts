@@ -12,6 +12,7 @@ import { userRegistries } from './0005-user-registries.ts';
 import { oauthProviders } from './0006-oauth-providers.ts';
 import { analyticsIdsAndSessionValues } from './0007-analytics-ids-session-values.ts';
 import { accountEmail } from './0008-account-email.ts';
+import { activityScopes } from './0009-activity-scopes.ts';
 import type { DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
@@ -29,6 +30,7 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0006-oauth-providers': oauthProviders(dialect),
         '0007-analytics-ids-session-values': analyticsIdsAndSessionValues(dialect),
         '0008-account-email': accountEmail(dialect),
+        '0009-activity-scopes': activityScopes(dialect),
       };
     },
   };
