@@ -365,20 +365,24 @@ export class AnalyticsSink {
   }
 }
 
+/** Scopes compared field by field before one is looked up by its key (a key is built and hashed). */
+const scopesCompared = 4;
+
 /**
  * The scopes of the events handed to the writer thread (issue 18): what is the same for every call
  * of one subscription to one operation goes to the thread once, as a number (a ref) and its
  * values, and each event after it as that ref with its own values: about half of the values an
- * event had to copy between the threads. The last scope is compared field by field (mostly the
- * same string objects: pointer comparisons); another is found by its key. Refs are never reused;
+ * event had to copy between the threads. The last few scopes are compared field by field (mostly
+ * the same string objects: pointer comparisons, most failing at the first); another is found by
+ * its key. Refs are never reused;
  * past {@link maxKnownScopes} scopes the map starts over at the next chunk, which tells the thread
  * to forget the refs it has (the rows it holds keep their scopes' values).
  */
 export class ScopeRefs {
   private readonly byKey = new Map<string, number>();
   private nextRef = 0;
-  private last: string[] | undefined;
-  private lastRef = 0;
+  /** The scopes seen last (values, ref, values, ref…; the latest first), compared before a key is built. */
+  private recent: unknown[] = [];
   /** Scopes not sent yet: ref, values, ref, values… */
   private fresh: unknown[] = [];
   private forget = false;
@@ -409,7 +413,8 @@ export class ScopeRefs {
   }
 
   private refOf(event: NewActivityEvent): number {
-    if (this.last !== undefined && inScope(this.last, event)) return this.lastRef;
+    const recent = this.recent;
+    for (let i = 0; i < recent.length; i += 2) if (inScope(recent[i] as string[], event)) return recent[i + 1] as number;
     const values = scopeValues(event);
     const key = scopeKey(values);
     let ref = this.byKey.get(key);
@@ -418,8 +423,8 @@ export class ScopeRefs {
       this.byKey.set(key, ref);
       this.fresh.push(ref, values);
     }
-    this.last = values;
-    this.lastRef = ref;
+    recent.unshift(values, ref);
+    if (recent.length > 2 * scopesCompared) recent.length = 2 * scopesCompared;
     return ref;
   }
 
@@ -428,6 +433,6 @@ export class ScopeRefs {
     this.byKey.clear();
     this.fresh = [];
     this.forget = false;
-    this.last = undefined;
+    this.recent = [];
   }
 }
