@@ -414,7 +414,8 @@ export class ScopeRefs {
 
   private refOf(event: NewActivityEvent): number {
     const recent = this.recent;
-    for (let i = 0; i < recent.length; i += 2) if (inScope(recent[i] as string[], event)) return recent[i + 1] as number;
+    for (let i = 0; i < recent.length; i += 2)
+      if (inScope(recent[i] as string[], event)) return recent[i + 1] as number;
     const values = scopeValues(event);
     const key = scopeKey(values);
     let ref = this.byKey.get(key);
