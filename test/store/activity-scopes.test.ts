@@ -111,6 +111,28 @@ describe('activity scopes (migration 0009)', () => {
           3,
           'a known scope is not stored twice',
         );
+
+        // A gateway of the previous version, mid rolling upgrade, inserts into activity_events as
+        // it did (without the ids 0007 added, as the oldest writers did): the view takes it.
+        const old = event({ tx_id: 'f', ts: 1_700_000_000_006, app_id: 'app-3', status: 429 });
+        await sql`insert into activity_events (ts, tx_id, org_name, catalog_name, api_name, api_version,
+            operation_id, verb, path, status, latency_ms, backend_ms, client_id, app_id, app_name,
+            consumer_org_name, product_name, plan_name, error_name, content)
+          values (${old.ts}, ${old.tx_id}, ${old.org_name}, ${old.catalog_name}, ${old.api_name},
+            ${old.api_version}, ${old.operation_id}, ${old.verb}, ${old.path}, ${old.status}, ${old.latency_ms},
+            ${old.backend_ms}, ${old.client_id}, ${old.app_id}, ${old.app_name}, ${old.consumer_org_name},
+            ${old.product_name}, ${old.plan_name}, ${old.error_name}, ${old.content}),
+            (${old.ts + 1}, 'g', ${old.org_name}, ${old.catalog_name}, ${old.api_name},
+            ${old.api_version}, ${old.operation_id}, ${old.verb}, ${old.path}, 200, 2,
+            ${old.backend_ms}, ${old.client_id}, ${old.app_id}, ${old.app_name}, ${old.consumer_org_name},
+            ${old.product_name}, ${old.plan_name}, '', ${old.content})`.execute(t.store.db);
+        const last = (await read()).slice(5).map(({ id: _id, ...rest }) => rest);
+        const without = { consumer_org_id: '', subscription_id: '', plan_id: '', user_name: '' };
+        assert.deepEqual(last, [
+          { ...old, ...without },
+          { ...old, ...without, tx_id: 'g', ts: old.ts + 1, status: 200, latency_ms: 2 },
+        ]);
+        assert.equal((await t.store.db.selectFrom('activity_scopes').selectAll().execute()).length, 4);
       } finally {
         await t.dispose();
       }

@@ -78,8 +78,51 @@ export function activityScopes(dialect: DialectName): Migration {
            from activity_calls c join activity_scopes s on s.id = c.scope_id`,
         )
         .execute(db);
+      await insertThroughView(db, dialect);
     },
   };
+}
+
+/**
+ * Gateways of the previous version go on inserting into `activity_events` during a rolling
+ * upgrade (docs/operations.md: migrations keep old gateway nodes working): an insert into the view
+ * finds or adds the scope and inserts the call. The ids and the user name are optional there, as
+ * the table's defaults made them.
+ */
+async function insertThroughView(db: AnyDb, dialect: DialectName): Promise<void> {
+  const optional = new Set(['consumer_org_id', 'subscription_id', 'plan_id', 'user_name']);
+  const value = (column: string) => (optional.has(column) ? `coalesce(new.${column}, '')` : `new.${column}`);
+  const scopeValues = scopeColumns.map(value).join(', ');
+  const scopeMatch = scopeColumns.map((c) => `${c} = ${value(c)}`).join(' and ');
+  const callValues = callColumns.map(value).join(', ');
+  const scopeList = scopeColumns.join(', ');
+  const callList = callColumns.join(', ');
+  if (dialect === 'sqlite') {
+    await sql
+      .raw(
+        `create trigger activity_events_insert instead of insert on activity_events begin
+           insert or ignore into activity_scopes (${scopeList}) values (${scopeValues});
+           insert into activity_calls (scope_id, ${callList})
+             values ((select id from activity_scopes where ${scopeMatch}), ${callValues});
+         end`,
+      )
+      .execute(db);
+    return;
+  }
+  await sql
+    .raw(
+      `create function activity_events_insert() returns trigger language plpgsql as $$
+       declare scope bigint;
+       begin
+         insert into activity_scopes (${scopeList}) values (${scopeValues}) on conflict do nothing;
+         select id into scope from activity_scopes where ${scopeMatch};
+         insert into activity_calls (scope_id, ${callList}) values (scope, ${callValues});
+         return new;
+       end $$`,
+    )
+    .execute(db);
+  await sql`create trigger activity_events_insert instead of insert on activity_events
+    for each row execute function activity_events_insert()`.execute(db);
 }
 
 /** The scope's columns, as of this migration (analytics-writes.ts keeps the live list). */
