@@ -113,8 +113,9 @@ function payloadText(
       // Not JSON after all: a named field cannot be found in it, so nothing to hide.
     }
   }
+  // Counted without a copy (a UTF-16 unit is at most 3 bytes of UTF-8: short texts need no count).
+  if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) return text;
   const bytes = Buffer.from(text);
-  if (bytes.length <= limit) return text;
   return `${bytes.subarray(0, limit).toString('utf8')}…[truncated ${bytes.length - limit} bytes]`;
 }
 
