@@ -12,11 +12,13 @@
  * trees, parameter defaults) are frozen and copied into this request's tree before a write
  * under them (copy-on-write), so a write is seen by this request only.
  */
+import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { PorticoError } from '../errors.ts';
 import { AssemblyError, RawBody } from '../policies/types.ts';
 import type { CallerLimits, FlowContext, MessageVar, RequestVar } from '../policies/types.ts';
 import { prototypeFree, prototypeSegment, setOwn, splitPath } from '../policies/variable-names.ts';
+import { consumerGone } from './response.ts';
 
 type Tree = Record<string, unknown>;
 
@@ -179,6 +181,8 @@ export interface ContextInit {
   log: Logger;
   operation: { id: string | undefined; path: string; verb: string };
   signal: AbortSignal;
+  /** The consumer's response, whose close before the answer means the consumer went away (none outside a request). */
+  response?: ServerResponse;
   limits?: CallerLimits;
 }
 
@@ -192,6 +196,7 @@ export class GatewayContext implements FlowContext {
   readonly signal: AbortSignal;
   readonly limits: CallerLimits | undefined;
   backendMs = 0;
+  private readonly response: ServerResponse | undefined;
 
   constructor(init: ContextInit) {
     this.request = init.request;
@@ -199,6 +204,7 @@ export class GatewayContext implements FlowContext {
     this.log = init.log;
     this.operation = init.operation;
     this.signal = init.signal;
+    this.response = init.response;
     this.limits = init.limits;
     // `api` is the snapshot's tree for the operation, shared by its requests (frozen once).
     freezeShared(init.api);
@@ -220,6 +226,22 @@ export class GatewayContext implements FlowContext {
     if (!isRecord(shaped.headers)) shaped.headers = headerBag({});
     if (!isRecord(shaped.status)) shaped.status = { code: 200, reason: 'OK' };
     return shaped;
+  }
+
+  // A gateway stopping past its grace closes the connections itself: that is its stop signal's
+  // case (ConnectionError 499, as before), not a consumer who left.
+  get consumerGone(): boolean {
+    return this.response !== undefined && !this.signal.aborted && consumerGone(this.response);
+  }
+
+  // The listener goes straight onto the response, which lives as long as this request: nothing is
+  // allocated or listened to for a request whose flow never waits on a backend.
+  watchConsumer(listener: () => void): void {
+    this.response?.on('close', listener);
+  }
+
+  unwatchConsumer(listener: () => void): void {
+    this.response?.removeListener('close', listener);
   }
 
   get(name: string): unknown {

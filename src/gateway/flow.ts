@@ -6,7 +6,7 @@
  */
 import { rawOperations } from '../definitions/api-operations.ts';
 import type { PolicyRegistry } from '../policies/registry.ts';
-import { AssemblyError, PolicyCompileError } from '../policies/types.ts';
+import { AssemblyError, ConsumerClosedError, PolicyCompileError } from '../policies/types.ts';
 import type { CompiledApiInfo, FlowContext, Step } from '../policies/types.ts';
 
 export type { PolicyRegistry };
@@ -26,10 +26,13 @@ export function compileSteps(entries: unknown[], path: string, api: CompiledApiI
   if (steps.length === 0) return function emptyFlow() {};
   if (steps.length === 1) return steps[0];
   // Steps that finish synchronously (a cached check, a header set) run without a promise; the
-  // first step that returns one continues the rest asynchronously.
+  // first step that returns one continues the rest asynchronously. Only while a step waits can
+  // the consumer leave: then the flow ends there rather than run the rest (backend calls
+  // included) for nobody.
   async function after(pending: Promise<void>, next: number, ctx: FlowContext): Promise<void> {
     await pending;
     for (let index = next; index < steps.length; index++) {
+      if (ctx.consumerGone) throw new ConsumerClosedError();
       const more = steps[index](ctx);
       if (more !== undefined) await more;
     }
@@ -139,8 +142,10 @@ export function errorNameOf(error: unknown): string {
 
 function findCatch(catches: CatchCase[], error: unknown): Step | undefined {
   const name = errorNameOf(error);
-  // UnauthorizedError and BadRequestError are not in the default catch (IBM catch errors page).
-  const defaultable = name !== 'UnauthorizedError' && name !== 'BadRequestError';
+  // UnauthorizedError and BadRequestError are not in the default catch (IBM catch errors page);
+  // nor is Portico's ConsumerClosedError: a flow whose consumer left ends.
+  const defaultable =
+    name !== 'UnauthorizedError' && name !== 'BadRequestError' && name !== ConsumerClosedError.errorName;
   let fallback: Step | undefined;
   for (const entry of catches) {
     if (entry.errors === 'default') {

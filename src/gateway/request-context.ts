@@ -5,7 +5,7 @@
  * from what the earlier phases returned.
  */
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { PorticoError } from '../errors.ts';
 import { RawBody } from '../policies/types.ts';
@@ -81,8 +81,16 @@ export interface ReadRequest {
   body: Buffer | undefined;
 }
 
-/** Builds the assembly's context; `X-Forwarded-*` are set on the request headers first. */
-export function requestContext(req: IncomingMessage, read: ReadRequest, deps: ContextDeps): GatewayContext {
+/**
+ * Builds the assembly's context; `X-Forwarded-*` are set on the request headers first. `res` tells
+ * the context when the consumer goes away (nothing listens to it until a policy waits on a backend).
+ */
+export function requestContext(
+  req: IncomingMessage,
+  res: ServerResponse,
+  read: ReadRequest,
+  deps: ContextDeps,
+): GatewayContext {
   setForwardedHeaders(req, deps.trusted);
   const { api, operation } = read.route;
   const headers = req.headers as Record<string, string>;
@@ -108,6 +116,7 @@ export function requestContext(req: IncomingMessage, read: ReadRequest, deps: Co
     log: deps.logger,
     operation,
     signal: deps.signal,
+    response: res,
     limits: subscription?.limits,
   });
   if (credential) {

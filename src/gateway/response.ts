@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Logger } from 'pino';
 import { PorticoError, errorEnvelope } from '../errors.ts';
 import { hopByHopFields } from '../policies/http-fields.ts';
-import { AssemblyError, RawBody } from '../policies/types.ts';
+import { AssemblyError, ConsumerClosedError, RawBody } from '../policies/types.ts';
 import type { MessageVar } from '../policies/types.ts';
 
 /**
@@ -178,6 +178,25 @@ export function errorAnswer(
   if (status === 429 && !headers.has('retry-after')) headers.set('Retry-After', '1');
   headers.set('content-type', 'application/json');
   return { status, payload: JSON.stringify(errorEnvelope(status, info)), headers, errorName };
+}
+
+/**
+ * Whether the consumer closed its connection before its answer was written (nginx logs such a call
+ * as 499). The response is destroyed when its connection closes, or the socket already is
+ * (its 'close' comes a turn later); once the answer is written, a close is the normal end.
+ */
+export function consumerGone(res: ServerResponse): boolean {
+  return !res.writableEnded && (res.destroyed || res.socket?.destroyed === true);
+}
+
+/**
+ * What the activity log records for an answer the consumer left before: an error keeps its name and
+ * status (it says why the flow ended: `ConsumerClosedError` when the consumer's leaving ended a
+ * backend call); any other answer was produced for nobody, and is recorded as 499.
+ */
+export function unansweredRecord(answer: Answer): Answer {
+  if (answer.errorName !== undefined) return answer;
+  return { ...answer, status: 499, errorName: ConsumerClosedError.errorName };
 }
 
 /**

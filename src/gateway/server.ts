@@ -31,7 +31,16 @@ import { enforcePlanLimits } from './plan-limits.ts';
 import { readRequestBody } from './request-body.ts';
 import { newTransaction, refusedHeader, requestContext } from './request-context.ts';
 import type { ContextDeps, Transaction } from './request-context.ts';
-import { addCorsHeaders, errorAnswer, isPreflight, messageAnswer, preflightAnswer, writeAnswer } from './response.ts';
+import {
+  addCorsHeaders,
+  consumerGone,
+  errorAnswer,
+  isPreflight,
+  messageAnswer,
+  preflightAnswer,
+  unansweredRecord,
+  writeAnswer,
+} from './response.ts';
 import type { Answer } from './response.ts';
 import { isStatusPath, requestTarget, routeRequest } from './router.ts';
 import { authenticate, callerDirectory } from './security/index.ts';
@@ -172,7 +181,7 @@ export class Gateway {
     const read = readRequestBody(req, operation, this.options.maxRequestBytes);
     const body = (tx.requestBody = read instanceof Promise ? await read : read);
     // 6. Assembly.
-    const context = requestContext(req, { route, caller, parameters, search, body }, this.contextDeps);
+    const context = requestContext(req, res, { route, caller, parameters, search, body }, this.contextDeps);
     tx.context = context;
     const requestCopy = context.message.headers;
     await api.flow(context);
@@ -208,6 +217,8 @@ export class Gateway {
   private finish(req: IncomingMessage, res: ServerResponse, tx: Transaction, answer: Answer): void {
     answer.headers.set('X-Global-Transaction-ID', tx.txId);
     if (tx.api?.definition.cors.enabled) addCorsHeaders(answer.headers, req.headers.origin);
+    // A consumer that closed its connection gets nothing written to it; the log says so (499).
+    if (consumerGone(res)) return this.record(req, tx, unansweredRecord(answer));
     writeAnswer(req, res, answer, this.draining);
     this.record(req, tx, answer);
   }

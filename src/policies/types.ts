@@ -201,8 +201,20 @@ export interface FlowContext {
   readonly log: Logger;
   /** The operation matched by the router. */
   readonly operation: { id: string | undefined; path: string; verb: string };
-  /** Aborted when the gateway stops and the shutdown grace has passed (a client that goes away does not abort it). */
+  /** Aborted when the gateway stops and the shutdown grace has passed (a consumer that goes away does not abort it: see {@link consumerGone}). */
   readonly signal: AbortSignal;
+  /**
+   * True once the consumer closed its connection before the gateway answered: nothing the flow
+   * does reaches it any more, so no backend is called for it ({@link ConsumerClosedError}).
+   */
+  readonly consumerGone: boolean;
+  /**
+   * Calls `listener` when the consumer's connection closes, until {@link unwatchConsumer} removes
+   * it: a policy waiting on a backend listens for as long as it waits, and nothing listens
+   * otherwise (no per-request cost when no policy waits).
+   */
+  watchConsumer(listener: () => void): void;
+  unwatchConsumer(listener: () => void): void;
   /** Time spent waiting on backends, in ms (for analytics). */
   backendMs: number;
   /** The subscription's limits, when the caller was identified. */
@@ -257,6 +269,23 @@ export class AssemblyError extends Error {
     this.reason = options.reason ?? '';
     this.policy = options.policy ?? '';
     this.headers = options.headers ?? {};
+  }
+}
+
+/**
+ * The consumer closed its connection before the gateway answered; recorded with status 499, nginx's
+ * "client closed request". Raised in place of calling a backend for nobody, and not in the default
+ * catch: the flow ends there (its `finally` still runs), nothing is written to the closed connection.
+ */
+export class ConsumerClosedError extends AssemblyError {
+  static readonly errorName = 'ConsumerClosedError';
+
+  constructor(options: { policy?: string; cause?: unknown } = {}) {
+    super(ConsumerClosedError.errorName, 'the consumer closed its connection before the answer', {
+      status: 499,
+      reason: 'Client Closed Request',
+      ...options,
+    });
   }
 }
 

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { exportJWK, generateSecret, SignJWT } from 'jose';
-import { compile, makeContext } from '../policies/helpers.ts';
+import { ConsumerClosedError } from '../../src/policies/types.ts';
+import { compile, leftResponse, makeContext } from '../policies/helpers.ts';
 
 const add = (value: string) => ({ 'set-variable': { actions: [{ add: 'message.headers.x-order', value }] } });
 
@@ -39,6 +40,25 @@ describe('flow sequence', () => {
     const ctx = makeContext();
     await step(ctx);
     assert.equal(ctx.get('message.headers.x-order'), 'caught, finally');
+  });
+
+  it('ends the flow after a step that waited once the consumer has gone: no default catch, finally runs', async () => {
+    const step = compile({
+      execute: [{ if: { condition: 'true', execute: [add('a')] } }, add('not reached')],
+      catch: [{ default: [add('caught')] }],
+      finally: [add('finally')],
+    });
+    const left = await leftResponse();
+    try {
+      const ctx = makeContext({ response: left.response });
+      await assert.rejects(
+        async () => step(ctx),
+        (error: unknown) => error instanceof ConsumerClosedError && error.status === 499,
+      );
+      assert.equal(ctx.get('message.headers.x-order'), 'a, finally');
+    } finally {
+      await left.close();
+    }
   });
 
   it('rejects (or throws) the error of a synchronous step when nothing catches it', async () => {

@@ -1,4 +1,8 @@
 /** Shared fixtures for the policy tests: a real GatewayContext and compile input. */
+import { createServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { GatewayContext, emptyMessage } from '../../src/gateway/context.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
@@ -18,6 +22,8 @@ export interface ContextOptions {
   vars?: Record<string, unknown>;
   /** The gateway's stop signal (default: one never aborted). */
   signal?: AbortSignal;
+  /** The consumer's response (default: none, a consumer that never goes away). */
+  response?: ServerResponse;
 }
 
 /** A GatewayContext for one request, as the gateway builds it. */
@@ -44,6 +50,7 @@ export function makeContext(options: ContextOptions = {}): GatewayContext {
     log: pino({ level: 'silent' }),
     operation: { id: options.operationId, path: options.operationPath ?? options.path ?? '/', verb },
     signal: options.signal ?? new AbortController().signal,
+    response: options.response,
   });
   for (const [name, value] of Object.entries(options.vars ?? {})) ctx.set(name, value);
   return ctx;
@@ -81,4 +88,21 @@ export function compile(
 /** Runs a compiled step to completion. */
 export async function run(step: Step, ctx: GatewayContext): Promise<void> {
   await step(ctx);
+}
+
+/**
+ * A real consumer's response whose connection the consumer closed before any answer: the server
+ * hands it over once its 'close' has fired. `close()` stops the server.
+ */
+export async function leftResponse(): Promise<{ response: ServerResponse; close(): Promise<void> }> {
+  let handOver: (response: ServerResponse) => void = () => undefined;
+  const handed = new Promise<ServerResponse>((resolve) => (handOver = resolve));
+  const server = createServer((_req, res) => res.on('close', () => handOver(res)));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.write('GET / HTTP/1.1\r\nHost: gateway\r\n\r\n');
+  server.once('request', () => socket.destroy());
+  const response = await handed;
+  return { response, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -9,9 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { policyRegistry } from '../../src/policies/registry.ts';
-import { AssemblyError, PolicyCompileError, RawBody } from '../../src/policies/types.ts';
+import { AssemblyError, ConsumerClosedError, PolicyCompileError, RawBody } from '../../src/policies/types.ts';
 import type { PolicySettings } from '../../src/policies/types.ts';
-import { makeContext } from './helpers.ts';
+import { leftResponse, makeContext } from './helpers.ts';
 import { writeLoopbackCertificate } from '../helpers/tls.ts';
 
 interface Seen {
@@ -339,6 +340,136 @@ describe('invoke', () => {
       () => compile({ 'target-url': base, timeout: -1 }),
       (e: unknown) => e instanceof PolicyCompileError && e.path.endsWith('invoke.timeout'),
     );
+  });
+});
+
+/** How one call of the consumer-facing test server ended. */
+interface Outcome {
+  error: unknown;
+  /** 'close' listeners the step left on the consumer's response. */
+  listenersLeft: number;
+}
+
+describe('invoke, when the consumer goes away', () => {
+  // The backend answers after 2 s; `closed` holds, per request, when its connection closed unanswered.
+  let backend: Server;
+  let backendBase: string;
+  const arrived: number[] = [];
+  const closedUnanswered: number[] = [];
+  // The server the consumer talks to: it runs one invoke over a context on its real response.
+  let front: Server;
+  let frontPort: number;
+  const stop = new AbortController();
+  const outcomes: Outcome[] = [];
+  let step = compile({ 'target-url': 'http://127.0.0.1:1/unset' });
+
+  before(async () => {
+    backend = createServer((req, res) => {
+      arrived.push(Date.now());
+      res.on('close', () => {
+        if (!res.writableEnded) closedUnanswered.push(Date.now());
+      });
+      req.resume();
+      const timer = setTimeout(() => res.end('{"late":true}'), 2000);
+      res.on('close', () => clearTimeout(timer));
+    });
+    backendBase = `http://127.0.0.1:${await listen(backend)}`;
+    front = createServer((_req, res) => {
+      const listeners = res.listenerCount('close');
+      const ctx = makeContext({ signal: stop.signal, response: res });
+      Promise.resolve(step(ctx)).then(
+        () => {
+          outcomes.push({ error: undefined, listenersLeft: res.listenerCount('close') - listeners });
+          res.end(ctx.message.body instanceof RawBody ? ctx.message.body.bytes : '');
+        },
+        (error: unknown) => {
+          outcomes.push({ error, listenersLeft: res.listenerCount('close') - listeners });
+          if (!res.destroyed) res.end();
+        },
+      );
+    });
+    frontPort = await listen(front);
+  });
+  after(async () => {
+    backend.closeAllConnections();
+    front.closeAllConnections();
+    await Promise.all([
+      new Promise((resolve) => backend.close(resolve)),
+      new Promise((resolve) => front.close(resolve)),
+    ]);
+  });
+
+  /** Sends a GET on a raw connection and destroys the connection once the backend has the call. */
+  async function leaveDuringTheCall(): Promise<number> {
+    const before = arrived.length;
+    const socket = connect(frontPort, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write('GET /item HTTP/1.1\r\nHost: gateway\r\n\r\n');
+    while (arrived.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.destroy();
+    return Date.now();
+  }
+
+  async function nextOutcome(count: number): Promise<Outcome> {
+    while (outcomes.length < count) await new Promise((resolve) => setTimeout(resolve, 10));
+    return outcomes[count - 1];
+  }
+
+  it('ends the backend call when the consumer closes its connection, with ConsumerClosedError 499', async () => {
+    step = compile({ 'target-url': `${backendBase}/slow`, verb: 'GET', timeout: 30 });
+    const closedBefore = closedUnanswered.length;
+    const count = outcomes.length + 1;
+    const left = await leaveDuringTheCall();
+    const outcome = await nextOutcome(count);
+    assert.ok(
+      outcome.error instanceof ConsumerClosedError && outcome.error.status === 499,
+      `ended with ${String(outcome.error)}`,
+    );
+    while (closedUnanswered.length === closedBefore) await new Promise((resolve) => setTimeout(resolve, 10));
+    const closedAfterMs = closedUnanswered.at(-1)! - left;
+    assert.ok(closedAfterMs < 1000, `the backend's connection closed ${closedAfterMs} ms after the consumer left`);
+    assert.equal(outcome.listenersLeft, 0, "no listener left on the consumer's response");
+    assert.equal(getEventListeners(stop.signal, 'abort').length, 0, "no listener left on the gateway's stop signal");
+  });
+
+  it('calls no backend for a consumer already gone', async () => {
+    const calls = arrived.length;
+    const left = await leftResponse();
+    try {
+      await assert.rejects(
+        async () =>
+          compile({ 'target-url': `${backendBase}/never`, verb: 'GET' })(makeContext({ response: left.response })),
+        (error: unknown) => error instanceof ConsumerClosedError && error.status === 499,
+      );
+    } finally {
+      await left.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(arrived.length, calls);
+  });
+
+  it('leaves no listener on the consumer response or the stop signal, and aborts nothing, when the call completes', async () => {
+    step = compile({ 'target-url': `${backendBase}/slow`, verb: 'GET', timeout: 30 });
+    const closedBefore = closedUnanswered.length;
+    const count = outcomes.length;
+    const answers = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        fetch(`http://127.0.0.1:${frontPort}/item`).then(async (response) => await response.text()),
+      ),
+    );
+    assert.deepEqual(answers, ['{"late":true}', '{"late":true}', '{"late":true}']);
+    const completed = outcomes.slice(count);
+    assert.deepEqual(
+      completed.map((outcome) => outcome.error),
+      [undefined, undefined, undefined],
+    );
+    assert.deepEqual(
+      completed.map((outcome) => outcome.listenersLeft),
+      [0, 0, 0],
+    );
+    assert.equal(closedUnanswered.length, closedBefore, 'no backend call was ended early');
+    assert.equal(getEventListeners(stop.signal, 'abort').length, 0);
   });
 });
 

@@ -6,11 +6,13 @@
  * collect (issue 18). What it did is kept: the answer's headers parsed as `request()` parses
  * them, informational (1xx) answers skipped, the headers and body timeouts (the dispatch
  * options), the call ended when `signal` aborts, and a body over the bound ends the connection
- * rather than being read to its end.
+ * rather than being read to its end. The call also ends when its consumer goes away: the handler
+ * listens on the consumer's connection only while the call is in flight.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { errors } from 'undici';
 import type { Dispatcher } from 'undici';
+import type { FlowContext } from '../types.ts';
 
 /** A backend's answer, its body read whole. */
 export interface BackendAnswer {
@@ -25,12 +27,17 @@ export interface ExchangeOptions {
   tooLarge(): Error;
   /** Ends the call when it aborts (with its reason, as `request()` did). */
   signal: AbortSignal;
+  /** The consumer the call is made for: the call ends when it goes away. */
+  consumer?: Consumer;
 }
+
+/** The slice of the flow context that tells when the consumer goes away. */
+export type Consumer = Pick<FlowContext, 'consumerGone' | 'watchConsumer' | 'unwatchConsumer'>;
 
 /**
  * Sends `request` through `dispatcher` and resolves with the whole answer; rejects with undici's
- * error (refused, reset, `HeadersTimeoutError`, `BodyTimeoutError`…), the signal's reason, or
- * `tooLarge()`.
+ * error (refused, reset, `HeadersTimeoutError`, `BodyTimeoutError`…), the signal's reason, a
+ * `RequestAbortedError` when the consumer went away, or `tooLarge()`.
  */
 export function exchange(
   dispatcher: Dispatcher,
@@ -42,7 +49,10 @@ export function exchange(
   });
 }
 
-/** The handler of one exchange; it is also the abort listener on the signal (`handleEvent`). */
+/**
+ * The handler of one exchange; it is also the abort listener on the signal (`handleEvent`) and, for
+ * as long as the call is in flight, a listener on the consumer's connection (`consumerClosed`).
+ */
 class ExchangeHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private statusCode = 0;
@@ -50,6 +60,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private size = 0;
   private settled = false;
+  // A function, as the consumer's connection is an EventEmitter (the signal takes `this`).
+  private readonly consumerClosed: (() => void) | undefined;
 
   constructor(
     private readonly options: ExchangeOptions,
@@ -57,13 +69,21 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     private readonly reject: (error: unknown) => void,
   ) {
     options.signal.addEventListener('abort', this);
+    const consumer = options.consumer;
+    if (consumer !== undefined) {
+      this.consumerClosed = () => {
+        if (consumer.consumerGone) this.controller?.abort(consumerLeft());
+      };
+      consumer.watchConsumer(this.consumerClosed);
+    }
   }
 
   /** The request is about to be written to a connection. */
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    // Aborted while the request waited for a connection: it is never sent.
+    // Aborted, or the consumer gone, while the request waited for a connection: it is never sent.
     if (this.options.signal.aborted) controller.abort(abortReason(this.options.signal));
+    else if (this.options.consumer?.consumerGone) controller.abort(consumerLeft());
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -102,6 +122,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.options.signal.removeEventListener('abort', this);
+    if (this.consumerClosed !== undefined) this.options.consumer?.unwatchConsumer(this.consumerClosed);
     if (answer !== undefined) this.resolve(answer);
     else this.reject(error);
   }
@@ -110,4 +131,9 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
 /** What `request()` ended an aborted call with. */
 function abortReason(signal: AbortSignal): Error {
   return (signal.reason as Error | undefined) ?? new errors.RequestAbortedError();
+}
+
+/** What ends a call whose consumer went away. */
+function consumerLeft(): Error {
+  return new errors.RequestAbortedError('the consumer closed its connection');
 }

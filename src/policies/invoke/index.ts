@@ -10,7 +10,8 @@
  * `stop-on-error` lists the other errors that stop the flow (and go to `catch`); any other error lets the flow go on with the
  * output variable holding what came back — for a connection failure, an error object with
  * status 502 or 504. The one exception: a connection failure when the output is `message`
- * itself always stops the flow, because no answer exists to pass on.
+ * itself always stops the flow, because no answer exists to pass on. A consumer that closes its
+ * connection ends the call (undici closes the backend's request) with `ConsumerClosedError`, 499.
  */
 import { policy } from '../schema-kit.ts';
 import { invokeFields } from './schema.ts';
@@ -26,7 +27,7 @@ import { definePolicy, problemsOf } from '../policy.ts';
 import { compileUrlTemplate } from '../url-template.ts';
 import { prototypeFree } from '../variable-names.ts';
 import type { CompiledUrl } from '../url-template.ts';
-import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
+import { AssemblyError, ConsumerClosedError, PolicyCompileError, RawBody } from '../types.ts';
 import type { CompiledApiInfo, FlowContext, MessageVar, PolicyType, Step } from '../types.ts';
 
 /** header-control and parameter-control; both fields are defaulted by the schema. */
@@ -209,6 +210,9 @@ export function compileInvoke(
   }
 
   return async function invoke(ctx: FlowContext): Promise<void> {
+    // Nobody would read the answer: the backend is not called (a flow that waited on an earlier
+    // step ends before this one; a catch or finally block may still reach it).
+    if (ctx.consumerGone) throw new ConsumerClosedError({ policy: title });
     const parsed = targetOf(ctx);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
       throw fail('ConnectionError', `unsupported protocol ${parsed.protocol}`, 502);
@@ -241,7 +245,7 @@ export function compileInvoke(
           headersTimeout: timeout,
           bodyTimeout: timeout,
         } as Dispatcher.DispatchOptions,
-        { limit: maxBytes, tooLarge: backendTooLarge, signal: ctx.signal },
+        { limit: maxBytes, tooLarge: backendTooLarge, signal: ctx.signal, consumer: ctx },
       );
     } catch (error) {
       ctx.backendMs += performance.now() - started;
@@ -297,6 +301,7 @@ export function compileInvoke(
     const status = timedOut ? 504 : 502;
     const reason = timedOut ? `no answer within ${timeout / 1000} seconds` : describeConnectError(error);
     if (ctx.signal.aborted) throw fail('ConnectionError', 'the request was aborted', 499, error);
+    if (ctx.consumerGone) throw new ConsumerClosedError({ policy: title, cause: error });
     if (output === 'message' || stops.has('ConnectionError')) {
       throw fail('ConnectionError', reason, status, error);
     }
