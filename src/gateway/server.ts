@@ -90,8 +90,8 @@ export class Gateway {
     this.connections = { ...defaultConnections, ...options.connections };
     const trusted = trustedPeers(options.trustedProxies ?? []);
     this.contextDeps = { logger: options.logger, signal: this.abort.signal, trusted };
-    // Every backend call in flight listens on this one signal (undici removes its listener when the
-    // call ends): more than ten at once is the normal case, not a leak.
+    // Every backend call in flight listens on this one signal (invoke's exchange removes its listener
+    // when the call ends): more than ten at once is the normal case, not a leak.
     setMaxListeners(0, this.abort.signal);
   }
 
