@@ -33,12 +33,13 @@ import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import pino from 'pino';
-import { AnalyticsSink, ScopeRefs } from '../src/analytics/sink.ts';
+import { ScopeRefs } from '../src/analytics/scope-refs.ts';
+import { AnalyticsSink } from '../src/analytics/sink.ts';
 import { SqliteWriterThread } from '../src/analytics/sqlite-writer.ts';
 import { buildActivityEvent } from '../src/gateway/activity.ts';
 import type { CompiledApi, CredentialInfo, SubscriptionInfo } from '../src/gateway/snapshot.ts';
-import { callInsertSql, rollupValues, scopeInsertSql, scopeSelectSql } from '../src/store/analytics-writes.ts';
-import { aggregateRollup, rollupUpsertSql } from '../src/store/rollup.ts';
+import { rollupValues } from '../src/store/analytics-writes.ts';
+import { aggregateRollup } from '../src/store/rollup.ts';
 import type { NewActivityEvent } from '../src/store/schema.ts';
 import { openStore } from '../src/store/store.ts';
 
@@ -173,10 +174,6 @@ function handOff(message: unknown): Promise<void> {
 // The writer thread itself (the gateway's), given the batches already made.
 const thread = new SqliteWriterThread({
   file,
-  scopeInsertSql,
-  scopeSelectSql,
-  insertSql: callInsertSql,
-  upsertSql: rollupUpsertSql,
   maxQueued: total,
   onReport: () => undefined,
   onStopped: () => undefined,

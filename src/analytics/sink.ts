@@ -7,9 +7,8 @@
  * to 5 s); the outage is logged once, its end once, and events beyond `maxQueued` are dropped
  * oldest first and counted (`portico_analytics_events_dropped_total`).
  *
- * Where they are written: a SQLite file from a writer thread (sqlite-writer.ts), one
- * transaction per batch, off the event loop; PostgreSQL through the store's pool (asynchronous
- * already); an in-memory SQLite database (tests) on the connection itself.
+ * Where they are written: a SQLite file from a writer thread (sqlite-writer.ts), one transaction
+ * per batch; PostgreSQL through the store's pool; in-memory SQLite (tests) on the connection.
  *
  * To the writer thread, events go in chunks of {@link eventsPerHandOff} as row arrays and the
  * batch is collected there (issue 18): this thread holds one chunk at most, not a batch of 500
@@ -19,30 +18,18 @@
  * handful of rows) and sends them with the last chunk. While commits fail, the thread keeps the
  * events (beyond `maxQueued`, the oldest batches dropped whole and reported) and retries when the
  * sink's back-off says so. If the thread dies, the events it held are counted as dropped and
- * logged (a copy here would be the very batch this avoids holding); later events wait here,
- * bounded by `maxQueued`, until the retry starts a new thread. The pool and in-memory writers
- * keep whole batches here (the PostgreSQL pool could take the same chunking later).
+ * logged; later events wait here, bounded by `maxQueued`, until the retry starts a new thread.
+ * The pool and in-memory writers keep whole batches here.
  */
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import {
-  callInsertSql,
-  callValues,
-  inScope,
-  insertEvents,
-  insertEventsSqlite,
-  maxKnownScopes,
-  rollupValues,
-  scopeInsertSql,
-  scopeKey,
-  scopeSelectSql,
-  scopeValues,
-} from '../store/analytics-writes.ts';
-import { RollupSum, rollupUpsertSql } from '../store/rollup.ts';
+import { insertEvents, insertEventsSqlite, rollupValues } from '../store/analytics-writes.ts';
+import { RollupSum } from '../store/rollup.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { SqliteWriterThread } from './sqlite-writer.ts';
-import type { WriterChunk, WriterReport } from './sqlite-writer.ts';
+import type { WriterReport } from './sqlite-writer.ts';
+import { ScopeRefs } from './scope-refs.ts';
 
 // Writes on the event loop itself are synchronous (better-sqlite3): one 500-row insert holds it
 // for ~4 ms, which every request in flight waits out. Smaller statements with a turn of the event
@@ -118,10 +105,6 @@ export class AnalyticsSink {
       this.writer = 'thread';
       this.thread = new SqliteWriterThread({
         file: sqlite.name,
-        scopeInsertSql,
-        scopeSelectSql,
-        insertSql: callInsertSql,
-        upsertSql: rollupUpsertSql,
         maxQueued: this.maxQueued,
         onReport: (report) => this.threadReported(report),
         onStopped: (error) => this.threadStopped(error),
@@ -362,78 +345,5 @@ export class AnalyticsSink {
       this.inThread = 0;
     }
     await this.thread?.close();
-  }
-}
-
-/** Scopes compared field by field before one is looked up by its key (a key is built and hashed). */
-const scopesCompared = 4;
-
-/**
- * The scopes of the events handed to the writer thread (issue 18): what is the same for every call
- * of one subscription to one operation goes to the thread once, as a number (a ref) and its
- * values, and each event after it as that ref with its own values: about half of the values an
- * event had to copy between the threads. The last few scopes are compared field by field (mostly
- * the same string objects: pointer comparisons, most failing at the first); another is found by
- * its key. Refs are never reused;
- * past {@link maxKnownScopes} scopes the map starts over at the next chunk, which tells the thread
- * to forget the refs it has (the rows it holds keep their scopes' values).
- */
-export class ScopeRefs {
-  private readonly byKey = new Map<string, number>();
-  private nextRef = 0;
-  /** The scopes seen last (values, ref, values, ref…; the latest first), compared before a key is built. */
-  private recent: unknown[] = [];
-  /** Scopes not sent yet: ref, values, ref, values… */
-  private fresh: unknown[] = [];
-  private forget = false;
-
-  /** A chunk of events as the thread takes it, with the scopes it has not been sent. */
-  chunk(events: readonly NewActivityEvent[]): WriterChunk {
-    // Started over between chunks, so that every ref of this one is sent with it, after the forget.
-    if (this.byKey.size >= maxKnownScopes) {
-      this.restart();
-      this.forget = true;
-    }
-    const rows = new Array<unknown[]>(events.length);
-    const refs = new Array<number>(events.length);
-    for (let i = 0; i < events.length; i++) {
-      rows[i] = callValues(events[i]);
-      refs[i] = this.refOf(events[i]);
-    }
-    const part: WriterChunk = { rows, refs };
-    if (this.fresh.length > 0) {
-      part.scopes = this.fresh;
-      this.fresh = [];
-    }
-    if (this.forget) {
-      part.forget = true;
-      this.forget = false;
-    }
-    return part;
-  }
-
-  private refOf(event: NewActivityEvent): number {
-    const recent = this.recent;
-    for (let i = 0; i < recent.length; i += 2)
-      if (inScope(recent[i] as string[], event)) return recent[i + 1] as number;
-    const values = scopeValues(event);
-    const key = scopeKey(values);
-    let ref = this.byKey.get(key);
-    if (ref === undefined) {
-      ref = this.nextRef++;
-      this.byKey.set(key, ref);
-      this.fresh.push(ref, values);
-    }
-    recent.unshift(values, ref);
-    if (recent.length > 2 * scopesCompared) recent.length = 2 * scopesCompared;
-    return ref;
-  }
-
-  /** A new thread knows no scope: every one is sent again. */
-  restart(): void {
-    this.byKey.clear();
-    this.fresh = [];
-    this.forget = false;
-    this.recent = [];
   }
 }

@@ -27,6 +27,8 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { callInsertSql, scopeInsertSql, scopeSelectSql } from '../store/analytics-writes.ts';
+import { rollupUpsertSql } from '../store/rollup.ts';
 
 const threadCode = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -171,11 +173,6 @@ export interface WriterReport {
 export interface SqliteWriterOptions {
   /** The database file (the store's own). */
   file: string;
-  /** Adds a scope unless stored; finds a scope's id; inserts a call (scope id, then its values); adds a rollup row. */
-  scopeInsertSql: string;
-  scopeSelectSql: string;
-  insertSql: string;
-  upsertSql: string;
   /** Events held at most while commits fail; beyond it the oldest batches are dropped (reported). */
   maxQueued: number;
   /** Called for every report, before the `end` it answers resolves. */
@@ -207,10 +204,10 @@ export class SqliteWriterThread {
         // WAL is the file's mode already; this is per connection. The page cache stays at SQLite's
         // default (2 MB): 16 MB saved ~1 µs per row and cost its size in every gateway's memory.
         pragmas: ['synchronous = NORMAL'],
-        scopeInsertSql: this.options.scopeInsertSql,
-        scopeSelectSql: this.options.scopeSelectSql,
-        insertSql: this.options.insertSql,
-        upsertSql: this.options.upsertSql,
+        scopeInsertSql,
+        scopeSelectSql,
+        insertSql: callInsertSql,
+        upsertSql: rollupUpsertSql,
         maxQueued: this.options.maxQueued,
       },
     });
