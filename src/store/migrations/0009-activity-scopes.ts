@@ -56,6 +56,12 @@ export function activityScopes(dialect: DialectName): Migration {
       await sql
         .raw(`insert into activity_scopes (${scopeList}) select distinct ${scopeList} from activity_events`)
         .execute(db);
+      if (dialect === 'postgres') {
+        // Thirteen equalities make PostgreSQL expect one matching row and join by nested loop
+        // (each scope probing every event of its org: 51 s for 200 000 events); a hash join: 0.1 s.
+        await sql`analyze activity_scopes`.execute(db);
+        await sql`set local enable_nestloop = off`.execute(db);
+      }
       await sql
         .raw(
           `insert into activity_calls (id, scope_id, ${callColumns.join(', ')})
@@ -64,6 +70,7 @@ export function activityScopes(dialect: DialectName): Migration {
         )
         .execute(db);
       if (dialect === 'postgres') {
+        await sql`reset enable_nestloop`.execute(db);
         // Ids were copied: the sequence continues after the last one.
         await sql`select setval(pg_get_serial_sequence('activity_calls', 'id'),
           (select coalesce(max(id), 0) + 1 from activity_calls), false)`.execute(db);
