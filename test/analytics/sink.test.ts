@@ -93,6 +93,12 @@ async function until(done: () => boolean): Promise<void> {
   }
 }
 
+/** An in-memory SQLite store (its sink writes on the event loop). */
+async function openMemory(): Promise<TestStore> {
+  const store = await openStore('sqlite::memory:');
+  return { store, url: 'sqlite::memory:', dispose: () => store.close() };
+}
+
 /** Runs `check` with a sink on a fresh store (SQLite file unless `open` says otherwise), then closes both. */
 async function withSink(
   batchSize: number,
@@ -311,6 +317,49 @@ describe('analytics sink', () => {
       // apps is even, so each app's events all have one API (i % 2): one scope per app.
       assert.equal(scopes.length, apps, 'each scope stored once: found again after the forget');
     }));
+
+  for (const [name, open] of [
+    ['SQLite file (writer thread)', sqliteTestStore],
+    ['in-memory SQLite (event loop)', () => openMemory()],
+    ['PostgreSQL (pool)', postgresTestStore],
+  ] as const)
+    test(`issue-18: scopes whose texts run together alike stay apart (${name}): each event keeps its own app and consumer org`, () =>
+      withSink(
+        500,
+        async (sink, t) => {
+          // A consumer chooses its app's title: "ab" + org "c" and "a" + org "bc" read alike when
+          // joined, and so do titles carrying a length prefix of their own. Six scopes, so the
+          // sink looks most of them up by key, not only by comparing the last few.
+          const pairs: Array<[string, string]> = [
+            ['ab', 'c'],
+            ['a', 'bc'],
+            ['1:a2:', 'bc'],
+            ['1:a', '2:bc'],
+            ['x', 'y'],
+            ['xy', ''],
+          ];
+          const of = (i: number) => ({
+            ...event(i),
+            api_name: 'same',
+            app_name: pairs[i % pairs.length][0],
+            consumer_org_id: pairs[i % pairs.length][1],
+          });
+          for (let i = 0; i < 120; i++) sink.record(of(i));
+          await sink.flush();
+          const rows = await t.store.db
+            .selectFrom('activity_events')
+            .select(['tx_id', 'app_name', 'consumer_org_id'])
+            .execute();
+          assert.equal(rows.length, 120);
+          for (const row of rows) {
+            const i = Number(row.tx_id.slice(3));
+            assert.deepEqual([row.app_name, row.consumer_org_id], pairs[i % pairs.length], row.tx_id);
+          }
+          const scopes = await t.store.db.selectFrom('activity_scopes').select('id').execute();
+          assert.equal(scopes.length, pairs.length);
+        },
+        open,
+      ));
 
   test('on an in-memory SQLite store, batches are written on the event loop', () =>
     withSink(
