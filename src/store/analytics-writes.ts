@@ -5,6 +5,7 @@
  * inserts through Kysely, and on SQLite statements prepared once per database.
  */
 import type SqliteDatabase from 'better-sqlite3';
+import { sql } from 'kysely';
 import type { Db } from './store.ts';
 import type { ActivityRollupTable, NewActivityEvent } from './schema.ts';
 import { addToRollup, aggregateRollup, rollupColumns, rollupUpsertSql } from './rollup.ts';
@@ -47,6 +48,8 @@ export const callColumns = [
   'response_headers',
   'response_body',
 ] as const satisfies ReadonlyArray<keyof NewActivityEvent>;
+
+type ScopeColumn = (typeof scopeColumns)[number];
 
 /** An event's scope values in {@link scopeColumns} order (written out: see {@link callValues}). */
 export function scopeValues(e: NewActivityEvent): string[] {
@@ -129,59 +132,53 @@ export const scopeSelectSql = `select id from activity_scopes where ${scopeColum
 /** The insert of one call: its scope's id, then its values in {@link callColumns} order. */
 export const callInsertSql = `insert into activity_calls (scope_id, ${callColumns.join(', ')}) values (?, ${callColumns.map(() => '?').join(', ')})`;
 
-/** The id of the scope with these values, stored first if new (inside the caller's transaction). */
-async function scopeId(db: Db, values: readonly string[]): Promise<number> {
-  const row = Object.fromEntries(scopeColumns.map((column, i) => [column, values[i]])) as Record<
-    (typeof scopeColumns)[number],
-    string
-  >;
+/**
+ * The ids of these scopes (distinct, by key), stored first where new: one multi-row insert and one
+ * select for the whole batch, whatever the number of scopes in it (inside the caller's transaction).
+ */
+async function scopeIds(db: Db, scopes: Map<string, readonly string[]>): Promise<Map<string, number>> {
+  const all = [...scopes.values()];
+  const ids = new Map<string, number>();
+  // 13 parameters per scope, twice: well within either database's bound per batch of 500.
   await db
     .insertInto('activity_scopes')
-    .values(row)
+    .values(
+      all.map(
+        (values) =>
+          Object.fromEntries(scopeColumns.map((column, i) => [column, values[i]])) as Record<ScopeColumn, string>,
+      ),
+    )
     .onConflict((conflict) => conflict.doNothing())
     .execute();
-  let query = db.selectFrom('activity_scopes').select('id');
-  for (const column of scopeColumns) query = query.where(column, '=', row[column]);
-  const found = await query.executeTakeFirstOrThrow();
+  const tuples = all.map((values) => sql`(${sql.join(values)})`);
+  const found = await sql<Record<string, string | number>>`select id, ${sql.join(scopeColumns.map((c) => sql.ref(c)))}
+    from activity_scopes where (${sql.join(scopeColumns.map((c) => sql.ref(c)))}) in (values ${sql.join(tuples)})`.execute(
+    db,
+  );
   // PostgreSQL's bigserial comes back as text.
-  return Number(found.id);
+  for (const row of found.rows) ids.set(scopeKey(scopeColumns.map((c) => String(row[c]))), Number(row.id));
+  return ids;
 }
 
 /** Writes events (their scopes first, once each) and adds them to the hourly rollups (call inside a transaction). */
 export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<void> {
-  const ids = new Map<string, number>();
-  const rows = [];
-  for (const e of events) {
+  if (events.length === 0) return;
+  const scopes = new Map<string, readonly string[]>();
+  const keys = events.map((e) => {
     const values = scopeValues(e);
     const key = scopeKey(values);
-    let id = ids.get(key);
-    if (id === undefined) {
-      id = await scopeId(db, values);
-      ids.set(key, id);
-    }
-    rows.push({
-      scope_id: id,
-      ts: e.ts,
-      tx_id: e.tx_id,
-      verb: e.verb,
-      path: e.path,
-      status: e.status,
-      latency_ms: e.latency_ms,
-      backend_ms: e.backend_ms,
-      client_id: e.client_id,
-      user_name: e.user_name ?? '',
-      error_name: e.error_name,
-      content: e.content,
-      request_headers: e.request_headers ?? null,
-      request_body: e.request_body ?? null,
-      response_headers: e.response_headers ?? null,
-      response_body: e.response_body ?? null,
-    });
-  }
+    scopes.set(key, values);
+    return key;
+  });
+  const ids = await scopeIds(db, scopes);
+  const rows = events.map((e, n) => {
+    const values = callValues(e);
+    return { scope_id: ids.get(keys[n])!, ...Object.fromEntries(callColumns.map((column, i) => [column, values[i]])) };
+  });
   for (let i = 0; i < rows.length; i += rowsPerInsert) {
     await db
       .insertInto('activity_calls')
-      .values(rows.slice(i, i + rowsPerInsert))
+      .values(rows.slice(i, i + rowsPerInsert) as never)
       .execute();
   }
   await addToRollup(db, events);
