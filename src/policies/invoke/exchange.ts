@@ -64,7 +64,7 @@ function callsOn(signal: AbortSignal): Set<ExchangeHandler> {
   if (calls === undefined) {
     const set = new Set<ExchangeHandler>();
     signal.addEventListener('abort', () => {
-      for (const call of set) call.handleEvent();
+      for (const call of set) call.stopped();
     });
     inFlight.set(signal, set);
     calls = set;
@@ -73,7 +73,7 @@ function callsOn(signal: AbortSignal): Set<ExchangeHandler> {
 }
 
 /**
- * The handler of one exchange; it is in its stop signal's calls in flight (`handleEvent` ends it)
+ * The handler of one exchange; it is in its stop signal's calls in flight (`stopped` ends it)
  * and, for as long as the call is in flight, a listener on the consumer's connection
  * (`consumerClosed`).
  */
@@ -84,7 +84,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private size = 0;
   private settled = false;
-  // A function, as the consumer's connection is an EventEmitter (the signal takes `this`).
+  // Listens on the consumer's connection (an EventEmitter) while the call is in flight.
   private readonly consumerClosed: (() => void) | undefined;
 
   constructor(
@@ -138,7 +138,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 
   /** The signal aborted: end the call now if it is on a connection (else {@link onRequestStart} will). */
-  handleEvent(): void {
+  stopped(): void {
     this.controller?.abort(abortReason(this.options.signal));
   }
 
