@@ -18,9 +18,17 @@ export interface PorticoProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Spawns `portico serve` with `env`; resolves once it printed the URL of every role it runs. */
-export function startPortico(args: string[], env: Record<string, string>, expect: string[]): Promise<PorticoProcess> {
-  const child = spawn(process.execPath, [bin, ...args], {
+/**
+ * Spawns `portico serve` with `env` (and `nodeArgs` for node itself); resolves once it printed the
+ * URL of every role it runs.
+ */
+export function startPortico(
+  args: string[],
+  env: Record<string, string>,
+  expect: string[],
+  nodeArgs: string[] = [],
+): Promise<PorticoProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
     env: {
       PATH: process.env.PATH ?? '',
       PORTICO_LOG_LEVEL: 'warn',

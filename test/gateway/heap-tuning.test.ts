@@ -1,0 +1,82 @@
+/**
+ * A process that runs a gateway has V8's allocation-site pretenuring off (src/gateway/heap-tuning.ts:
+ * with it on, each request's garbage outlived the scavenges and made them 6 ms long). Observed
+ * from outside, on real processes: a probe preloaded into the process allocates one literal's
+ * objects and keeps them, and counts the scavenges that takes once V8 has seen them live. A
+ * control process without Portico shows that the probe sees pretenuring when it is on.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { turnOffPretenuring } from '../../src/gateway/heap-tuning.ts';
+import { startPortico } from '../helpers/processes.ts';
+import type { PorticoProcess } from '../helpers/processes.ts';
+
+const probe = fileURLToPath(new URL('../fixtures/processes/pretenuring-probe.mjs', import.meta.url));
+const probeArgs = ['--import', probe];
+
+/** Sends the probe its signal and reads its answer from the process's output. */
+async function scavenges(output: () => string, signal: () => void): Promise<number> {
+  const seen = output().length;
+  signal();
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const match = /pretenuring-probe scavenges=(\d+)/.exec(output().slice(seen));
+    if (match) return Number(match[1]);
+    if (Date.now() > deadline) throw new Error(`no answer from the probe:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('issue-18: a gateway process runs with V8 allocation-site pretenuring off', () => {
+  const dataDirs: string[] = [];
+  const nodes: PorticoProcess[] = [];
+
+  after(async () => {
+    await Promise.all(nodes.map((node) => node.stop()));
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function serve(nodeArgs: string[]): Promise<PorticoProcess> {
+    const dataDir = mkdtempSync(join(tmpdir(), 'portico-heap-'));
+    dataDirs.push(dataDir);
+    const node = await startPortico(['serve', '--data-dir', dataDir], { HOME: dataDir }, ['gateway'], nodeArgs);
+    nodes.push(node);
+    return node;
+  }
+
+  test('control: in a plain node process the probe sees its objects pretenured', async () => {
+    const child = spawn(process.execPath, [...probeArgs, '-e', 'setInterval(() => {}, 1000)'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let output = '';
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const count = await scavenges(
+        () => output,
+        () => child.kill('SIGUSR2'),
+      );
+      assert.ok(count <= 3, `expected the second half allocated old (≤ 3 scavenges), got ${count}`);
+    } finally {
+      child.kill();
+    }
+  });
+
+  test('portico serve: the same allocation goes through the young generation', async () => {
+    const node = await serve(probeArgs);
+    const count = await scavenges(node.output, () => node.child.kill('SIGUSR2'));
+    assert.ok(count >= 8, `expected the second half allocated young (≥ 8 scavenges), got ${count}`);
+  });
+
+  test('node started with --allocation-site-pretenuring keeps V8 default', async () => {
+    assert.equal(turnOffPretenuring(['--allocation-site-pretenuring']), false);
+    const node = await serve(['--allocation-site-pretenuring', ...probeArgs]);
+    const count = await scavenges(node.output, () => node.child.kill('SIGUSR2'));
+    assert.ok(count <= 3, `expected the operator's choice kept (≤ 3 scavenges), got ${count}`);
+  });
+});
