@@ -79,6 +79,15 @@ function presentedCredentials(req: IncomingMessage, api: CompiledApi): string[] 
   return values;
 }
 
+/**
+ * Text as every store can hold it: PostgreSQL refuses U+0000 in text, and one such value failed the
+ * insert of a whole batch, every other caller's events with it. It becomes U+FFFD, as a byte that is
+ * not UTF-8 does. (Headers need nothing: they are JSON text, where U+0000 is written `\u0000`.)
+ */
+function storable(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+}
+
 /** Replaces every occurrence of a presented credential in captured text. */
 function scrub(text: string, secrets: readonly string[]): string {
   let out = text;
@@ -113,6 +122,7 @@ function payloadText(
       // Not JSON after all: a named field cannot be found in it, so nothing to hide.
     }
   }
+  text = storable(text);
   // Counted without a copy (a UTF-16 unit is at most 3 bytes of UTF-8: short texts need no count).
   if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) return text;
   const bytes = Buffer.from(text);
@@ -144,12 +154,12 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
     api_version: input.api.version,
     operation_id: input.operation?.id ?? '',
     verb: input.req.method ?? '',
-    path: pathOf(input.req.url ?? ''),
+    path: storable(pathOf(input.req.url ?? '')),
     status: input.status,
     latency_ms: Math.round(input.latencyMs * 1000) / 1000,
     backend_ms: Math.round(input.backendMs * 1000) / 1000,
-    client_id: input.clientId ?? '',
-    user_name: input.user ?? '',
+    client_id: storable(input.clientId ?? ''),
+    user_name: storable(input.user ?? ''),
     app_id: input.credential?.app.id ?? '',
     app_name: input.credential?.app.title ?? '',
     consumer_org_id: input.credential?.app.consumerOrgId ?? '',
