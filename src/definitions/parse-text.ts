@@ -5,14 +5,19 @@
  */
 import { parseDocument } from 'yaml';
 import { PorticoError } from '../errors.ts';
+import { nulField } from '../nul.ts';
 
 export type TextFormat = 'JSON' | 'YAML';
 
 /** Parses YAML or JSON text; throws `PorticoError('DEF_PARSE')` with line and column when malformed. */
 export function parseText(text: string, file: string): { value: unknown; format: TextFormat } {
   const trimmed = text.replace(/^\uFEFF/, '').trimStart();
-  if (trimmed.startsWith('{') || trimmed.startsWith('[')) return { value: parseJson(text, file), format: 'JSON' };
-  return { value: parseYaml(text, file), format: 'YAML' };
+  const format: TextFormat = trimmed.startsWith('{') || trimmed.startsWith('[') ? 'JSON' : 'YAML';
+  const value = format === 'JSON' ? parseJson(text, file) : parseYaml(text, file);
+  // Written `\u0000` (JSON) or `\0` (YAML), it parses; no store could keep the name or title it is in.
+  const nul = nulField(value, '$');
+  if (nul !== undefined) throw parseError(file, format, `${nul} contains U+0000 (NUL)`, undefined);
+  return { value, format };
 }
 
 function parseJson(text: string, file: string): unknown {

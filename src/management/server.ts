@@ -15,6 +15,7 @@ import { pingStore } from '../store/store.ts';
 import type { ProviderServices } from '../services/provider-services.ts';
 import { bearer, openApiDocument } from './route-spec.ts';
 import { routes } from './routes.ts';
+import { refuseNul } from '../web/nul-guard.ts';
 
 export interface ManagementOptions {
   services: ProviderServices;
@@ -90,6 +91,8 @@ export async function createManagementServer(options: ManagementOptions): Promis
     ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: false } },
   });
   await app.register(fastifyCookie);
+  // Before any handler: PostgreSQL cannot store U+0000 (web/nul-guard.ts).
+  app.addHook('preValidation', refuseNul);
   app.addContentTypeParser(
     ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],
     { parseAs: 'string' },

@@ -25,6 +25,7 @@ import { registerAppRoutes } from './routes/apps.ts';
 import { registerProductRoutes } from './routes/products.ts';
 import { registerSearchRoutes } from './routes/search.ts';
 import { registerSubscribeRoutes } from './routes/subscribe.ts';
+import { refuseNul } from '../web/nul-guard.ts';
 
 export interface PortalOptions {
   services: ConsumerServices;
@@ -80,6 +81,8 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
     trustProxy: options.trustProxy ?? false,
   });
   await app.register(fastifyCookie);
+  // Before any handler: PostgreSQL cannot store U+0000 (web/nul-guard.ts).
+  app.addHook('preValidation', refuseNul);
   await app.register(fastifyFormbody);
 
   const deps: PortalDeps = {
