@@ -1,11 +1,13 @@
 /**
  * Hostile input against the activity log: PostgreSQL cannot store U+0000 in text, and a batch of
- * events is one insert. A consumer who sends a client id `%00…` in the query, or an assembly whose
+ * events is one insert. A consumer who sends a client id `%00…` in the query, or a backend whose
  * answer carries a NUL byte (payload logged), must not make the batch fail, which would hold every
  * other caller's events with it until they are dropped. Each NUL is stored as U+FFFD (what a byte
  * that is not UTF-8 becomes), on either store, and the other events of the batch are stored.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { listEvents } from '../../src/store/analytics.ts';
 import type { ActivityEvent } from '../../src/store/schema.ts';
@@ -42,9 +44,20 @@ describe('issue-18 hardening: U+0000 in a logged value never stops the activity 
     for (const cleanup of cleanups.reverse()) await cleanup();
   });
 
+  /** A real backend whose answer holds a NUL byte. */
+  async function nulBackend(): Promise<string> {
+    const server = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ser\u0000ved'),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  }
+
   for (const store of stores) {
     test(`${store.name}: a client id and an answer with NUL are stored with U+FFFD, with the batch's other events`, async () => {
       const { env, db } = await store.env();
+      const backend = await nulBackend();
       if (db) cleanups.push(() => db.dispose());
       // One batch for all three calls: the flush interval is long, a clean stop writes it.
       const p = await startSecurityPlatform({ ...env, PORTICO_ANALYTICS_FLUSH_MS: '300' });
@@ -55,7 +68,7 @@ describe('issue-18 hardening: U+0000 in a logged value never stops the activity 
           security: [{ cid: [] }],
           ibm: {
             'activity-log': { enabled: true, 'success-content': 'payload', 'error-content': 'payload' },
-            assembly: { execute: [{ 'set-variable': { actions: [{ set: 'message.body', value: 'ser\u0000ved' }] } }] },
+            assembly: { execute: [{ invoke: { version: '2.0.0', 'target-url': backend } }] },
           },
         }),
       );
@@ -73,7 +86,7 @@ describe('issue-18 hardening: U+0000 in a logged value never stops the activity 
       const plain = await call('nobody');
       assert.equal(refused.status, 401);
       assert.equal(served.status, 200);
-      assert.equal(served.body, 'ser\u0000ved', 'the consumer gets the answer as the assembly made it');
+      assert.equal(served.body, 'ser\u0000ved', 'the consumer gets the answer as the backend sent it');
       assert.equal(plain.status, 401);
 
       const [refusedEvent, servedEvent, plainEvent] = await eventsFor(p, [refused.tx, served.tx, plain.tx]);
