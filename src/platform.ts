@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Settings } from './config/config.ts';
 import { PorticoError } from './errors.ts';
 import { createGateway } from './gateway/create-gateway.ts';
+import { settleHeap } from './gateway/heap-tuning.ts';
 import { startSnapshotSync } from './gateway/sync.ts';
 import { startHousekeeping } from './management/housekeeping.ts';
 import type { Gateway } from './gateway/server.ts';
@@ -157,6 +158,8 @@ export async function startPlatform(
     throw error;
   }
 
+  // Before the first request: a gateway starts served from a settled heap (gateway/heap-tuning.ts).
+  if (gateway) settleHeap();
   return {
     settings,
     store,

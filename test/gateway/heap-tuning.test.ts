@@ -10,9 +10,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { turnOffPretenuring } from '../../src/gateway/heap-tuning.ts';
+import { startTestPlatform } from '../helpers/platform.ts';
 import { startPortico } from '../helpers/processes.ts';
 import type { PorticoProcess } from '../helpers/processes.ts';
 
@@ -78,5 +80,36 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
     const node = await serve(['--allocation-site-pretenuring', ...probeArgs]);
     const count = await scavenges(node.output, () => node.child.kill('SIGUSR2'));
     assert.ok(count <= 3, `expected the operator's choice kept (≤ 3 scavenges), got ${count}`);
+  });
+});
+
+describe('issue-18: a gateway starts from a settled heap', () => {
+  test('startPlatform with a gateway ends with one forced full collection (none without a gateway)', async () => {
+    const forced: string[] = [];
+    let current = '';
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const detail = entry.detail as { kind: number; flags: number } | undefined;
+        if (
+          detail &&
+          detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR &&
+          detail.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED
+        )
+          forced.push(current);
+      }
+    });
+    observer.observe({ entryTypes: ['gc'] });
+    try {
+      for (const role of ['management', 'gateway'] as const) {
+        current = role;
+        const t = await startTestPlatform(role === 'gateway' ? {} : { role });
+        // GC entries are delivered asynchronously.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await t.close();
+      }
+    } finally {
+      observer.disconnect();
+    }
+    assert.deepEqual(forced, ['gateway']);
   });
 });
