@@ -89,7 +89,7 @@ describe('issue-18: a gateway starts from a settled heap', () => {
     let current = '';
     const observer = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
-        const detail = entry.detail as { kind: number; flags: number } | undefined;
+        const detail = (entry as PerformanceEntry & { detail?: { kind: number; flags: number } }).detail;
         if (
           detail &&
           detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR &&
