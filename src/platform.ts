@@ -97,6 +97,8 @@ export async function startPlatform(
       const countersHealth = g.health;
       g.health = () => ({ ...countersHealth(), storeReachable: sync.storeReachable });
       closers.push(() => sync.close());
+      // Its snapshot compiled, before it listens: the gateway starts from a settled heap (gateway/heap-tuning.ts).
+      settleHeap();
       const server = await g
         .listen(settings.gatewayPort, settings.host)
         .catch((error) => portInUse(error, settings.gatewayPort, 'PORTICO_GATEWAY_PORT'));
@@ -158,8 +160,6 @@ export async function startPlatform(
     throw error;
   }
 
-  // Before the first request: a gateway starts served from a settled heap (gateway/heap-tuning.ts).
-  if (gateway) settleHeap();
   return {
     settings,
     store,

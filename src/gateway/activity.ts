@@ -154,7 +154,7 @@ export function buildActivityEvent(input: ActivityInput): NewActivityEvent | und
     api_version: input.api.version,
     operation_id: input.operation?.id ?? '',
     verb: input.req.method ?? '',
-    path: storable(pathOf(input.req.url ?? '')),
+    path: pathOf(input.req.url ?? ''),
     status: input.status,
     latency_ms: Math.round(input.latencyMs * 1000) / 1000,
     backend_ms: Math.round(input.backendMs * 1000) / 1000,

@@ -38,12 +38,14 @@ export function turnOffPretenuring(execArgv: readonly string[] = process.execArg
  * start-up left V8 in an incremental marking cycle; load that began during it kept every scavenge
  * promoting ~2.4 MB (5–10 ms pauses, a quarter fewer requests served) for as long as the load
  * lasted: in every run under the heap profiler and in half of the runs without it. With this
- * collection first, none did (bench/README.md, Session 8). It costs one pause at start, while
- * nothing is served yet. `gc` is reached through a context of its own, so the process's global
+ * collection first, none did (bench/README.md, Session 8). It costs one pause at start, before
+ * the gateway listens. `gc` is reached through a context of its own, so the process's global
  * object does not get it.
  */
 export function settleHeap(): void {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
+  // Off again: contexts and worker threads made later (script workers, the writer thread) get no `gc`.
+  setFlagsFromString('--no-expose-gc');
   gc();
 }

@@ -6,8 +6,9 @@
  */
 import type SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
+import type { Insertable } from 'kysely';
 import type { Db } from './store.ts';
-import type { ActivityRollupTable, NewActivityEvent } from './schema.ts';
+import type { ActivityCallTable, ActivityRollupTable, NewActivityEvent } from './schema.ts';
 import { addToRollup, aggregateRollup, rollupColumns, rollupUpsertSql } from './rollup.ts';
 
 // PostgreSQL accepts at most 65 535 bind parameters per statement; 16 columns per call row.
@@ -171,14 +172,15 @@ export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<
     return key;
   });
   const ids = await scopeIds(db, scopes);
-  const rows = events.map((e, n) => {
+  const rows = events.map((e, n): Insertable<ActivityCallTable> => {
     const values = callValues(e);
-    return { scope_id: ids.get(keys[n])!, ...Object.fromEntries(callColumns.map((column, i) => [column, values[i]])) };
+    const row = Object.fromEntries(callColumns.map((column, i) => [column, values[i]]));
+    return { scope_id: ids.get(keys[n])!, ...(row as Omit<Insertable<ActivityCallTable>, 'scope_id'>) };
   });
   for (let i = 0; i < rows.length; i += rowsPerInsert) {
     await db
       .insertInto('activity_calls')
-      .values(rows.slice(i, i + rowsPerInsert) as never)
+      .values(rows.slice(i, i + rowsPerInsert))
       .execute();
   }
   await addToRollup(db, events);

@@ -68,7 +68,15 @@ describe('issue-18 hardening: U+0000 in a logged value never stops the activity 
           security: [{ cid: [] }],
           ibm: {
             'activity-log': { enabled: true, 'success-content': 'payload', 'error-content': 'payload' },
-            assembly: { execute: [{ invoke: { version: '2.0.0', 'target-url': backend } }] },
+            // The backend's answer also becomes the authenticated name (as a user-security policy writes it).
+            assembly: {
+              execute: [
+                { invoke: { version: '2.0.0', 'target-url': backend } },
+                {
+                  'set-variable': { actions: [{ set: 'request.authenticated-credential', value: '$(message.body)' }] },
+                },
+              ],
+            },
           },
         }),
       );
@@ -93,6 +101,7 @@ describe('issue-18 hardening: U+0000 in a logged value never stops the activity 
       assert.equal(refusedEvent.client_id, '\uFFFDevil');
       assert.equal(servedEvent.client_id, app.clientId);
       assert.equal(servedEvent.response_body, 'ser\uFFFDved');
+      assert.equal(servedEvent.user_name, 'ser\uFFFDved');
       assert.equal(plainEvent.client_id, 'nobody');
     });
   }

@@ -7,12 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { turnOffPretenuring } from '../../src/gateway/heap-tuning.ts';
 import { startTestPlatform } from '../helpers/platform.ts';
 import { startPortico } from '../helpers/processes.ts';
@@ -84,7 +86,7 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
 });
 
 describe('issue-18: a gateway starts from a settled heap', () => {
-  test('startPlatform with a gateway ends with one forced full collection (none without a gateway)', async () => {
+  test('startPlatform with a gateway runs one forced full collection (none without a gateway), and exposes no gc', async () => {
     const forced: string[] = [];
     let current = '';
     const observer = new PerformanceObserver((list) => {
@@ -111,5 +113,11 @@ describe('issue-18: a gateway starts from a settled heap', () => {
       observer.disconnect();
     }
     assert.deepEqual(forced, ['gateway']);
+    // `gc` was reached through a context of its own: neither this global nor a later thread has it.
+    assert.equal(typeof (globalThis as { gc?: unknown }).gc, 'undefined');
+    const worker = new Worker("require('node:worker_threads').parentPort.postMessage(typeof gc)", { eval: true });
+    const [seen] = (await once(worker, 'message')) as [string];
+    await worker.terminate();
+    assert.equal(seen, 'undefined');
   });
 });

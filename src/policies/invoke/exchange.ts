@@ -86,13 +86,16 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private settled = false;
   // Listens on the consumer's connection (an EventEmitter) while the call is in flight.
   private readonly consumerClosed: (() => void) | undefined;
+  // Its stop signal's calls in flight, looked up once.
+  private readonly calls: Set<ExchangeHandler>;
 
   constructor(
     private readonly options: ExchangeOptions,
     private readonly resolve: (answer: BackendAnswer) => void,
     private readonly reject: (error: unknown) => void,
   ) {
-    callsOn(options.signal).add(this);
+    this.calls = callsOn(options.signal);
+    this.calls.add(this);
     const consumer = options.consumer;
     if (consumer !== undefined) {
       this.consumerClosed = () => {
@@ -145,7 +148,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private settle(error: unknown, answer?: BackendAnswer): void {
     if (this.settled) return;
     this.settled = true;
-    callsOn(this.options.signal).delete(this);
+    this.calls.delete(this);
     if (this.consumerClosed !== undefined) this.options.consumer?.unwatchConsumer(this.consumerClosed);
     if (answer !== undefined) this.resolve(answer);
     else this.reject(error);
