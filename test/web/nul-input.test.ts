@@ -70,6 +70,14 @@ describe('hardening: U+0000 in submitted text is a 400 naming the field (Postgre
     assert.equal((await t.call('GET', '/api/apis')).body.length, 0, 'nothing imported');
   });
 
+  test('console: a sign-in whose user name holds U+0000 is refused before anything reads it', async () => {
+    const client = new WebClient(t.management);
+    await client.get('/console/sign-in');
+    const answer = await client.post('/console/sign-in', { username: 'ad\u0000min', password: 'admin-pass-123' });
+    assert.equal(answer.status, 400);
+    assert.match(answer.text, /U\+0000/);
+  });
+
   test('portal: a sign-up whose organization title holds U+0000 is refused, and signs nobody up', async () => {
     const client = new WebClient(t.platform.urls.portal!);
     await client.get('/sign-up');
