@@ -143,7 +143,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
       },
     },
     maxRequestBytes: settings.maxRequestBytes,
-    loadSnapshotData: () => store.consistentRead((trx) => loadSnapshotData(trx)),
+    loadSnapshotData: (base) => store.consistentRead((trx) => loadSnapshotData(trx, base)),
     sink,
     analyticsMaxPayloadBytes: settings.analyticsMaxPayloadBytes,
     analyticsRedact: settings.analyticsRedact,

@@ -47,7 +47,7 @@ export function interner(): (value: string) => string {
 /** Client id → credential (secret hash and app), for every credential of a known app. */
 export function credentialIndex(data: SnapshotData, one: (value: string) => string): Map<string, CredentialInfo> {
   const apps = new Map<string, AppInfo>();
-  for (const app of data.apps) {
+  for (const app of data.apps ?? []) {
     const id = one(app.id);
     apps.set(id, {
       id,
@@ -60,7 +60,7 @@ export function credentialIndex(data: SnapshotData, one: (value: string) => stri
     });
   }
   const credentials = new Map<string, CredentialInfo>();
-  for (const credential of data.credentials) {
+  for (const credential of data.credentials ?? []) {
     const app = apps.get(credential.app_id);
     if (app) credentials.set(credential.client_id, { secretHash: credential.secret_hash, app });
   }

@@ -16,7 +16,7 @@ import { PorticoError } from '../errors.ts';
 import type { MessageVar, PolicySettings } from '../policies/types.ts';
 import { closeDispatchers } from '../policies/invoke/dispatchers.ts';
 import type { CounterStore } from '../ratelimit/types.ts';
-import type { SnapshotData } from '../store/snapshot-data.ts';
+import type { ReloadBase, SnapshotData } from '../store/snapshot-data.ts';
 import type { AnalyticsSink } from '../analytics/sink.ts';
 import type { OAuthEndpoints } from '../oauth/endpoints.ts';
 import type { PolicyRegistry } from './flow.ts';
@@ -57,7 +57,8 @@ export interface GatewayOptions {
   registry: PolicyRegistry;
   policySettings: PolicySettings;
   maxRequestBytes: number;
-  loadSnapshotData: () => Promise<SnapshotData>;
+  /** Reads the store; given the current snapshot's base, only what changed since (see snapshot-data.ts). */
+  loadSnapshotData: (base?: ReloadBase) => Promise<SnapshotData>;
   sink?: AnalyticsSink;
   analyticsMaxPayloadBytes?: number;
   /** Header and JSON field names redacted in captured payloads (besides credentials). */
@@ -115,7 +116,7 @@ export class Gateway {
       try {
         do {
           this.reloadAgain = false;
-          const data = await this.options.loadSnapshotData();
+          const data = await this.options.loadSnapshotData(this.snapshot?.base);
           const { registry, policySettings: settings, logger } = this.options;
           const next = compileSnapshot(data, { registry, settings, logger, previous: this.snapshot });
           this.snapshot = next;

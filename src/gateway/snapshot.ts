@@ -11,7 +11,7 @@ import type { ApiDefinition, OperationDef, ParameterDef } from '../definitions/t
 import { compileAssembly } from './flow.ts';
 import type { PolicyRegistry } from './flow.ts';
 import type { PolicySettings, Step } from '../policies/types.ts';
-import type { SnapshotData } from '../store/snapshot-data.ts';
+import type { ReloadBase, SnapshotData } from '../store/snapshot-data.ts';
 import { apiRoutes, catalogRoutes } from './router.ts';
 import type { ApiRoutes, CatalogRoutes } from './router.ts';
 import { credentialIndex, interner } from './credentials.ts';
@@ -85,6 +85,10 @@ export interface Snapshot {
   revoked: ReadonlySet<string>;
   /** APIs that failed to compile, with the reason (they are left out, not half-served; shown by /ready). */
   failures: CompileFailure[];
+  /** Each product's subscribers (app id → subscription): the next snapshot keeps those of unchanged products. */
+  subscribersOf: ReadonlyMap<string, Map<string, SubscriptionInfo>>;
+  /** What the next reload compares with to read only what changed (absent when the data came from elsewhere). */
+  base?: ReloadBase;
 }
 
 export interface SnapshotOptions {
@@ -306,9 +310,20 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
   const shares = planShares(data, productsById);
   // One copy of each repeated string (app ids key subscriptions of every product).
   const one = interner();
-  const credentials = credentialIndex(data, one);
-  // Each API points at the subscriber maps of the products that contain it.
+  // A reload that read no apps keeps the previous index (nothing since changed an app or credential).
+  const previous = options.previous;
+  const credentials = data.apps === undefined && previous ? previous.credentials : credentialIndex(data, one);
+  // Each API points at the subscriber maps of the products that contain it; the loader read again
+  // only the subscriptions of products whose stamp changed, the others' maps are the previous ones.
   const subscribersOf = subscribersByProduct(data, shares, one);
+  const readOf = data.subscriptionsOf ?? 'all';
+  if (readOf !== 'all' && previous) {
+    for (const product of data.products) {
+      if (readOf.has(product.id)) continue;
+      const kept = previous.subscribersOf.get(product.id);
+      if (kept) subscribersOf.set(product.id, kept);
+    }
+  }
   for (const link of data.productApis) {
     const product = productsById.get(link.product_id);
     const api = product ? compiled.get(product.catalog_id)?.get(link.api_id) : undefined;
@@ -341,5 +356,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     credentials,
     apiCount,
     failures,
+    subscribersOf,
+    base: data.base,
   };
 }

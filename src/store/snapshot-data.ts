@@ -2,7 +2,17 @@
  * Reads, in a handful of bulk queries, everything a gateway compiles into its snapshot: the
  * catalogs, their published (and deprecated) products with plans, the online APIs they
  * bundle, and the consumer side (apps, credentials, live subscriptions).
+ *
+ * A reload reads the consumer side only where the changes since the snapshot before it can have
+ * touched it (issue 18: at 25 000 apps and 100 000 subscriptions, reading them again held the
+ * event loop for ~0.5–1 s at every publish, token revocation or approval). The change feed says
+ * which kinds of change were committed since: API, catalog, registry and OAuth changes touch
+ * neither apps nor subscriptions; a product change touches only the subscriptions of products
+ * whose row or plans changed (their stamps differ), which are read again, the other products'
+ * kept; a subscription change has every subscription read again, apps and credentials kept; any
+ * other kind (an app, a credential, a consumer org) has everything read, as does a first load.
  */
+import { createHash } from 'node:crypto';
 import type { Db } from './store.ts';
 import type {
   ApiRow,
@@ -24,7 +34,8 @@ export interface SnapshotData {
   plans: PlanRow[];
   productApis: Array<{ product_id: string; api_id: string; api_key: string }>;
   apis: ApiRow[];
-  apps: Array<{
+  /** Absent when a reload kept the previous snapshot's (nothing since changed them). */
+  apps?: Array<{
     id: string;
     title: string;
     consumer_org_id: string;
@@ -33,7 +44,12 @@ export interface SnapshotData {
     redirect_uris?: string;
     catalog_id?: string;
   }>;
-  credentials: Array<{ client_id: string; secret_hash: string; app_id: string }>;
+  /** Absent when a reload kept the previous snapshot's (nothing since changed them). */
+  credentials?: Array<{ client_id: string; secret_hash: string; app_id: string }>;
+  /**
+   * The live subscriptions of the products in {@link subscriptionsOf}: every product's when it
+   * is `all` (or absent), else only those products' (the others' are the previous snapshot's).
+   */
   subscriptions: Array<{
     id: string;
     app_id: string;
@@ -45,6 +61,115 @@ export interface SnapshotData {
   userRegistries?: Array<UserRegistryRow & { catalog_id: string }>;
   /** Each catalog's enabled native OAuth providers, their live signing keys, and revoked token ids. */
   oauth?: OAuthData;
+  /** Which products' subscriptions {@link subscriptions} holds; absent means all. */
+  subscriptionsOf?: 'all' | ReadonlySet<string>;
+  /** What the next reload compares with (see {@link ReloadBase}); absent in data not read from a store. */
+  base?: ReloadBase;
+}
+
+/** What a reload needs of the load before it, to read again only what changed since. */
+export interface ReloadBase {
+  /** The change the load reflected. */
+  change: number;
+  /**
+   * Change ids below `change` (within {@link changeWindow}) that were not committed when it was
+   * read: on PostgreSQL ids come from a sequence, so a transaction can commit after a later id.
+   */
+  missing: readonly number[];
+  /** Each published product's stamp: its row and plans, as its subscribers were built from them. */
+  productStamps: ReadonlyMap<string, string>;
+}
+
+/** How far below the latest change an uncommitted (or rolled back) id is still looked for. */
+export const changeWindow = 1000;
+
+// Changes that touch neither apps, credentials nor subscriptions.
+const catalogKinds = new Set([
+  'api',
+  'api-delete',
+  'api-state',
+  'catalog',
+  'user-registry',
+  'user-registry-delete',
+  'oauth-provider',
+  'oauth-provider-delete',
+  'oauth-key',
+  'oauth-revocation',
+]);
+// Changes that touch the subscriptions of the product changed (its plans, its state), nothing else.
+const productKinds = new Set(['product', 'product-state']);
+// Changes that touch subscriptions only.
+const subscriptionKinds = new Set([
+  'subscription',
+  'subscription-cancel',
+  'subscription-decision',
+  'subscription-revoke',
+]);
+
+/** What a load reads of the consumer side. */
+interface ConsumerScope {
+  apps: boolean;
+  /** `all`, or only the products whose stamp changed. */
+  subscriptions: 'all' | 'changed';
+}
+
+const everything: ConsumerScope = { apps: true, subscriptions: 'all' };
+
+/** The kinds of change committed since `base`, and the ids below `change` not committed yet. */
+async function changesSince(
+  db: Db,
+  base: ReloadBase | undefined,
+  change: number,
+): Promise<{ kinds: Set<string> | undefined; missing: number[] }> {
+  const from = Math.min(base?.change ?? change, change) - changeWindow;
+  const rows = await db
+    .selectFrom('changes')
+    .select(['id', 'kind'])
+    .where('id', '>', from)
+    .where('id', '<=', change)
+    .execute();
+  const seen = new Set<number>();
+  const kinds = new Set<string>();
+  const waited = new Set(base?.missing ?? []);
+  for (const row of rows) {
+    const id = Number(row.id);
+    seen.add(id);
+    if (base !== undefined && (id > base.change || waited.has(id))) kinds.add(row.kind);
+  }
+  const missing: number[] = [];
+  for (let id = Math.max(change - changeWindow, 0) + 1; id <= change; id++) if (!seen.has(id)) missing.push(id);
+  // A base older than the window (or a counter that went back) cannot be compared with: read everything.
+  const comparable = base !== undefined && base.change <= change && base.change > change - changeWindow;
+  return { kinds: comparable ? kinds : undefined, missing };
+}
+
+function consumerScope(kinds: Set<string> | undefined): ConsumerScope {
+  if (kinds === undefined) return everything;
+  let subscriptions: ConsumerScope['subscriptions'] = 'changed';
+  for (const kind of kinds) {
+    if (catalogKinds.has(kind) || productKinds.has(kind)) continue;
+    if (!subscriptionKinds.has(kind)) return everything;
+    subscriptions = 'all';
+  }
+  return { apps: false, subscriptions };
+}
+
+/** A product's stamp: what its subscribers' snapshot entries are built from (its row, its plans). */
+function productStamps(products: ProductRow[], plans: PlanRow[]): Map<string, string> {
+  const plansOf = new Map<string, PlanRow[]>();
+  for (const plan of plans) {
+    const list = plansOf.get(plan.product_id);
+    if (list) list.push(plan);
+    else plansOf.set(plan.product_id, [plan]);
+  }
+  const stamps = new Map<string, string>();
+  for (const product of products) {
+    const hash = createHash('sha256');
+    hash.update(JSON.stringify(product));
+    for (const plan of plansOf.get(product.id) ?? []) hash.update(JSON.stringify(plan));
+    stamps.set(product.id, hash.digest('base64'));
+  }
+  return stamps;
 }
 
 export interface OAuthData {
@@ -63,9 +188,15 @@ async function loadOAuth(db: Db): Promise<OAuthData> {
   return { providers, keys, revoked: await loadRevocations(db, Math.floor(at / 1000)) };
 }
 
-/** Loads the snapshot data; run it in `Store.consistentRead` so the parts agree with each other. */
-export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
+/**
+ * Loads the snapshot data; run it in `Store.consistentRead` so the parts agree with each other.
+ * With the `base` of the snapshot it replaces, the consumer side is read only where changes since
+ * may have touched it (see above); the caller keeps the rest from that snapshot.
+ */
+export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<SnapshotData> {
   const change = await latestChange(db);
+  const since = await changesSince(db, base, change);
+  const scope = consumerScope(since.kinds);
   const catalogs = await db
     .selectFrom('catalogs')
     .innerJoin('provider_orgs', 'provider_orgs.id', 'catalogs.org_id')
@@ -78,6 +209,7 @@ export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
     .execute();
   const productIds = products.map((p) => p.id);
   if (productIds.length === 0) {
+    // Apps and credentials are not read here: no base, so the next load reads everything.
     const none = { plans: [], productApis: [], apis: [], apps: [], credentials: [], subscriptions: [] };
     return { change, catalogs, products, ...none, userRegistries: [], oauth: await loadOAuth(db) };
   }
@@ -88,11 +220,26 @@ export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
     apiIds.length === 0
       ? []
       : await db.selectFrom('apis').selectAll().where('id', 'in', apiIds).where('state', '=', 'online').execute();
-  const subscriptions = await db
-    .selectFrom('subscriptions')
-    .select(['id', 'app_id', 'product_id', 'plan_id', 'state'])
-    .where('state', 'in', ['active', 'pending'])
-    .execute();
+  const stamps = productStamps(products, plans);
+  let subscriptionsOf: 'all' | Set<string> = 'all';
+  if (scope.subscriptions === 'changed') {
+    subscriptionsOf = new Set(productIds.filter((id) => stamps.get(id) !== base?.productStamps.get(id)));
+  }
+  const wanted = subscriptionsOf === 'all' ? productIds : [...subscriptionsOf];
+  const subscriptions =
+    wanted.length === 0
+      ? []
+      : await db
+          .selectFrom('subscriptions')
+          .select(['id', 'app_id', 'product_id', 'plan_id', 'state'])
+          .where('state', 'in', ['active', 'pending'])
+          .$if(subscriptionsOf !== 'all', (query) => query.where('product_id', 'in', wanted))
+          .execute();
+  const nextBase: ReloadBase = { change, missing: since.missing, productStamps: stamps };
+  const userRegistries = await loadCatalogRegistries(db);
+  const oauth = await loadOAuth(db);
+  const shared = { change, catalogs, products, plans, productApis, apis, subscriptions, subscriptionsOf };
+  if (!scope.apps) return { ...shared, userRegistries, oauth, base: nextBase };
   const apps = await db
     .selectFrom('apps')
     .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
@@ -107,19 +254,5 @@ export async function loadSnapshotData(db: Db): Promise<SnapshotData> {
     ])
     .execute();
   const credentials = await db.selectFrom('app_credentials').select(['client_id', 'secret_hash', 'app_id']).execute();
-  const userRegistries = await loadCatalogRegistries(db);
-  const oauth = await loadOAuth(db);
-  return {
-    change,
-    catalogs,
-    products,
-    plans,
-    productApis,
-    apis,
-    apps,
-    credentials,
-    subscriptions,
-    userRegistries,
-    oauth,
-  };
+  return { ...shared, apps, credentials, userRegistries, oauth, base: nextBase };
 }
