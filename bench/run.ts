@@ -106,7 +106,7 @@ const profiles: Record<string, Profile> = {
   },
   scale: {
     name: 'scale',
-    targets: ['direct', 'portico-full', 'portico-full-scale'],
+    targets: ['direct', 'portico-full', 'portico-full-scale', 'portico-full-scale-reload'],
     warmSeconds: 3,
     runs: 3,
     runSeconds: 5,
@@ -133,7 +133,7 @@ const profiles: Record<string, Profile> = {
 profiles.all = {
   ...profiles.default,
   name: 'all',
-  targets: [...baseTargets, 'portico-full-scale', 'portico-full-reload'],
+  targets: [...baseTargets, 'portico-full-scale', 'portico-full-reload', 'portico-full-scale-reload'],
 };
 
 /** wrk connections, and the latency run's fixed rate (bench/open-loop.ts), req/s. */
@@ -404,6 +404,7 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
     case 'portico-full-redis':
     case 'portico-full-scale':
     case 'portico-full-reload':
+    case 'portico-full-scale-reload':
     case 'portico-jwt':
     case 'portico-introspect':
     case 'portico-oauth': {
@@ -420,12 +421,12 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
         PORTICO_REDIS_URL: undefined,
       };
       if (name === 'portico-full-redis') env.PORTICO_REDIS_URL = 'redis://127.0.0.1:6379';
-      if (name === 'portico-full-scale')
+      if (name === 'portico-full-scale' || name === 'portico-full-scale-reload')
         Object.assign(env, {
           BENCH_SCALE_APIS: String(scale.apis),
           BENCH_SCALE_SUBSCRIPTIONS: String(scale.subscriptions),
         });
-      if (name === 'portico-full-reload') env.BENCH_PUBLISH_EVERY_MS = '1000';
+      if (name === 'portico-full-reload' || name === 'portico-full-scale-reload') env.BENCH_PUBLISH_EVERY_MS = '1000';
       const running = await nodeTarget(name, 'portico-target.ts', env, 300_000);
       return { process: running, ...porticoUrl(running, 'item') };
     }

@@ -44,8 +44,16 @@ export function interner(): (value: string) => string {
   };
 }
 
-/** Client id → credential (secret hash and app), for every credential of a known app. */
-export function credentialIndex(data: SnapshotData, one: (value: string) => string): Map<string, CredentialInfo> {
+/**
+ * Client id → credential (secret hash and app), for every credential of a known app; the
+ * `previous` index when the loader did not read the apps again (nothing since changed them).
+ */
+export function credentialIndex(
+  data: SnapshotData,
+  one: (value: string) => string,
+  previous?: Map<string, CredentialInfo>,
+): Map<string, CredentialInfo> {
+  if (data.apps === undefined && previous !== undefined) return previous;
   const apps = new Map<string, AppInfo>();
   for (const app of data.apps ?? []) {
     const id = one(app.id);

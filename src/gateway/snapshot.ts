@@ -85,9 +85,8 @@ export interface Snapshot {
   revoked: ReadonlySet<string>;
   /** APIs that failed to compile, with the reason (they are left out, not half-served; shown by /ready). */
   failures: CompileFailure[];
-  /** Each product's subscribers (app id → subscription): the next snapshot keeps those of unchanged products. */
+  /** Each product's subscribers by app, and what the next reload compares with (kept where unchanged). */
   subscribersOf: ReadonlyMap<string, Map<string, SubscriptionInfo>>;
-  /** What the next reload compares with to read only what changed (absent when the data came from elsewhere). */
   base?: ReloadBase;
 }
 
@@ -310,20 +309,8 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
   const shares = planShares(data, productsById);
   // One copy of each repeated string (app ids key subscriptions of every product).
   const one = interner();
-  // A reload that read no apps keeps the previous index (nothing since changed an app or credential).
-  const previous = options.previous;
-  const credentials = data.apps === undefined && previous ? previous.credentials : credentialIndex(data, one);
-  // Each API points at the subscriber maps of the products that contain it; the loader read again
-  // only the subscriptions of products whose stamp changed, the others' maps are the previous ones.
-  const subscribersOf = subscribersByProduct(data, shares, one);
-  const readOf = data.subscriptionsOf ?? 'all';
-  if (readOf !== 'all' && previous) {
-    for (const product of data.products) {
-      if (readOf.has(product.id)) continue;
-      const kept = previous.subscribersOf.get(product.id);
-      if (kept) subscribersOf.set(product.id, kept);
-    }
-  }
+  const credentials = credentialIndex(data, one, options.previous?.credentials);
+  const subscribersOf = subscribersByProduct(data, shares, one, options.previous?.subscribersOf);
   for (const link of data.productApis) {
     const product = productsById.get(link.product_id);
     const api = product ? compiled.get(product.catalog_id)?.get(link.api_id) : undefined;

@@ -133,12 +133,15 @@ export function planShares(data: SnapshotData, productsById: ReadonlyMap<string,
 
 /**
  * Products → their subscribers (app id → subscription); an active subscription wins over a
- * pending one for the same app. `one` keeps one copy of each repeated string (app ids).
+ * pending one for the same app. `one` keeps one copy of each repeated string (app ids). When the
+ * loader read the subscriptions of some products only (`data.subscriptionsOf`), the other
+ * products' maps are the `previous` snapshot's: nothing since changed them.
  */
 export function subscribersByProduct(
   data: SnapshotData,
   shares: ReadonlyMap<string, PlanShared>,
   one: (value: string) => string,
+  previous?: ReadonlyMap<string, Map<string, SubscriptionInfo>>,
 ): Map<string, Map<string, SubscriptionInfo>> {
   const subscribersOf = new Map<string, Map<string, SubscriptionInfo>>();
   for (const subscription of data.subscriptions) {
@@ -150,6 +153,12 @@ export function subscribersByProduct(
     const appId = one(subscription.app_id);
     const current = subscribers.get(appId);
     if (!current || (current.state === 'pending' && info.state === 'active')) subscribers.set(appId, info);
+  }
+  const read = data.subscriptionsOf ?? 'all';
+  if (read === 'all' || previous === undefined) return subscribersOf;
+  for (const product of data.products) {
+    const kept = read.has(product.id) ? undefined : previous.get(product.id);
+    if (kept) subscribersOf.set(product.id, kept);
   }
   return subscribersOf;
 }
