@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { UserRegistries } from '../../src/services/user-registries.ts';
 import { basicHeaderFor } from '../../src/identity/types.ts';
 import { setRedirectUris } from '../../src/store/consumers.ts';
+import { recordChange } from '../../src/store/changes.ts';
 import { secApi, startSecurityPlatform } from '../helpers/security-api.ts';
 import type { SecurityPlatform, TestApp } from '../helpers/security-api.ts';
 
@@ -105,7 +106,10 @@ export async function startOAuthPlatform(env: Record<string, string> = {}): Prom
 export async function registerRedirect(p: SecurityPlatform, clientId: string, uris: string[]): Promise<void> {
   const gateway = p.t.platform.gateway!;
   const appId = gateway.current!.credentials.get(clientId)!.app.id;
-  await setRedirectUris(p.t.platform.services.store.db, appId, uris);
+  // Recorded as the portal's own change of an app is ('app'): a reload reads the apps again for it.
+  const db = p.t.platform.services.store.db;
+  await setRedirectUris(db, appId, uris);
+  await recordChange(db, 'app');
   await gateway.reload();
 }
 
