@@ -45,17 +45,27 @@ export function interner(): (value: string) => string {
 }
 
 /**
- * Client id → credential (secret hash and app), for every credential of a known app; the
- * `previous` index when the loader did not read the apps again (nothing since changed them).
+ * Client id → credential (secret hash and app), for every credential of a known app. When the
+ * loader read only some apps again (`data.appsOf`: those an app or credential change named), the
+ * `previous` index with those apps' entries replaced by what was read.
  */
 export function credentialIndex(
   data: SnapshotData,
   one: (value: string) => string,
   previous?: Map<string, CredentialInfo>,
 ): Map<string, CredentialInfo> {
-  if (data.apps === undefined && previous !== undefined) return previous;
+  const read = data.appsOf ?? 'all';
+  if (read === 'all' || previous === undefined) return indexOf(data, one);
+  if (read.size === 0) return previous;
+  const patched = new Map(previous);
+  for (const [clientId, info] of previous) if (read.has(info.app.id)) patched.delete(clientId);
+  for (const [clientId, info] of indexOf(data, one)) patched.set(clientId, info);
+  return patched;
+}
+
+function indexOf(data: SnapshotData, one: (value: string) => string): Map<string, CredentialInfo> {
   const apps = new Map<string, AppInfo>();
-  for (const app of data.apps ?? []) {
+  for (const app of data.apps) {
     const id = one(app.id);
     apps.set(id, {
       id,
@@ -68,7 +78,7 @@ export function credentialIndex(
     });
   }
   const credentials = new Map<string, CredentialInfo>();
-  for (const credential of data.credentials ?? []) {
+  for (const credential of data.credentials) {
     const app = apps.get(credential.app_id);
     if (app) credentials.set(credential.client_id, { secretHash: credential.secret_hash, app });
   }

@@ -14,16 +14,20 @@ export class ChangeBus extends EventEmitter {
   }
 }
 
-/** Runs `work` in one transaction that also records the change, then announces it. */
+/**
+ * Runs `work` in one transaction that also records the change, then announces it. `ref` names what
+ * the change touched (see `recordChange`), or is read from what `work` returned.
+ */
 export async function commitChange<T>(
   store: Store,
   bus: ChangeBus,
   kind: string,
   work: (trx: Db) => Promise<T>,
+  ref?: string | ((value: T) => string),
 ): Promise<T> {
   const result = await store.transaction(async (trx) => {
     const value = await work(trx);
-    await recordChange(trx, kind, store.dialect);
+    await recordChange(trx, kind, store.dialect, typeof ref === 'function' ? ref(value) : (ref ?? null));
     return value;
   });
   bus.changed(kind);

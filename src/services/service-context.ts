@@ -12,9 +12,14 @@ export interface ServiceContext {
   readonly signInLimiter: SignInLimiter;
 }
 
-/** Runs `work` as one announced change (see `commitChange`). */
-export function change<T>(context: ServiceContext, kind: string, work: (trx: Db) => Promise<T>): Promise<T> {
-  return commitChange(context.store, context.bus, kind, work);
+/** Runs `work` as one announced change (see `commitChange`), naming what it touched where known. */
+export function change<T>(
+  context: ServiceContext,
+  kind: string,
+  work: (trx: Db) => Promise<T>,
+  ref?: string | ((value: T) => string),
+): Promise<T> {
+  return commitChange(context.store, context.bus, kind, work, ref);
 }
 
 export function notFound(kind: string, id: string): PorticoError {

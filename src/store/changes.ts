@@ -6,9 +6,18 @@ import { sql } from 'kysely';
 import { changeChannel } from './change-feed.ts';
 import type { Db } from './store.ts';
 
-/** Bumps the change counter; on PostgreSQL also notifies listeners when the transaction commits. */
-export async function recordChange(db: Db, kind: string, dialect: 'sqlite' | 'postgres' = 'sqlite'): Promise<void> {
-  await db.insertInto('changes').values({ ts: Date.now(), kind }).execute();
+/**
+ * Bumps the change counter; on PostgreSQL also notifies listeners when the transaction commits.
+ * `ref` names what the change touched where a gateway can read only that again (the product of a
+ * subscription change, the app of an app or credential change: see snapshot-data.ts).
+ */
+export async function recordChange(
+  db: Db,
+  kind: string,
+  dialect: 'sqlite' | 'postgres' = 'sqlite',
+  ref: string | null = null,
+): Promise<void> {
+  await db.insertInto('changes').values({ ts: Date.now(), kind, ref }).execute();
   if (dialect === 'postgres') await sql`select pg_notify(${changeChannel}, ${kind})`.execute(db);
 }
 

@@ -288,6 +288,8 @@ export interface ChangeTable {
   id: Generated<number>;
   ts: number;
   kind: string;
+  /** What the change touched, when a gateway can read only that again (a product or app id); null otherwise. */
+  ref: string | null;
 }
 
 /** A user registry (authentication URL or LDAP) of a provider org, as a JSON configuration. */

@@ -5,12 +5,14 @@
  *
  * A reload reads the consumer side only where the changes since the snapshot before it can have
  * touched it (issue 18: at 25 000 apps and 100 000 subscriptions, reading them again held the
- * event loop for ~0.5–1 s at every publish, token revocation or approval). The change feed says
- * which kinds of change were committed since: API, catalog, registry and OAuth changes touch
- * neither apps nor subscriptions; a product change touches only the subscriptions of products
- * whose row or plans changed (their stamps differ), which are read again, the other products'
- * kept; a subscription change has every subscription read again, apps and credentials kept; any
- * other kind (an app, a credential, a consumer org) has everything read, as does a first load.
+ * event loop for ~0.5–1 s at every publish, token revocation, approval or new app). The change
+ * feed says which kinds of change were committed since, and what each touched (`ref`): API,
+ * catalog, registry and OAuth changes touch neither apps nor subscriptions; a product change
+ * touches only the subscriptions of products whose row or plans changed (their stamps differ); a
+ * subscription change, those of the product it names; an app or credential change, that app's
+ * row and credentials. Those are read again, the rest is kept from the previous snapshot; any
+ * other change (a consumer org or app deleted, one that names nothing, a kind the gateway does not
+ * know) has everything read, as does a first load.
  */
 import { createHash } from 'node:crypto';
 import type { Db } from './store.ts';
@@ -34,8 +36,8 @@ export interface SnapshotData {
   plans: PlanRow[];
   productApis: Array<{ product_id: string; api_id: string; api_key: string }>;
   apis: ApiRow[];
-  /** Absent when a reload kept the previous snapshot's (nothing since changed them). */
-  apps?: Array<{
+  /** Every app, or those of {@link appsOf} only (the others are the previous snapshot's). */
+  apps: Array<{
     id: string;
     title: string;
     consumer_org_id: string;
@@ -44,8 +46,10 @@ export interface SnapshotData {
     redirect_uris?: string;
     catalog_id?: string;
   }>;
-  /** Absent when a reload kept the previous snapshot's (nothing since changed them). */
-  credentials?: Array<{ client_id: string; secret_hash: string; app_id: string }>;
+  /** The credentials of {@link apps}. */
+  credentials: Array<{ client_id: string; secret_hash: string; app_id: string }>;
+  /** Which apps {@link apps} holds; absent means all. */
+  appsOf?: 'all' | ReadonlySet<string>;
   /**
    * The live subscriptions of the products in {@link subscriptionsOf}: every product's when it
    * is `all` (or absent), else only those products' (the others' are the previous snapshot's).
@@ -106,52 +110,66 @@ const subscriptionKinds = new Set([
   'subscription-revoke',
 ]);
 
-/** What a load reads of the consumer side. */
+// Changes that touch one app's row and credentials (named by the change's ref), no subscription.
+const appKinds = new Set(['app', 'credential', 'credential-delete', 'secret-reset']);
+
+/** What a load reads of the consumer side: everything, or these apps and these products' subscriptions. */
 interface ConsumerScope {
-  apps: boolean;
-  /** `all`, or only the products whose stamp changed. */
-  subscriptions: 'all' | 'changed';
+  apps: 'all' | Set<string>;
+  /** Besides the products whose stamp changed. */
+  subscriptions: 'all' | Set<string>;
 }
 
-const everything: ConsumerScope = { apps: true, subscriptions: 'all' };
+const everything = (): ConsumerScope => ({ apps: 'all', subscriptions: 'all' });
 
-/** The kinds of change committed since `base`, and the ids below `change` not committed yet. */
+interface ChangeRow {
+  kind: string;
+  ref: string | null;
+}
+
+/** The changes committed since `base` (undefined: not comparable), and the ids below `change` not committed yet. */
 async function changesSince(
   db: Db,
   base: ReloadBase | undefined,
   change: number,
-): Promise<{ kinds: Set<string> | undefined; missing: number[] }> {
+): Promise<{ changes: ChangeRow[] | undefined; missing: number[] }> {
   const from = Math.min(base?.change ?? change, change) - changeWindow;
   const rows = await db
     .selectFrom('changes')
-    .select(['id', 'kind'])
+    .select(['id', 'kind', 'ref'])
     .where('id', '>', from)
     .where('id', '<=', change)
     .execute();
   const seen = new Set<number>();
-  const kinds = new Set<string>();
+  const changes: ChangeRow[] = [];
   const waited = new Set(base?.missing ?? []);
   for (const row of rows) {
     const id = Number(row.id);
     seen.add(id);
-    if (base !== undefined && (id > base.change || waited.has(id))) kinds.add(row.kind);
+    if (base !== undefined && (id > base.change || waited.has(id))) changes.push(row);
   }
   const missing: number[] = [];
   for (let id = Math.max(change - changeWindow, 0) + 1; id <= change; id++) if (!seen.has(id)) missing.push(id);
   // A base older than the window (or a counter that went back) cannot be compared with: read everything.
   const comparable = base !== undefined && base.change <= change && base.change > change - changeWindow;
-  return { kinds: comparable ? kinds : undefined, missing };
+  return { changes: comparable ? changes : undefined, missing };
 }
 
-function consumerScope(kinds: Set<string> | undefined): ConsumerScope {
-  if (kinds === undefined) return everything;
-  let subscriptions: ConsumerScope['subscriptions'] = 'changed';
-  for (const kind of kinds) {
+function consumerScope(changes: ChangeRow[] | undefined): ConsumerScope {
+  if (changes === undefined) return everything();
+  const scope: ConsumerScope = { apps: new Set(), subscriptions: new Set() };
+  for (const { kind, ref } of changes) {
     if (catalogKinds.has(kind) || productKinds.has(kind)) continue;
-    if (!subscriptionKinds.has(kind)) return everything;
-    subscriptions = 'all';
+    if (subscriptionKinds.has(kind)) {
+      if (ref === null) scope.subscriptions = 'all';
+      else if (scope.subscriptions !== 'all') scope.subscriptions.add(ref);
+    } else if (appKinds.has(kind) && ref !== null) {
+      if (scope.apps !== 'all') scope.apps.add(ref);
+    } else {
+      return everything();
+    }
   }
-  return { apps: false, subscriptions };
+  return scope;
 }
 
 /** A product's stamp: what its subscribers' snapshot entries are built from (its row, its plans). */
@@ -196,7 +214,7 @@ async function loadOAuth(db: Db): Promise<OAuthData> {
 export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<SnapshotData> {
   const change = await latestChange(db);
   const since = await changesSince(db, base, change);
-  const scope = consumerScope(since.kinds);
+  const scope = consumerScope(since.changes);
   const catalogs = await db
     .selectFrom('catalogs')
     .innerJoin('provider_orgs', 'provider_orgs.id', 'catalogs.org_id')
@@ -221,10 +239,11 @@ export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<Snaps
       ? []
       : await db.selectFrom('apis').selectAll().where('id', 'in', apiIds).where('state', '=', 'online').execute();
   const stamps = productStamps(products, plans);
-  let subscriptionsOf: 'all' | Set<string> = 'all';
-  if (scope.subscriptions === 'changed') {
-    subscriptionsOf = new Set(productIds.filter((id) => stamps.get(id) !== base?.productStamps.get(id)));
-  }
+  const changed = scope.subscriptions;
+  const subscriptionsOf =
+    changed === 'all'
+      ? 'all'
+      : new Set(productIds.filter((id) => changed.has(id) || stamps.get(id) !== base?.productStamps.get(id)));
   const wanted = subscriptionsOf === 'all' ? productIds : [...subscriptionsOf];
   const subscriptions =
     wanted.length === 0
@@ -235,24 +254,47 @@ export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<Snaps
           .where('state', 'in', ['active', 'pending'])
           .$if(subscriptionsOf !== 'all', (query) => query.where('product_id', 'in', wanted))
           .execute();
-  const nextBase: ReloadBase = { change, missing: since.missing, productStamps: stamps };
-  const userRegistries = await loadCatalogRegistries(db);
-  const oauth = await loadOAuth(db);
-  const shared = { change, catalogs, products, plans, productApis, apis, subscriptions, subscriptionsOf };
-  if (!scope.apps) return { ...shared, userRegistries, oauth, base: nextBase };
-  const apps = await db
-    .selectFrom('apps')
-    .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
-    .select([
-      'apps.id',
-      'apps.title',
-      'apps.consumer_org_id',
-      'consumer_orgs.name as consumer_org_name',
-      'consumer_orgs.title as consumer_org_title',
-      'apps.redirect_uris',
-      'consumer_orgs.catalog_id',
-    ])
-    .execute();
-  const credentials = await db.selectFrom('app_credentials').select(['client_id', 'secret_hash', 'app_id']).execute();
-  return { ...shared, apps, credentials, userRegistries, oauth, base: nextBase };
+  const appsOf = scope.apps;
+  const appIds = appsOf === 'all' ? [] : [...appsOf];
+  const apps =
+    appsOf !== 'all' && appIds.length === 0
+      ? []
+      : await db
+          .selectFrom('apps')
+          .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
+          .select([
+            'apps.id',
+            'apps.title',
+            'apps.consumer_org_id',
+            'consumer_orgs.name as consumer_org_name',
+            'consumer_orgs.title as consumer_org_title',
+            'apps.redirect_uris',
+            'consumer_orgs.catalog_id',
+          ])
+          .$if(appsOf !== 'all', (query) => query.where('apps.id', 'in', appIds))
+          .execute();
+  const credentials =
+    appsOf !== 'all' && appIds.length === 0
+      ? []
+      : await db
+          .selectFrom('app_credentials')
+          .select(['client_id', 'secret_hash', 'app_id'])
+          .$if(appsOf !== 'all', (query) => query.where('app_id', 'in', appIds))
+          .execute();
+  return {
+    change,
+    catalogs,
+    products,
+    plans,
+    productApis,
+    apis,
+    apps,
+    appsOf,
+    credentials,
+    subscriptions,
+    subscriptionsOf,
+    userRegistries: await loadCatalogRegistries(db),
+    oauth: await loadOAuth(db),
+    base: { change, missing: since.missing, productStamps: stamps },
+  };
 }

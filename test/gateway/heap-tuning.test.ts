@@ -60,7 +60,11 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
     let output = '';
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Signalled only once the probe listens: SIGUSR2 ends a node process that has no handler.
+      for (const deadline = Date.now() + 30_000; !output.includes('pretenuring-probe ready');) {
+        if (Date.now() > deadline) throw new Error(`the probe never started:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       const count = await scavenges(
         () => output,
         () => child.kill('SIGUSR2'),

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ProviderServices } from '../../src/services/provider-services.ts';
 import { recordChange } from '../../src/store/changes.ts';
+import { findAppById, listCredentials } from '../../src/store/consumers.ts';
 import { loadSnapshotData } from '../../src/store/snapshot-data.ts';
 import { startTestDemo } from '../helpers/demo.ts';
 import type { TestDemo } from '../helpers/demo.ts';
@@ -38,8 +39,9 @@ describe('a reload reads only what changed', () => {
   });
 
   const gateway = () => t.handle.platform.gateway!;
-  const accessoriesId = async () =>
-    (await t.handle.platform.services.product(t.orgId, 'sandbox', 'accessories', '1.0.0')).id;
+  const productId = async (name: string) =>
+    (await t.handle.platform.services.product(t.orgId, 'sandbox', name, '1.0.0')).id;
+  const accessoriesId = () => productId('accessories');
   const call = (clientId: string) =>
     fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': clientId } });
 
@@ -73,26 +75,43 @@ describe('a reload reads only what changed', () => {
     assert.equal((await call(app.clientId)).headers.get('x-ratelimit-limit'), 'name=default,250;');
   });
 
-  test('a revoked subscription is refused at once; apps and credentials are kept', async () => {
+  test("a revoked subscription is refused at once; apps, credentials, other products' subscribers kept", async () => {
     const app = await t.newApp('silver');
     assert.equal((await call(app.clientId)).status, 200);
     const before = gateway().current!;
+    const inventory = before.subscribersOf.get(await productId('inventory'));
+    assert.ok(inventory, "the demo's app subscribes to inventory");
     await t.handle.platform.services.revokeSubscription(t.orgId, 'sandbox', app.subscriptionId);
     await gateway().reload();
     assert.equal(gateway().current!.credentials, before.credentials);
+    assert.equal(gateway().current!.subscribersOf.get(await productId('inventory')), inventory);
     const refused = await call(app.clientId);
     assert.equal(refused.status, 401);
   });
 
-  test('a new app is seen (everything read again), and so is a change of a kind the reload does not know', async () => {
+  test("a new app and a reset secret are seen, other apps' entries kept; an unknown kind reads everything", async () => {
+    const demoClient = t.handle.clientId;
     const before = gateway().current!;
     const app = await t.newApp('silver');
-    assert.notEqual(gateway().current!.credentials, before.credentials, 'an app change reads the apps again');
+    const after = gateway().current!;
+    assert.notEqual(after.credentials, before.credentials, 'the new app is in a new index');
+    assert.equal(after.credentials.get(demoClient), before.credentials.get(demoClient), 'other apps were not read');
     assert.equal((await call(app.clientId)).status, 200);
-    const known = gateway().current!;
-    await recordChange(t.handle.platform.services.store.db, 'some-future-kind');
+
+    const db = t.handle.platform.services.store.db;
+    const row = (await findAppById(db, app.appId))!;
+    const [credential] = await listCredentials(db, app.appId);
+    const oldHash = after.credentials.get(app.clientId)!.secretHash;
+    await t.handle.platform.consumerServices.resetSecret(row.consumer_org_id, app.appId, credential.id);
     await gateway().reload();
-    assert.notEqual(gateway().current!.credentials, known.credentials);
+    const reset = gateway().current!;
+    assert.notEqual(reset.credentials.get(app.clientId)!.secretHash, oldHash, 'the new secret is the one checked');
+    assert.equal(reset.credentials.get(demoClient), before.credentials.get(demoClient));
+
+    const known = gateway().current!;
+    await recordChange(db, 'some-future-kind');
+    await gateway().reload();
+    assert.notEqual(gateway().current!.credentials.get(demoClient), known.credentials.get(demoClient));
     assert.notEqual(
       gateway().current!.subscribersOf.get(await accessoriesId()),
       known.subscribersOf.get(await accessoriesId()),
@@ -134,12 +153,12 @@ describe('PostgreSQL: a change committed after a later one is still seen', () =>
       await idTaken;
       await recordChange(t.store.db, 'api', 'postgres');
       const middle = await load(first.base);
-      assert.equal(middle.apps, undefined, "B's change alone reads no apps");
+      assert.deepEqual(middle.apps, [], "B's change alone reads no apps");
       assert.ok(middle.base!.missing.length > 0, "A's id is remembered as not committed");
       commitA();
       await a;
       const last = await load(middle.base);
-      assert.ok(last.apps !== undefined, "A's change, committed late, has the apps read");
+      assert.equal(last.appsOf, 'all', "A's change (naming no app), committed late, has every app read");
       assert.equal(last.change, middle.change, 'A committed no later id');
     } finally {
       await t.dispose();

@@ -306,14 +306,14 @@ for (const backend of storeBackends) {
         data.apis.some((a) => a.id === api.id),
         true,
       );
-      const credential = data.credentials!.find((c) => c.client_id === issued.credential.client_id);
+      const credential = data.credentials.find((c) => c.client_id === issued.credential.client_id);
       assert.ok(credential);
       assert.equal(secretMatches(issued.clientSecret, credential.secret_hash), true);
       assert.equal(data.subscriptions.find((s) => s.id === sub.id)?.state, 'active');
 
       const newSecret = await resetCredentialSecret(t.store.db, issued.credential.id);
       data = await loadSnapshotData(t.store.db);
-      const rotated = data.credentials!.find((c) => c.client_id === issued.credential.client_id)!;
+      const rotated = data.credentials.find((c) => c.client_id === issued.credential.client_id)!;
       assert.equal(secretMatches(issued.clientSecret, rotated.secret_hash), false);
       assert.equal(secretMatches(newSecret, rotated.secret_hash), true);
 
@@ -345,7 +345,7 @@ for (const backend of storeBackends) {
       await t.store.transaction((trx) => deleteApp(trx, app.id));
       const data = await loadSnapshotData(t.store.db);
       assert.equal(
-        data.credentials!.some((c) => c.client_id === issued.credential.client_id),
+        data.credentials.some((c) => c.client_id === issued.credential.client_id),
         false,
       );
     });

@@ -18,11 +18,16 @@ export function createApp(context: ServiceContext, consumerOrgId: string, input:
     throw new PorticoError('MGMT_VALIDATION', { field: 'title', reason: 'is required (1-100 characters)' });
   }
   const description = typeof input.description === 'string' ? input.description.slice(0, 1000) : '';
-  return change(context, 'app', async (trx) => {
-    const app = await consumers.createApp(trx, { consumerOrgId, title, description });
-    const issued = await consumers.addCredential(trx, app.id, 'Default credentials');
-    return { app, credential: issued.credential, clientSecret: issued.clientSecret };
-  });
+  return change(
+    context,
+    'app',
+    async (trx) => {
+      const app = await consumers.createApp(trx, { consumerOrgId, title, description });
+      const issued = await consumers.addCredential(trx, app.id, 'Default credentials');
+      return { app, credential: issued.credential, clientSecret: issued.clientSecret };
+    },
+    (created) => created.app.id,
+  );
 }
 
 /** The consumer org's app, or MGMT_NOT_FOUND (also for another org's app). */
@@ -40,7 +45,7 @@ export async function deleteApp(context: ServiceContext, consumerOrgId: string, 
 /** Adds a second credential pair (rotation without downtime); the secret is returned once. */
 export async function addCredential(context: ServiceContext, consumerOrgId: string, appId: string, description = '') {
   await app(context, consumerOrgId, appId);
-  return change(context, 'credential', (trx) => consumers.addCredential(trx, appId, description));
+  return change(context, 'credential', (trx) => consumers.addCredential(trx, appId, description), appId);
 }
 
 export async function resetSecret(
@@ -52,8 +57,11 @@ export async function resetSecret(
   await app(context, consumerOrgId, appId);
   const credential = (await consumers.listCredentials(context.store.db, appId)).find((c) => c.id === credentialId);
   if (!credential) throw notFound('credential', credentialId);
-  const clientSecret = await change(context, 'secret-reset', (trx) =>
-    consumers.resetCredentialSecret(trx, credentialId),
+  const clientSecret = await change(
+    context,
+    'secret-reset',
+    (trx) => consumers.resetCredentialSecret(trx, credentialId),
+    appId,
   );
   return { clientId: credential.client_id, clientSecret };
 }
@@ -71,7 +79,7 @@ export async function deleteCredential(
     const reason = 'an app keeps at least one credential pair; add another before deleting this one';
     throw new PorticoError('MGMT_CONFLICT', { reason });
   }
-  await change(context, 'credential-delete', (trx) => consumers.deleteCredential(trx, credentialId));
+  await change(context, 'credential-delete', (trx) => consumers.deleteCredential(trx, credentialId), appId);
 }
 
 // RFC 6749 §3.1.2: an absolute URI without a fragment; a handful per app.
@@ -112,6 +120,6 @@ export async function setRedirectUris(
 ): Promise<string[]> {
   await app(context, consumerOrgId, appId);
   const uris = checkRedirectUris(written);
-  await change(context, 'app', (trx) => consumers.setRedirectUris(trx, appId, uris));
+  await change(context, 'app', (trx) => consumers.setRedirectUris(trx, appId, uris), appId);
   return uris;
 }

@@ -71,7 +71,7 @@ export async function subscribe(
     planId: plan.id,
     state: plan.approval ? 'pending' : 'active',
   } as const;
-  return change(context, 'subscription', (trx) => consumers.createSubscription(trx, row));
+  return change(context, 'subscription', (trx) => consumers.createSubscription(trx, row), product.id);
 }
 
 /** What the portal calls: `subscribe` for the user's organization, once the user's address is verified. */
@@ -94,7 +94,10 @@ export async function cancelSubscription(
   if (!subscription || !(await consumers.findApp(context.store.db, consumerOrgId, subscription.app_id))) {
     throw notFound('subscription', subscriptionId);
   }
-  await change(context, 'subscription-cancel', (trx) =>
-    consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'),
+  await change(
+    context,
+    'subscription-cancel',
+    (trx) => consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'),
+    subscription.product_id,
   );
 }

@@ -84,7 +84,12 @@ export async function decideSubscription(
     });
   }
   const state = decision === 'approve' ? 'active' : 'rejected';
-  await change(context, 'subscription-decision', (trx) => consumers.setSubscriptionState(trx, subscription.id, state));
+  await change(
+    context,
+    'subscription-decision',
+    (trx) => consumers.setSubscriptionState(trx, subscription.id, state),
+    subscription.product_id,
+  );
   return { ...subscription, state };
 }
 
@@ -95,8 +100,11 @@ export async function revokeSubscription(
   catalogName: string,
   subscriptionId: string,
 ): Promise<void> {
-  await catalogSubscription(context, orgId, catalogName, subscriptionId);
-  await change(context, 'subscription-revoke', (trx) =>
-    consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'),
+  const subscription = await catalogSubscription(context, orgId, catalogName, subscriptionId);
+  await change(
+    context,
+    'subscription-revoke',
+    (trx) => consumers.setSubscriptionState(trx, subscriptionId, 'cancelled'),
+    subscription.product_id,
   );
 }

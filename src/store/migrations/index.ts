@@ -13,6 +13,7 @@ import { oauthProviders } from './0006-oauth-providers.ts';
 import { analyticsIdsAndSessionValues } from './0007-analytics-ids-session-values.ts';
 import { accountEmail } from './0008-account-email.ts';
 import { activityScopes } from './0009-activity-scopes.ts';
+import { changeRefs } from './0010-change-refs.ts';
 import type { DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
@@ -31,6 +32,7 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0007-analytics-ids-session-values': analyticsIdsAndSessionValues(dialect),
         '0008-account-email': accountEmail(dialect),
         '0009-activity-scopes': activityScopes(dialect),
+        '0010-change-refs': changeRefs(),
       };
     },
   };
