@@ -156,6 +156,10 @@ function screen(input: string | Buffer, maxBytes: number): string {
       'a document type declaration (<!DOCTYPE …>) is not accepted: DTDs and entities are refused (XXE)',
     );
   if (/<!ENTITY/i.test(text)) throw new XmlError('doctype', 'entity declarations (<!ENTITY …>) are not accepted');
+  // Not an XML character (§2.2), written or referenced (`&#0;` is refused where entities are decoded);
+  // the tokeniser would keep it, and no store can hold a name or title with it.
+  const nul = text.indexOf('\0');
+  if (nul >= 0) throw new XmlError('malformed', `U+0000 at offset ${nul} is not an XML character`);
   return text;
 }
 

@@ -71,6 +71,14 @@ describe('safe XML parser', () => {
     });
   }
 
+  it('refuses U+0000 written in the text, where the tokeniser would keep it (and &#0;)', () => {
+    for (const xml of ['<r>a\0b</r>', '<r a="x\0"/>', '<r>a&#0;b</r>'])
+      assert.throws(
+        () => parseXml(xml),
+        (error: unknown) => error instanceof XmlError && (error.code === 'malformed' || error.code === 'entity'),
+      );
+  });
+
   it('refuses a document over the size limit before parsing it', () => {
     assert.throws(
       () => parseXml(`<r>${'a'.repeat(2000)}</r>`, { maxBytes: 1000 }),
@@ -238,6 +246,14 @@ describe('WSDL import', () => {
       );
     });
   }
+
+  it('refuses a WSDL holding U+0000, naming the file (it was imported, the character kept)', () => {
+    assert.throws(
+      () => importWsdl('nul.wsdl', { 'nul.wsdl': wsdl('', '<documentation>a\0b</documentation>') }),
+      (error: unknown) =>
+        error instanceof DefinitionError && error.file === 'nul.wsdl' && error.problems[0].rule === 'xml-malformed',
+    );
+  });
 
   it('refuses an imported XSD with an external entity, naming that XSD', () => {
     const main = wsdl(
