@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { PorticoError } from '../errors.ts';
+import { ConsumerClosedError } from '../policies/types.ts';
 import { readBounded } from '../http/read-bounded.ts';
 import type { CompiledOperation } from './snapshot.ts';
 
@@ -45,5 +46,10 @@ function readLimited(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.resume();
     return Promise.reject(tooLarge());
   }
-  return readBounded(req, { limit, tooLarge, rest: 'drain' });
+  // A consumer that leaves mid-upload ends the read with the stream's error ("aborted"): it is
+  // recorded as 499, as one that leaves during the call is, not as the gateway's own failure.
+  return readBounded(req, { limit, tooLarge, rest: 'drain' }).catch((error: unknown) => {
+    if (req.destroyed && !(error instanceof PorticoError)) throw new ConsumerClosedError({ cause: error });
+    throw error;
+  });
 }

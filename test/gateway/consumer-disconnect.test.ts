@@ -180,6 +180,21 @@ describe('a consumer that closes its connection before the answer', () => {
     assert.equal(event.error_name, 'ConsumerClosedError');
   });
 
+  test('a consumer that leaves in the middle of its upload is recorded as 499, not as a 500', async () => {
+    const seen = await eventCount(t, 'slow');
+    const calls = first.calls.length;
+    const { hostname, port } = new URL(t.gateway);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.write('GET /acme/sandbox/slow/item HTTP/1.1\r\nHost: gateway\r\nContent-Length: 100000\r\n\r\n0123456789');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    const event = await nextEvent(t, 'slow', seen);
+    assert.equal(event.status, 499);
+    assert.equal(event.error_name, 'ConsumerClosedError');
+    assert.equal(first.calls.length, calls, 'the flow never ran');
+  });
+
   test('a consumer that stays gets its answer, and no backend call is ended early', async () => {
     const seen = await eventCount(t, 'slow');
     const closedBefore = first.closedUnanswered.length;
