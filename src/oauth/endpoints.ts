@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { clientAddress } from '../gateway/forwarded.ts';
 import type { Snapshot } from '../gateway/snapshot.ts';
 import type { Store } from '../store/store.ts';
+import type { ChangeKind } from '../store/changes.ts';
 import { SignInLimiter } from '../web/sign-in-limiter.ts';
 import { authorizeEndpoint } from './authorize.ts';
 import type { CompiledProvider } from './compile.ts';
@@ -33,7 +34,7 @@ export interface OAuthEndpointsOptions {
   store: Store;
   logger: Logger;
   /** Records a change (a revocation) so every node reloads, this one before the answer. */
-  changed(kind: string): Promise<void>;
+  changed(kind: ChangeKind): Promise<void>;
   /** Peers allowed to name the client in `X-Forwarded-For` (PORTICO_TRUSTED_PROXIES). */
   trusted?: (address: string) => boolean;
   /** Default: this process's own, with the portal's limits (docs/oauth.md). */

@@ -9,6 +9,7 @@ import { secretMatches } from '../store/secrets.ts';
 import type { Store } from '../store/store.ts';
 import type { SignInLimiter } from '../web/sign-in-limiter.ts';
 import type { CompiledProvider } from './compile.ts';
+import type { ChangeKind } from '../store/changes.ts';
 
 /** What an endpoint needs besides the request: the store (token endpoint writes) and the snapshot's parts. */
 export interface EndpointContext {
@@ -19,7 +20,7 @@ export interface EndpointContext {
   /** The gateway's origin as the client reached it, e.g. `https://api.example.com`. */
   origin: string;
   /** Tells this node (and, through the store, the others) that a revocation happened. */
-  changed(kind: string): Promise<void>;
+  changed(kind: ChangeKind): Promise<void>;
   /** Resource owner sign-ins (consent page, password grant) are limited like the portal's. */
   signInLimiter: SignInLimiter;
   /** The client's address (see `clientAddress`), the limiter's per-address key. */

@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { recordChange } from '../store/changes.ts';
+import type { ChangeKind } from '../store/changes.ts';
 import type { Db, Store } from '../store/store.ts';
 
 /** Announces committed changes; the in-process gateway listens (`change` events). */
@@ -21,7 +22,7 @@ export class ChangeBus extends EventEmitter {
 export async function commitChange<T>(
   store: Store,
   bus: ChangeBus,
-  kind: string,
+  kind: ChangeKind,
   work: (trx: Db) => Promise<T>,
   ref?: string | ((value: T) => string),
 ): Promise<T> {

@@ -9,6 +9,7 @@ import { namedProviders } from '../definitions/security-support.ts';
 import { newSigningKey } from '../oauth/keys.ts';
 import { checkProviderFile, providerConfig } from '../oauth/provider-config.ts';
 import { recordChange } from '../store/changes.ts';
+import type { ChangeKind } from '../store/changes.ts';
 import * as oauth from '../store/oauth.ts';
 import * as orgs from '../store/orgs.ts';
 import type { OAuthProviderRow } from '../store/schema.ts';
@@ -41,7 +42,7 @@ export class OAuthProviders {
     return this.services.store.db;
   }
 
-  private async change<T>(kind: string, work: (trx: Db) => Promise<T>): Promise<T> {
+  private async change<T>(kind: ChangeKind, work: (trx: Db) => Promise<T>): Promise<T> {
     const result = await this.services.store.transaction(async (trx) => {
       const value = await work(trx);
       await recordChange(trx, kind, this.services.store.dialect);

@@ -4,6 +4,7 @@ import type { SignInLimiter } from '../web/sign-in-limiter.ts';
 import type { Db, Store } from '../store/store.ts';
 import { commitChange } from './change-bus.ts';
 import type { ChangeBus } from './change-bus.ts';
+import type { ChangeKind } from '../store/changes.ts';
 
 export interface ServiceContext {
   readonly store: Store;
@@ -15,7 +16,7 @@ export interface ServiceContext {
 /** Runs `work` as one announced change (see `commitChange`), naming what it touched where known. */
 export function change<T>(
   context: ServiceContext,
-  kind: string,
+  kind: ChangeKind,
   work: (trx: Db) => Promise<T>,
   ref?: string | ((value: T) => string),
 ): Promise<T> {

@@ -15,6 +15,7 @@ import * as orgs from '../store/orgs.ts';
 import type { UserRegistryRow } from '../store/schema.ts';
 import type { Db } from '../store/store.ts';
 import * as registries from '../store/user-registries.ts';
+import type { ChangeKind } from '../store/changes.ts';
 
 /** A registry as the management API shows it (no secrets). */
 export interface RegistrySummary {
@@ -40,7 +41,7 @@ export class UserRegistries {
   }
 
   /** One announced change (service-context.ts): recorded in the change feed, then told in process. */
-  private change<T>(kind: string, work: (trx: Db) => Promise<T>): Promise<T> {
+  private change<T>(kind: ChangeKind, work: (trx: Db) => Promise<T>): Promise<T> {
     return change(this.services, kind, work);
   }
 

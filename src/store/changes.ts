@@ -7,13 +7,43 @@ import { changeChannel } from './change-feed.ts';
 import type { Db } from './store.ts';
 
 /**
+ * Every kind of change, grouped by what a gateway's reload must read again for it
+ * (store/snapshot-data.ts): a new kind is classified here, or it does not type-check.
+ * - `catalog`: touches neither apps, credentials nor subscriptions;
+ * - `product`: the subscriptions of the product changed (its plans, its state), found by stamp;
+ * - `subscription`: the subscriptions of the product the change's `ref` names;
+ * - `app`: the row and credentials of the app the change's `ref` names;
+ * - `everything`: reads everything (deletions that cascade into subscriptions of unknown products).
+ */
+export const changeKinds = {
+  catalog: [
+    'api',
+    'api-delete',
+    'api-state',
+    'catalog',
+    'user-registry',
+    'user-registry-delete',
+    'oauth-provider',
+    'oauth-provider-delete',
+    'oauth-key',
+    'oauth-revocation',
+  ],
+  product: ['product', 'product-state'],
+  subscription: ['subscription', 'subscription-cancel', 'subscription-decision', 'subscription-revoke'],
+  app: ['app', 'credential', 'credential-delete', 'secret-reset'],
+  everything: ['app-delete', 'consumer-org-delete'],
+} as const;
+
+export type ChangeKind = (typeof changeKinds)[keyof typeof changeKinds][number];
+
+/**
  * Bumps the change counter; on PostgreSQL also notifies listeners when the transaction commits.
  * `ref` names what the change touched where a gateway can read only that again (the product of a
  * subscription change, the app of an app or credential change: see snapshot-data.ts).
  */
 export async function recordChange(
   db: Db,
-  kind: string,
+  kind: ChangeKind,
   dialect: 'sqlite' | 'postgres' = 'sqlite',
   ref: string | null = null,
 ): Promise<void> {

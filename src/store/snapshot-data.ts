@@ -26,7 +26,7 @@ import type {
   UserRegistryRow,
 } from './schema.ts';
 import { loadCatalogProviders, loadKeys, loadRevocations } from './oauth.ts';
-import { latestChange } from './changes.ts';
+import { changeKinds, latestChange } from './changes.ts';
 import { loadCatalogRegistries } from './user-registries.ts';
 
 export interface SnapshotData {
@@ -87,31 +87,11 @@ export interface ReloadBase {
 /** How far below the latest change an uncommitted (or rolled back) id is still looked for. */
 export const changeWindow = 1000;
 
-// Changes that touch neither apps, credentials nor subscriptions.
-const catalogKinds = new Set([
-  'api',
-  'api-delete',
-  'api-state',
-  'catalog',
-  'user-registry',
-  'user-registry-delete',
-  'oauth-provider',
-  'oauth-provider-delete',
-  'oauth-key',
-  'oauth-revocation',
-]);
-// Changes that touch the subscriptions of the product changed (its plans, its state), nothing else.
-const productKinds = new Set(['product', 'product-state']);
-// Changes that touch subscriptions only.
-const subscriptionKinds = new Set([
-  'subscription',
-  'subscription-cancel',
-  'subscription-decision',
-  'subscription-revoke',
-]);
-
-// Changes that touch one app's row and credentials (named by the change's ref), no subscription.
-const appKinds = new Set(['app', 'credential', 'credential-delete', 'secret-reset']);
+// What each kind of change makes a reload read again (store/changes.ts).
+const catalogKinds = new Set<string>(changeKinds.catalog);
+const productKinds = new Set<string>(changeKinds.product);
+const subscriptionKinds = new Set<string>(changeKinds.subscription);
+const appKinds = new Set<string>(changeKinds.app);
 
 /** What a load reads of the consumer side: everything, or these apps and these products' subscriptions. */
 interface ConsumerScope {
@@ -256,31 +236,30 @@ export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<Snaps
           .execute();
   const appsOf = scope.apps;
   const appIds = appsOf === 'all' ? [] : [...appsOf];
-  const apps =
-    appsOf !== 'all' && appIds.length === 0
-      ? []
-      : await db
-          .selectFrom('apps')
-          .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
-          .select([
-            'apps.id',
-            'apps.title',
-            'apps.consumer_org_id',
-            'consumer_orgs.name as consumer_org_name',
-            'consumer_orgs.title as consumer_org_title',
-            'apps.redirect_uris',
-            'consumer_orgs.catalog_id',
-          ])
-          .$if(appsOf !== 'all', (query) => query.where('apps.id', 'in', appIds))
-          .execute();
-  const credentials =
-    appsOf !== 'all' && appIds.length === 0
-      ? []
-      : await db
-          .selectFrom('app_credentials')
-          .select(['client_id', 'secret_hash', 'app_id'])
-          .$if(appsOf !== 'all', (query) => query.where('app_id', 'in', appIds))
-          .execute();
+  const readsApps = appsOf === 'all' || appIds.length > 0;
+  const apps = !readsApps
+    ? []
+    : await db
+        .selectFrom('apps')
+        .innerJoin('consumer_orgs', 'consumer_orgs.id', 'apps.consumer_org_id')
+        .select([
+          'apps.id',
+          'apps.title',
+          'apps.consumer_org_id',
+          'consumer_orgs.name as consumer_org_name',
+          'consumer_orgs.title as consumer_org_title',
+          'apps.redirect_uris',
+          'consumer_orgs.catalog_id',
+        ])
+        .$if(appsOf !== 'all', (query) => query.where('apps.id', 'in', appIds))
+        .execute();
+  const credentials = !readsApps
+    ? []
+    : await db
+        .selectFrom('app_credentials')
+        .select(['client_id', 'secret_hash', 'app_id'])
+        .$if(appsOf !== 'all', (query) => query.where('app_id', 'in', appIds))
+        .execute();
   return {
     change,
     catalogs,

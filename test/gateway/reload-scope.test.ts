@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ProviderServices } from '../../src/services/provider-services.ts';
 import { recordChange } from '../../src/store/changes.ts';
+import type { ChangeKind } from '../../src/store/changes.ts';
 import { findAppById, listCredentials } from '../../src/store/consumers.ts';
 import { loadSnapshotData } from '../../src/store/snapshot-data.ts';
 import { startTestDemo } from '../helpers/demo.ts';
@@ -109,13 +110,44 @@ describe('a reload reads only what changed', () => {
     assert.equal(reset.credentials.get(demoClient), before.credentials.get(demoClient));
 
     const known = gateway().current!;
-    await recordChange(db, 'some-future-kind');
+    // A kind this node does not know (a newer node's): the type allows none, the store any.
+    await recordChange(db, 'some-future-kind' as ChangeKind);
     await gateway().reload();
     assert.notEqual(gateway().current!.credentials.get(demoClient), known.credentials.get(demoClient));
     assert.notEqual(
       gateway().current!.subscribersOf.get(await accessoriesId()),
       known.subscribersOf.get(await accessoriesId()),
     );
+  });
+});
+
+describe('a deleted credential or app is refused at once', () => {
+  let t: TestDemo;
+  before(async () => {
+    t = await startTestDemo();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('a deleted second credential, then the deleted app (read again whole)', async () => {
+    const consumers = t.handle.platform.consumerServices;
+    const gateway = t.handle.platform.gateway!;
+    const call = (clientId: string) =>
+      fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': clientId } });
+    const app = await t.newApp('silver');
+    const org = (await findAppById(t.handle.platform.services.store.db, app.appId))!.consumer_org_id;
+    const second = await consumers.addCredential(org, app.appId, 'rotation');
+    await gateway.reload();
+    assert.equal((await call(second.credential.client_id)).status, 200);
+    await consumers.deleteCredential(org, app.appId, second.credential.id);
+    await gateway.reload();
+    assert.equal((await call(second.credential.client_id)).status, 401);
+    assert.equal((await call(app.clientId)).status, 200, 'the first credential stays');
+    await consumers.deleteApp(org, app.appId);
+    await gateway.reload();
+    assert.equal((await call(app.clientId)).status, 401);
+    assert.equal((await call(t.handle.clientId)).status, 200, "another app's calls go on");
   });
 });
 

@@ -9,8 +9,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UserRegistries } from '../../src/services/user-registries.ts';
 import { basicHeaderFor } from '../../src/identity/types.ts';
-import { setRedirectUris } from '../../src/store/consumers.ts';
-import { recordChange } from '../../src/store/changes.ts';
 import { secApi, startSecurityPlatform } from '../helpers/security-api.ts';
 import type { SecurityPlatform, TestApp } from '../helpers/security-api.ts';
 
@@ -105,11 +103,9 @@ export async function startOAuthPlatform(env: Record<string, string> = {}): Prom
 /** Registers redirect URIs for the app a client id belongs to, and waits for the gateway to see them. */
 export async function registerRedirect(p: SecurityPlatform, clientId: string, uris: string[]): Promise<void> {
   const gateway = p.t.platform.gateway!;
-  const appId = gateway.current!.credentials.get(clientId)!.app.id;
-  // Recorded as the portal's own change of an app is ('app'): a reload reads the apps again for it.
-  const db = p.t.platform.services.store.db;
-  await setRedirectUris(db, appId, uris);
-  await recordChange(db, 'app');
+  const { app } = gateway.current!.credentials.get(clientId)!;
+  // The portal's own service: its change names the app, and the reload reads that app again.
+  await p.t.platform.consumerServices.setRedirectUris(app.consumerOrgId, app.id, uris);
   await gateway.reload();
 }
 

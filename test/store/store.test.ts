@@ -366,7 +366,7 @@ for (const backend of storeBackends) {
         // Another connection commits while the read is open (on SQLite the same handle would
         // join the transaction, so the commit there goes through a second store on the file).
         const other = t.store.dialect === 'postgres' ? t.store : await openStore(t.url);
-        await recordChange(other.db, 'concurrent');
+        await recordChange(other.db, 'api');
         if (other !== t.store) await other.close();
         const second = await loadSnapshotData(trx);
         return [first.change, second.change];
@@ -377,7 +377,7 @@ for (const backend of storeBackends) {
 
     test('the change counter grows', async () => {
       const before = await latestChange(t.store.db);
-      await recordChange(t.store.db, 'publish');
+      await recordChange(t.store.db, 'product-state');
       assert.equal(await latestChange(t.store.db), before + 1);
     });
 
