@@ -9,10 +9,14 @@
  */
 import { RELEASE_SYNC, newQuickJSWASMModule, newVariant } from 'quickjs-emscripten';
 import type { QuickJSWASMModule } from 'quickjs-emscripten';
+import type { Sandbox, ScriptEngine } from './engine.ts';
+import { ScriptSandbox } from './sandbox.ts';
+import type { SandboxLimits, SandboxOptions } from './sandbox.ts';
 
 const pageBytes = 64 * 1024;
 
-export class EngineModule {
+export class EngineModule implements ScriptEngine {
+  readonly kind = 'quickjs';
   /** Why this module can no longer be used, or undefined while it is sound. */
   broken: string | undefined;
 
@@ -39,5 +43,9 @@ export class EngineModule {
   /** Records the first reason the module broke. */
   fail(reason: string): void {
     this.broken ??= reason;
+  }
+
+  sandbox(source: string, limits: SandboxLimits, filename: string, options?: SandboxOptions): Sandbox {
+    return new ScriptSandbox(source, limits, filename, this, options);
   }
 }
