@@ -52,26 +52,15 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-// The reporter colours its output only on a terminal; the children write to a pipe. Every test
-// process, and every process it starts, runs without node's startup snapshot, as `npm start` does,
-// so GatewayScript runs on V8 where isolated-vm is installed (src/policies/gatewayscript/engine.ts).
-const nodeOptions = [process.env.NODE_OPTIONS, '--no-node-snapshot'].filter(Boolean).join(' ');
-const env = {
-  ...process.env,
-  NODE_OPTIONS: nodeOptions,
-  ...(process.stdout.isTTY && !('NO_COLOR' in process.env) ? { FORCE_COLOR: '1' } : {}),
-};
-// The script engine's own suites run a second time on QuickJS, the engine without a native build.
-const engineSuites = /^test\/(policies\/gatewayscript[^/]*|gateway\/script-isolation)\.test\.ts$/;
-const quickjs = ' [PORTICO_SCRIPT_ENGINE=quickjs]';
+// The reporter colours its output only on a terminal; the children write to a pipe.
+const env = process.stdout.isTTY && !('NO_COLOR' in process.env) ? { ...process.env, FORCE_COLOR: '1' } : process.env;
 
 /** Runs one file; resolves with its exit status, duration and everything it printed. */
-function runFile(run) {
-  const file = run.replace(quickjs, '');
+function runFile(file) {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', file], {
-      env: run === file ? env : { ...env, PORTICO_SCRIPT_ENGINE: 'quickjs' },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks = [];
@@ -82,7 +71,7 @@ function runFile(run) {
       const output = Buffer.concat(chunks).toString();
       // The counters of the summary (`ℹ pass 12`), without the colours' escape codes.
       const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
-      resolve({ file: run, ok: code === 0, code: code ?? signal, ms: Date.now() - started, output, plain });
+      resolve({ file, ok: code === 0, code: code ?? signal, ms: Date.now() - started, output, plain });
     });
   });
 }
@@ -106,9 +95,8 @@ async function runPool(queue, limit) {
 }
 
 const started = Date.now();
-const runs = files.flatMap((file) => (engineSuites.test(file.replaceAll('\\', '/')) ? [file, file + quickjs] : [file]));
-const parallel = runs.filter((run) => !serialTests.has(run.replace(quickjs, '')));
-const serial = runs.filter((run) => serialTests.has(run.replace(quickjs, '')));
+const parallel = files.filter((file) => !serialTests.has(file));
+const serial = files.filter((file) => serialTests.has(file));
 if (parallel.length > 0) {
   console.log(`# ${parallel.length} test file(s), ${concurrency} at a time`);
   await runPool(parallel, concurrency);

@@ -19,8 +19,6 @@ import {
   trustedProxies,
 } from './readers.ts';
 import type { Env } from './readers.ts';
-import { engineKind } from '../policies/gatewayscript/engine.ts';
-import type { EngineKind } from '../policies/gatewayscript/engine.ts';
 
 export interface Settings {
   /** Folder for the SQLite file and other local state. */
@@ -84,12 +82,7 @@ export interface Settings {
   scriptQueueMs: number;
   /** WebAssembly memory ceiling of each script worker's engine. */
   scriptEngineBytes: number;
-  /** The GatewayScript engine (`PORTICO_SCRIPT_ENGINE`: auto, v8 or quickjs). */
-  scriptEngine: EngineKind;
-  /**
-   * Wall time a GatewayScript run may take on the gateway thread before it goes to the pool, in µs;
-   * 0 = never inline. Default 1 000 with the V8 engine, 0 with QuickJS.
-   */
+  /** Wall time a GatewayScript run may take on the gateway thread before it goes to the pool, in µs; 0 = never inline. */
   scriptInlineUs: number;
   /** Portal/console session lifetime. */
   sessionTtlMs: number;
@@ -138,7 +131,6 @@ export interface TlsProfileSetting {
 export function loadSettings(env: Env = process.env, overrides: Partial<Settings> = {}): Readonly<Settings> {
   const dataDir = resolve(overrides.dataDir ?? env.PORTICO_DATA_DIR ?? 'data');
   const host = env.PORTICO_HOST ?? '127.0.0.1';
-  const scriptEngine = engineKind(env.PORTICO_SCRIPT_ENGINE);
   const gatewayPort = integer(env, 'PORTICO_GATEWAY_PORT', 8080, 0, 65535);
   const settings: Settings = {
     dataDir,
@@ -183,8 +175,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
       32 * 1024 * 1024,
       4 * 1024 * 1024 * 1024,
     ),
-    scriptEngine,
-    scriptInlineUs: integer(env, 'PORTICO_SCRIPT_INLINE_US', scriptEngine === 'v8' ? 1000 : 0, 0, 100_000),
+    scriptInlineUs: integer(env, 'PORTICO_SCRIPT_INLINE_US', 0, 0, 100_000),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     smtpUrl: smtpUrl(env),
     mailFrom: mailFrom(env),

@@ -95,7 +95,6 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     graceMs: settings.scriptGraceMs,
     queueMs: settings.scriptQueueMs,
     engineBytes: settings.scriptEngineBytes,
-    engine: settings.scriptEngine,
   });
   const oauth = new OAuthEndpoints({
     store,
@@ -121,11 +120,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
         pool: scriptPool,
         inline:
           settings.scriptInlineUs > 0
-            ? new InlineTier({
-                sliceUs: settings.scriptInlineUs,
-                engine: settings.scriptEngine,
-                logger: logger.child({ part: 'gatewayscript' }),
-              })
+            ? new InlineTier({ sliceUs: settings.scriptInlineUs, logger: logger.child({ part: 'gatewayscript' }) })
             : undefined,
       },
       invokeDenyHosts: [],

@@ -10,7 +10,6 @@ import pino from 'pino';
 import { after, before, describe, it } from 'node:test';
 import { loadSettings } from '../../src/config/config.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
-import { engineKind } from '../../src/policies/gatewayscript/engine.ts';
 import { InlineTier } from '../../src/policies/gatewayscript/inline.ts';
 import type { InlineCounts } from '../../src/policies/gatewayscript/inline.ts';
 import { ScriptPool } from '../../src/policies/gatewayscript/pool.ts';
@@ -148,22 +147,14 @@ describe('issue 18: GatewayScript inline tier', () => {
         `try { context.set('list[5]', 3); } catch (e) { context.set('message.body', e.message); } context.set('y', 1);`,
       ],
       ['write', `context.set('list[1]', 'two'); context.set('message.body', 'ok');`],
+      // About 800 nested calls: past 32 KiB of QuickJS stack, within the worker's 256 KiB.
+      ['stack', `function f(n) { return n === 0 ? 0 : f(n - 1) + 1; } context.set('message.body', { depth: f(800) });`],
     ];
-    // About 800 nested calls: past 32 KiB of QuickJS stack, within the worker's 256 KiB. V8 runs
-    // on the gateway thread's own stack, where 800 calls fit: the run finishes inline.
-    const deep = `function f(n) { return n === 0 ? 0 : f(n - 1) + 1; } context.set('message.body', { depth: f(800) });`;
-    if (engineKind() === 'quickjs') cases.push(['stack', deep]);
     for (const [reason, source] of cases) {
       const { inline, pooled, did } = await both(source);
       assert.deepEqual(inline, pooled, source);
       assert.deepEqual(aborted(did), [`${reason}:1`], source);
       assert.equal(did.runs, 0);
-    }
-    if (engineKind() === 'v8') {
-      const { inline, pooled, did } = await both(deep);
-      assert.deepEqual(inline, pooled);
-      assert.deepEqual(aborted(did), []);
-      assert.equal(did.runs, 1);
     }
   });
 
@@ -261,17 +252,11 @@ describe('issue 18: GatewayScript inline tier', () => {
     assert.equal(did.demoted, 16);
     assert.equal(did.runs, 1);
   });
-  it('is off by default on QuickJS (it cannot interrupt one native call), on with V8', async () => {
-    const quickjs = { PORTICO_SCRIPT_ENGINE: 'quickjs' };
-    assert.equal(loadSettings(quickjs, { dataDir: '/tmp/portico-inline-default' }).scriptInlineUs, 0);
+  it('is off unless PORTICO_SCRIPT_INLINE_US is set (it cannot interrupt one native call)', async () => {
+    assert.equal(loadSettings({}, { dataDir: '/tmp/portico-inline-default' }).scriptInlineUs, 0);
     assert.equal(
-      loadSettings({ ...quickjs, PORTICO_SCRIPT_INLINE_US: '1000' }, { dataDir: '/tmp/portico-inline-on' })
-        .scriptInlineUs,
+      loadSettings({ PORTICO_SCRIPT_INLINE_US: '1000' }, { dataDir: '/tmp/portico-inline-on' }).scriptInlineUs,
       1000,
-    );
-    assert.equal(
-      loadSettings({ PORTICO_SCRIPT_ENGINE: engineKind() }, { dataDir: '/tmp/portico-inline-default' }).scriptInlineUs,
-      engineKind() === 'v8' ? 1000 : 0,
     );
     // Why: with the tier on, one native call over a sparse array holds the gateway thread far
     // past the slice (the interrupt handler is not called inside it); the tier only notices after.
@@ -281,8 +266,7 @@ describe('issue 18: GatewayScript inline tier', () => {
     const ctx = makeContext();
     await step(ctx);
     assert.equal(ctx.get('x'), -1);
-    // V8 keeps a sparse array sparse: the same call takes microseconds there.
-    assert.equal(delta(before, tier.counters()).overruns, engineKind() === 'quickjs' ? 1 : 0);
+    assert.equal(delta(before, tier.counters()).overruns, 1);
   });
   it('interrupts a catastrophic regular expression at its slice (docs: regular expressions are interrupted)', async () => {
     // Backtracks on POST only: a GET first compiles the script inline (its first run is not

@@ -9,14 +9,10 @@
  */
 import { RELEASE_SYNC, newQuickJSWASMModule, newVariant } from 'quickjs-emscripten';
 import type { QuickJSWASMModule } from 'quickjs-emscripten';
-import type { Sandbox, ScriptEngine } from './engine.ts';
-import { ScriptSandbox } from './sandbox.ts';
-import type { SandboxLimits, SandboxOptions } from './sandbox.ts';
 
 const pageBytes = 64 * 1024;
 
-export class EngineModule implements ScriptEngine {
-  readonly kind = 'quickjs';
+export class EngineModule {
   /** Why this module can no longer be used, or undefined while it is sound. */
   broken: string | undefined;
 
@@ -43,9 +39,5 @@ export class EngineModule implements ScriptEngine {
   /** Records the first reason the module broke. */
   fail(reason: string): void {
     this.broken ??= reason;
-  }
-
-  sandbox(source: string, limits: SandboxLimits, filename: string, options?: SandboxOptions): Sandbox {
-    return new ScriptSandbox(source, limits, filename, this, options);
   }
 }

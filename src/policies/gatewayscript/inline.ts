@@ -18,10 +18,10 @@
  * called inside it, e.g. sorting a million-element array); a run that overran the slice that
  * way waits 4 096 runs, and after a second overrun in a row the script never runs inline again.
  */
-import { engineKind, loadEngine } from './engine.ts';
-import type { EngineKind, Sandbox, ScriptEngine } from './engine.ts';
+import { EngineModule } from './engine-module.ts';
 import type { PooledScript } from './pool.ts';
 import type { ReadAheadEntry } from './read-ahead.ts';
+import { ScriptSandbox } from './sandbox.ts';
 import type { ScriptFailure, ScriptHost } from './sandbox.ts';
 import { WriteQueue, applyQueued, fireAndForget, writesVariable } from './write-queue.ts';
 
@@ -30,10 +30,8 @@ export interface InlineOptions {
   sliceUs: number;
   /** Where a module failure is reported. */
   logger?: { warn(fields: object, message: string): void };
-  /** Ceiling of the inline module's WebAssembly memory (QuickJS); default 64 MiB. */
+  /** Ceiling of the inline module's WebAssembly memory; default 64 MiB. */
   engineBytes?: number;
-  /** The engine (engine.ts); default `PORTICO_SCRIPT_ENGINE`'s. */
-  engine?: EngineKind;
 }
 
 /** The request's side of an inline run: its ops, and reads that change nothing (read-ahead.ts). */
@@ -63,8 +61,8 @@ export interface InlineCounts {
 }
 
 interface ScriptState {
-  module?: ScriptEngine;
-  sandbox?: Sandbox;
+  module?: EngineModule;
+  sandbox?: ScriptSandbox;
   /** Runs still to be sent to the pool, and the next back-off. */
   toPool: number;
   backoff: number;
@@ -87,7 +85,7 @@ export interface InlineResult {
 }
 
 export class InlineTier {
-  private module: ScriptEngine | undefined;
+  private module: EngineModule | undefined;
   private loading: Promise<void> | undefined;
   private readonly scripts = new Map<number, ScriptState>();
   private readonly sliceMs: number;
@@ -141,7 +139,7 @@ export class InlineTier {
     }
     if (state.module !== module || state.sandbox === undefined) {
       try {
-        state.sandbox = module.sandbox(script.source, script.limits, script.filename, {
+        state.sandbox = new ScriptSandbox(script.source, script.limits, script.filename, module, {
           stackBytes,
           heapBudgetBytes: Math.min(heapBudgetBytes, script.limits.memoryBytes),
           inline: true,
@@ -174,7 +172,7 @@ export class InlineTier {
     return { failure: error === undefined ? failure : { kind: 'exception', message: `Error: ${error}` } };
   }
 
-  private abandon(state: ScriptState, module: ScriptEngine, reason: AbortReason): undefined {
+  private abandon(state: ScriptState, module: EngineModule, reason: AbortReason): undefined {
     if (module.broken !== undefined) {
       reason = 'engine';
       this.replace(module);
@@ -192,7 +190,7 @@ export class InlineTier {
   }
 
   /** Drops a broken module and every engine on it; a fresh one loads in the background. */
-  private replace(module: ScriptEngine): void {
+  private replace(module: EngineModule): void {
     if (this.module !== module) return;
     this.module = undefined;
     this.counts.replaced++;
@@ -208,8 +206,7 @@ export class InlineTier {
   }
 
   private load(): void {
-    const kind = this.options.engine ?? engineKind();
-    const loading = loadEngine(kind, this.options.engineBytes ?? 64 * 1024 * 1024).then(
+    const loading = EngineModule.load(this.options.engineBytes ?? 64 * 1024 * 1024).then(
       (module) => {
         this.module = module;
       },
@@ -238,7 +235,7 @@ class InlineRun implements ScriptHost {
 
   constructor(
     private readonly host: InlineHost,
-    private readonly sandbox: Sandbox,
+    private readonly sandbox: ScriptSandbox,
   ) {}
 
   call(op: string, a: string | undefined, b: string | undefined): string | undefined {

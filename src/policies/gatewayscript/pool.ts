@@ -11,8 +11,6 @@
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import { engineKind } from './engine.ts';
-import type { EngineKind } from './engine.ts';
 import type { ReadAheadEntry } from './read-ahead.ts';
 import type { ScriptFailure, ScriptHost, SandboxLimits } from './sandbox.ts';
 import type { OpReply, RunMessage, WorkerReply } from './worker.ts';
@@ -31,10 +29,8 @@ export interface ScriptPoolOptions {
    * default: the run's own time limit. Under load, calls of one busy API queue behind each other.
    */
   queueMs?: number;
-  /** WebAssembly memory ceiling of each worker's engine (QuickJS). */
+  /** WebAssembly memory ceiling of each worker's engine. */
   engineBytes: number;
-  /** The workers' engine (engine.ts); default `PORTICO_SCRIPT_ENGINE`'s. */
-  engine?: EngineKind;
 }
 
 /** A compiled script as the pool runs it; `id` is unique per compiled policy, `api` groups the cap. */
@@ -106,12 +102,9 @@ export class ScriptPool {
   private closed = false;
   private keepAlive: NodeJS.Timeout | undefined;
   private readonly counts = { answered: 0, applied: 0, readAhead: 0 };
-  /** The workers' engine. */
-  readonly engine: EngineKind;
 
   constructor(private readonly options: ScriptPoolOptions) {
     this.perApi = Math.min(options.workers, options.perApi ?? Math.max(1, options.workers - 1));
-    this.engine = options.engine ?? engineKind();
   }
 
   /** Starts the workers now rather than at the first run. */
@@ -161,13 +154,7 @@ export class ScriptPool {
     const flag = new Int32Array(new SharedArrayBuffer(4));
     const { port1, port2 } = new MessageChannel();
     const worker = startWorker({
-      workerData: {
-        flag: flag.buffer,
-        port: port2,
-        rpcWaitMs,
-        engineBytes: this.options.engineBytes,
-        engine: this.engine,
-      },
+      workerData: { flag: flag.buffer, port: port2, rpcWaitMs, engineBytes: this.options.engineBytes },
       transferList: [port2],
       // QuickJS recursion runs on the thread's native stack: a large one lets QuickJS report its
       // own stack overflow before the host's. The V8 heap only holds op values in transit.

@@ -12,13 +12,12 @@
  * prototype, a replaced `JSON`) for the next; globals a script creates are deleted after each
  * run (`cleanup`), and one that cannot be deleted makes the host rebuild the engine.
  *
- * The evaluated expression, called with the host function (and `unguarded` for V8), yields
- * `{seal(user), run(user), cleanup(), raise(message), runChecked(user)}`: `run` calls the compiled
+ * The evaluated expression yields `{seal(user), run(user), cleanup(), raise(message)}`: `run` calls the compiled
  * user function with the API objects and then `cleanup`, answering 1 if it said 'ok'; when the run
  * left promise jobs, or threw, the host calls `cleanup` again once they are over, and rebuilds the
  * engine unless it answers 'ok'.
  */
-export const preludeSource = String.raw`(function (host, unguarded) {
+export const preludeSource = String.raw`(function (host) {
   'use strict';
   var parse = JSON.parse, stringify = JSON.stringify;
   var headerName = /^[!#$%&'*+\-.^_\x60|~0-9A-Za-z]+$/;
@@ -142,27 +141,20 @@ export const preludeSource = String.raw`(function (host, unguarded) {
       return apply(original, this, arguments);
     };
   }
-  // V8 (v8-engine.ts) bounds its isolate's heap itself: no guards there.
-  if (!unguarded) {
-    guard(Array.prototype, 'fill');
-    guard(Array.prototype, 'concat');
-    guard(Array.prototype, 'map');
-    guard(Array.prototype, 'slice');
-    guard(Array, 'from');
-    guard(String.prototype, 'repeat');
-    guard(String.prototype, 'padStart');
-    guard(String.prototype, 'padEnd');
-    guard(Array.prototype, 'join');
-    guard(JSON, 'stringify');
-  }
+  guard(Array.prototype, 'fill');
+  guard(Array.prototype, 'concat');
+  guard(Array.prototype, 'map');
+  guard(Array.prototype, 'slice');
+  guard(Array, 'from');
+  guard(String.prototype, 'repeat');
+  guard(String.prototype, 'padStart');
+  guard(String.prototype, 'padEnd');
+  guard(Array.prototype, 'join');
+  guard(JSON, 'stringify');
   var global = globalThis;
-  // A finalizer or weak reference could run one request's closure during a later request;
-  // Atomics.wait could block the thread a run shares with the gateway; neither engine keeps them.
+  // A finalizer or weak reference could run one request's closure during a later request.
   delete global.FinalizationRegistry;
   delete global.WeakRef;
-  delete global.SharedArrayBuffer;
-  delete global.Atomics;
-  delete global.WebAssembly;
   var baseline = Reflect.ownKeys(global);
   for (var i = 0; i < baseline.length; i++) {
     var descriptor = Object.getOwnPropertyDescriptor(global, baseline[i]);
@@ -172,8 +164,6 @@ export const preludeSource = String.raw`(function (host, unguarded) {
     if ('value' in descriptor) Object.defineProperty(global, baseline[i], { writable: false, configurable: false });
     else Object.defineProperty(global, baseline[i], { configurable: false });
   }
-  // V8's global object has a prototype of its own before Object.prototype: frozen too.
-  freezeAll(Object.getPrototypeOf(global));
   // The API objects hold no per-request state (every call goes to the host), so one frozen
   // set serves every run.
   var api = makeApi();
@@ -213,33 +203,8 @@ export const preludeSource = String.raw`(function (host, unguarded) {
     // Called by the host after the run's promise jobs (or a failed run); anything but 'ok' rebuilds the engine.
     cleanup: cleanup,
     // The host's errors are made here: an Error's own message, whatever Error.prototype allows.
-    raise: function raise(message) { return new Error(message); },
-    // V8's one call per run (v8-engine.ts), which runs promise jobs after the function returns:
-    // 2 when the last run's jobs left the realm dirty (nothing of this run ran), 1 or 0 as run
-    // answers, or the JSON of what the script threw and whether the realm is clean after it.
-    runChecked: function runChecked(user) {
-      if (cleanup() !== 'ok') return 2;
-      try {
-        user(api[0], api[1], api[2], api[3], api[4]);
-      } catch (e) {
-        return thrown(e);
-      }
-      return cleanup() === 'ok' ? 1 : 0;
-    }
+    raise: function raise(message) { return new Error(message); }
   };
-  function thrown(e) {
-    var name, message;
-    try {
-      if ((typeof e === 'object' && e !== null) || typeof e === 'function') {
-        name = e.name === undefined ? undefined : String(e.name);
-        message = e.message === undefined ? undefined : String(e.message);
-      } else message = String(e);
-    } catch (x) {
-      name = undefined;
-      message = 'the script threw a value that cannot be read';
-    }
-    return stringify({ name: name, message: message, clean: cleanup() === 'ok' });
-  }
 })`;
 
 /** Wraps a policy's source as a function of the API objects, keeping its line numbers. */

@@ -16,7 +16,6 @@
  * per call here, no native build, and it runs on every Node major.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
-import type { Sandbox } from './engine.ts';
 import type { EngineModule } from './engine-module.ts';
 import { installHostBridge } from './host-bridge.ts';
 import { lineOf, preludeSource, wrapUserSource } from './prelude.ts';
@@ -55,7 +54,7 @@ export type ScriptFailure =
   | { kind: 'stopped'; message: string };
 
 /** A script compiled for repeated runs. */
-export class ScriptSandbox implements Sandbox {
+export class ScriptSandbox {
   private runtime!: QuickJSRuntime;
   private vm!: QuickJSContext;
   private runner!: QuickJSHandle;
@@ -293,8 +292,19 @@ export class ScriptSandbox implements Sandbox {
         kind: 'timeout',
         message: `the script ran longer than its limit of ${this.limits.timeoutMs} ms`,
       };
-    if (this.outOfMemory) return describeFailure('InternalError', 'out of memory', this.limits);
-    return describeFailure(name, message, this.limits);
+    if (this.outOfMemory || (name === 'InternalError' && /out of memory/i.test(message ?? ''))) {
+      return {
+        kind: 'memory',
+        message: `the script exceeded its memory limit of ${this.limits.memoryBytes} bytes`,
+      };
+    }
+    if (
+      /stack overflow/i.test(message ?? '') &&
+      (name === 'RangeError' || name === 'InternalError' || name === 'SyntaxError')
+    ) {
+      return { kind: 'memory', message: 'the script exceeded its stack limit (maximum call stack size)' };
+    }
+    return { kind: 'exception', message: name === undefined ? String(message) : `${name}: ${message}` };
   }
 
   private rebuild(): void {
@@ -322,24 +332,4 @@ export class ScriptSandbox implements Sandbox {
       this.engine.fail(`a script engine could not be freed: ${(error as Error).message}`);
     }
   }
-}
-
-/** What a script threw, as a failure: the engines' out-of-memory and stack errors are limits. */
-export function describeFailure(
-  name: string | undefined,
-  message: string | undefined,
-  limits: SandboxLimits,
-): ScriptFailure {
-  // V8: isolated-vm's allocator refused an ArrayBuffer past the isolate's limit.
-  const v8Refused = name === 'RangeError' && /array buffer allocation failed/i.test(message ?? '');
-  if (v8Refused || (name === 'InternalError' && /out of memory/i.test(message ?? ''))) {
-    return { kind: 'memory', message: `the script exceeded its memory limit of ${limits.memoryBytes} bytes` };
-  }
-  if (
-    /stack overflow|maximum call stack size exceeded/i.test(message ?? '') &&
-    (name === 'RangeError' || name === 'InternalError' || name === 'SyntaxError')
-  ) {
-    return { kind: 'memory', message: 'the script exceeded its stack limit (maximum call stack size)' };
-  }
-  return { kind: 'exception', message: name === undefined ? String(message) : `${name}: ${message}` };
 }

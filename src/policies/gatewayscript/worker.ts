@@ -18,10 +18,10 @@
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import { loadEngine } from './engine.ts';
-import type { EngineKind, Sandbox } from './engine.ts';
+import { EngineModule } from './engine-module.ts';
 import { engineCeilingBytes } from './engine-limits.ts';
 import type { ReadAheadEntry } from './read-ahead.ts';
+import { ScriptSandbox } from './sandbox.ts';
 import type { SandboxLimits, ScriptFailure, ScriptHost } from './sandbox.ts';
 import { WriteQueue, fireAndForget, writesVariable } from './write-queue.ts';
 import type { QueuedOp } from './write-queue.ts';
@@ -63,19 +63,18 @@ export interface OpReply {
   error?: string;
 }
 
-const { flag, port, rpcWaitMs, engineBytes, engine } = workerData as {
+const { flag, port, rpcWaitMs, engineBytes } = workerData as {
   flag: SharedArrayBuffer;
   port: MessagePort;
   rpcWaitMs: number;
   engineBytes?: number;
-  engine: EngineKind;
 };
-// Each worker thread loads its own engine, so a QuickJS ceiling applies per worker (pool.ts).
-const engineModule = await loadEngine(engine, engineBytes ?? engineCeilingBytes());
+// Each worker thread loads its own module, so the ceiling applies per worker (pool.ts).
+const engineModule = await EngineModule.load(engineBytes ?? engineCeilingBytes());
 const signal = new Int32Array(flag);
 const parent = parentPort!;
 // Compiled engines by script id, least recently used first; each holds a QuickJS runtime.
-const engines = new Map<number, Sandbox>();
+const engines = new Map<number, ScriptSandbox>();
 const maxEngines = 64;
 
 const queue = new WriteQueue();
@@ -117,12 +116,12 @@ const host: ScriptHost = {
   },
 };
 
-function engineFor(message: RunMessage): Sandbox {
+function engineFor(message: RunMessage): ScriptSandbox {
   let engine = engines.get(message.id);
   if (engine !== undefined) {
     engines.delete(message.id);
   } else {
-    engine = engineModule.sandbox(message.source, message.limits, message.filename);
+    engine = new ScriptSandbox(message.source, message.limits, message.filename, engineModule);
     if (engines.size >= maxEngines) drop(engines.keys().next().value as number);
   }
   engines.set(message.id, engine);
