@@ -87,7 +87,7 @@ export function parseRawBody(raw: RawBody): unknown {
   if (raw.bytes.length === 0) return '';
   const type = (raw.contentType ?? '').toLowerCase();
   const text = raw.bytes.toString('utf8');
-  if (type.includes('json') || (type === '' && /^\s*[[{]/.test(text))) {
+  if (jsonLike(type, text)) {
     try {
       return JSON.parse(text);
     } catch {
@@ -97,6 +97,20 @@ export function parseRawBody(raw: RawBody): unknown {
   if (type === '' || type.startsWith('text/') || type.includes('xml') || type.includes('x-www-form-urlencoded'))
     return text;
   return raw.bytes;
+}
+
+/**
+ * The text {@link parseRawBody} hands to `JSON.parse` (its value is that parse, or the text itself
+ * when it does not parse); undefined for a body it reads otherwise.
+ */
+export function rawJsonText(raw: RawBody): string | undefined {
+  if (raw.bytes.length === 0) return undefined;
+  const text = raw.bytes.toString('utf8');
+  return jsonLike((raw.contentType ?? '').toLowerCase(), text) ? text : undefined;
+}
+
+function jsonLike(type: string, text: string): boolean {
+  return type.includes('json') || (type === '' && /^\s*[[{]/.test(text));
 }
 
 function isTree(value: unknown): value is Tree {

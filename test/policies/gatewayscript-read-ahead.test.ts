@@ -100,7 +100,7 @@ describe('issue 18: GatewayScript reads ahead', () => {
     assert.equal(readAheadNames(many).length, readAheadLimits.names);
   });
 
-  it('get.stores waits for the gateway thread 0 times, and the context caches the body it read', async () => {
+  it('get.stores waits for the gateway thread 0 times, and the context keeps the body it read as its bytes', async () => {
     const step = script(getStores);
     const geocode = JSON.stringify({
       status: 'OK',
@@ -113,8 +113,40 @@ describe('issue 18: GatewayScript reads ahead', () => {
     assert.deepEqual(used, { answered: 0, applied: 2, readAhead: 2 });
     assert.deepEqual(ctx.get('message.body'), { maps_link: 'https://maps.example?q=34.09,-118.4' });
     assert.equal(ctx.get('message.headers.content-type'), 'application/json');
-    // As an RPC read would have: the parsed body is cached where it lives.
-    assert.deepEqual(vars(ctx).geocode_response!.body, JSON.parse(geocode));
+    // The script parsed the body's own text (prelude.ts, rawJsonMark); the context was not changed.
+    const body = vars(ctx).geocode_response!.body;
+    assert.ok(body instanceof RawBody);
+    assert.equal(body.bytes.toString(), geocode);
+  });
+
+  it('a whole JSON body a script only reads keeps its bytes, read ahead or after a write; it reads as its parse', async () => {
+    const text = '{"n": 12345678901234567890, "big": 1e400}';
+    const step = script(`var first = context.get('message.body');
+      context.set('seen', [first.n > 1e19, first.big === Infinity]);
+      var again = context.get('message.body');
+      context.set('again', [again.n > 1e19, again.big === Infinity]);`);
+    const { ctx, used } = await run(step, (ctx) => ctx.set('message.body', raw(text, 'application/json')));
+    // The second read follows a write, so the gateway thread answers it.
+    assert.equal(used.answered, 1);
+    assert.deepEqual([ctx.get('seen'), ctx.get('again')], [
+      [true, true],
+      [true, true],
+    ]);
+    const body = vars(ctx).message!.body;
+    assert.ok(body instanceof RawBody, 'the response body is still forwarded as its bytes');
+    assert.equal(body.bytes.toString(), text);
+  });
+
+  it('a JSON-typed body that does not parse reads as its text; a value inside a body is parsed and cached as before', async () => {
+    const step = script(`context.set('whole', context.get('request.body'));
+      context.set('inner', context.get('message.body.n'));`);
+    const { ctx } = await run(step, (ctx) => {
+      ctx.set('request.body', raw('{"unclosed": ', 'application/json'));
+      ctx.set('message.body', raw('{"n": 5}', 'application/json'));
+    });
+    assert.equal(ctx.get('whole'), '{"unclosed": ');
+    assert.equal(ctx.get('inner'), 5);
+    assert.deepEqual(vars(ctx).message!.body, { n: 5 });
   });
 
   it('a body named only in a branch not taken stays raw bytes in the context', async () => {

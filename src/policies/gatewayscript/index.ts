@@ -157,7 +157,7 @@ function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): JobHost 
     call(op, a, b) {
       switch (op) {
         case 'get':
-          return toJson(ctx.get(a ?? ''));
+          return readAhead.wholeJson(a ?? '') ?? toJson(ctx.get(a ?? ''));
         case 'touch':
           readAhead.touched(a ?? '');
           return undefined;

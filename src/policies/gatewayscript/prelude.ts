@@ -21,7 +21,14 @@ export const preludeSource = String.raw`(function (host) {
   'use strict';
   var parse = JSON.parse, stringify = JSON.stringify;
   var headerName = /^[!#$%&'*+\-.^_\x60|~0-9A-Za-z]+$/;
-  function fromHost(text) { return text === undefined ? undefined : parse(text); }
+  // A body's own JSON text comes marked (rawJsonMark, read-ahead.ts): its value is its parse, or
+  // the text itself when it does not parse, as the gateway reads a body (context.ts, parseRawBody).
+  function fromHost(text) {
+    if (text === undefined) return undefined;
+    if (text.charCodeAt(0) !== 1) return parse(text);
+    var raw = text.slice(1);
+    try { return parse(raw); } catch (e) { if (e instanceof SyntaxError) return raw; throw e; }
+  }
   function get(name) { return fromHost(host('get', String(name))); }
   function set(name, value) { host('set', String(name), value === undefined ? undefined : stringify(value)); }
   function add(name, value) { host('add', String(name), value === undefined ? undefined : stringify(value)); }
@@ -206,6 +213,12 @@ export const preludeSource = String.raw`(function (host) {
     raise: function raise(message) { return new Error(message); }
   };
 })`;
+
+/**
+ * Starts a host answer that is a body's raw JSON text rather than JSON the gateway wrote: no JSON
+ * text begins with U+0001.
+ */
+export const rawJsonMark = '\u0001';
 
 /** Wraps a policy's source as a function of the API objects, keeping its line numbers. */
 export function wrapUserSource(source: string): string {

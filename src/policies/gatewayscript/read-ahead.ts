@@ -14,7 +14,8 @@
  * when the script really reads it does {@link ReadAhead.touched} cache the parsed form, as the
  * read would have. A name the read-ahead cannot handle this way is simply not read ahead.
  */
-import { parseVariablePath } from '../../gateway/context.ts';
+import { parseVariablePath, rawJsonText } from '../../gateway/context.ts';
+import { rawJsonMark } from './prelude.ts';
 import { RawBody } from '../types.ts';
 import type { FlowContext } from '../types.ts';
 
@@ -77,6 +78,8 @@ interface RawSpot {
   node: Tree;
   key: string;
   raw: RawBody;
+  /** The name reads the whole body (not a value inside it). */
+  whole: boolean;
 }
 
 function isTree(value: unknown): value is Tree {
@@ -100,7 +103,9 @@ function rawSpot(vars: Tree, segments: readonly string[]): RawSpot | 'unsure' | 
       continue;
     }
     const value = Object.hasOwn(node, key) ? node[key] : undefined;
-    if (value instanceof RawBody) return Object.isFrozen(node) ? undefined : { node, key, raw: value };
+    if (value instanceof RawBody) {
+      return Object.isFrozen(node) ? undefined : { node, key, raw: value, whole: i === segments.length - 1 };
+    }
     node = value;
   }
   return undefined;
@@ -148,6 +153,8 @@ export class ReadAhead {
       spot = undefined;
     }
     if (spot === 'unsure') return undefined;
+    const text = spot?.whole === true ? rawJsonText(spot.raw) : undefined;
+    if (text !== undefined) return [name, rawJsonMark + text, false];
     try {
       return [name, toJson(this.ctx.get(name)), spot !== undefined];
     } finally {
@@ -156,6 +163,25 @@ export class ReadAhead {
         if (!this.parsed.has(name)) this.parsed.set(name, { ...spot, value: spot.node[spot.key] });
         spot.node[spot.key] = spot.raw;
       }
+    }
+  }
+
+  /**
+   * A read of a whole JSON body still held as bytes, answered with the body's own text (marked,
+   * prelude.ts `rawJsonMark`) rather than parsed and written again here: the script's engine
+   * parses it once, and the context keeps the bytes, so a body a script only reads is forwarded as
+   * received (no number rounded by a parse and a write). Undefined for any other read.
+   */
+  wholeJson(name: string): string | undefined {
+    const vars = (this.ctx as { vars?: unknown }).vars;
+    if (!isTree(vars)) return undefined;
+    try {
+      const path = parseVariablePath(name);
+      const spot = path.prototypeKey === undefined ? rawSpot(vars, path.segments) : undefined;
+      const text = typeof spot === 'object' && spot.whole ? rawJsonText(spot.raw) : undefined;
+      return text === undefined ? undefined : rawJsonMark + text;
+    } catch {
+      return undefined;
     }
   }
 
