@@ -128,10 +128,13 @@ describe('issue 18: GatewayScript reads ahead', () => {
     const { ctx, used } = await run(step, (ctx) => ctx.set('message.body', raw(text, 'application/json')));
     // The second read follows a write, so the gateway thread answers it.
     assert.equal(used.answered, 1);
-    assert.deepEqual([ctx.get('seen'), ctx.get('again')], [
-      [true, true],
-      [true, true],
-    ]);
+    assert.deepEqual(
+      [ctx.get('seen'), ctx.get('again')],
+      [
+        [true, true],
+        [true, true],
+      ],
+    );
     const body = vars(ctx).message!.body;
     assert.ok(body instanceof RawBody, 'the response body is still forwarded as its bytes');
     assert.equal(body.bytes.toString(), text);
