@@ -8,7 +8,7 @@ import { PorticoError } from '../errors.ts';
 import { namedProviders } from '../definitions/security-support.ts';
 import { newSigningKey } from '../oauth/keys.ts';
 import { checkProviderFile, providerConfig } from '../oauth/provider-config.ts';
-import { recordChange } from '../store/changes.ts';
+import { change } from './service-context.ts';
 import type { ChangeKind } from '../store/changes.ts';
 import * as oauth from '../store/oauth.ts';
 import * as orgs from '../store/orgs.ts';
@@ -42,14 +42,9 @@ export class OAuthProviders {
     return this.services.store.db;
   }
 
-  private async change<T>(kind: ChangeKind, work: (trx: Db) => Promise<T>): Promise<T> {
-    const result = await this.services.store.transaction(async (trx) => {
-      const value = await work(trx);
-      await recordChange(trx, kind, this.services.store.dialect);
-      return value;
-    });
-    this.services.bus.changed(kind);
-    return result;
+  /** One announced change (service-context.ts): recorded in the change feed, then told in process. */
+  private change<T>(kind: ChangeKind, work: (trx: Db) => Promise<T>): Promise<T> {
+    return change(this.services, kind, work);
   }
 
   async create(orgId: string, input: unknown): Promise<ProviderSummary> {

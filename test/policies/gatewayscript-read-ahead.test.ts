@@ -152,6 +152,20 @@ describe('issue 18: GatewayScript reads ahead', () => {
     assert.deepEqual(vars(ctx).message!.body, { n: 5 });
   });
 
+  it("a body cannot forge the mark: its own U+0001 and a __proto__ key read as the gateway's parse would", async () => {
+    const forged = '\u0001{"a": 1}';
+    const step = script(`var text = context.get('request.body');
+      var tree = context.get('message.body');
+      context.set('seen', [typeof text, text === '\\u0001{"a": 1}',
+        Object.prototype.hasOwnProperty.call(tree, '__proto__'), ({}).polluted === undefined]);`);
+    const { ctx } = await run(step, (ctx) => {
+      ctx.set('request.body', raw(forged, 'application/json'));
+      ctx.set('message.body', raw('{"__proto__": {"polluted": true}}', 'application/json'));
+    });
+    assert.deepEqual(ctx.get('seen'), ['string', true, true, true]);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
   it('a body named only in a branch not taken stays raw bytes in the context', async () => {
     const step = script(`if (context.get('request.verb') === 'DELETE') {
         context.message.body.readAsJSON(function (e, v) { context.set('seen', v); });

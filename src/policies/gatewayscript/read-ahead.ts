@@ -111,6 +111,22 @@ function rawSpot(vars: Tree, segments: readonly string[]): RawSpot | 'unsure' | 
   return undefined;
 }
 
+/** {@link rawSpot} of a name; undefined too for a name the context refuses (its read throws, and caches nothing). */
+function spotOf(vars: Tree, name: string): RawSpot | 'unsure' | undefined {
+  try {
+    const path = parseVariablePath(name);
+    return path.prototypeKey === undefined ? rawSpot(vars, path.segments) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The marked text of the whole JSON body at `spot`, if the read names a whole JSON body. */
+function wholeText(spot: RawSpot | 'unsure' | undefined): string | undefined {
+  const text = typeof spot === 'object' && spot.whole ? rawJsonText(spot.raw) : undefined;
+  return text === undefined ? undefined : rawJsonMark + text;
+}
+
 /** One run's read-ahead over its request's context. */
 export class ReadAhead {
   private readonly parsed = new Map<string, RawSpot & { value: unknown }>();
@@ -144,17 +160,10 @@ export class ReadAhead {
   read(name: string, toJson: (value: unknown) => string | undefined): ReadAheadEntry | undefined {
     const vars = (this.ctx as { vars?: unknown }).vars;
     if (!isTree(vars)) return undefined;
-    let spot: RawSpot | 'unsure' | undefined;
-    try {
-      const path = parseVariablePath(name);
-      spot = path.prototypeKey === undefined ? rawSpot(vars, path.segments) : undefined;
-    } catch {
-      // A name the context refuses: its read throws, and caches nothing.
-      spot = undefined;
-    }
+    const spot = spotOf(vars, name);
     if (spot === 'unsure') return undefined;
-    const text = spot?.whole === true ? rawJsonText(spot.raw) : undefined;
-    if (text !== undefined) return [name, rawJsonMark + text, false];
+    const whole = wholeText(spot);
+    if (whole !== undefined) return [name, whole, false];
     try {
       return [name, toJson(this.ctx.get(name)), spot !== undefined];
     } finally {
@@ -174,15 +183,7 @@ export class ReadAhead {
    */
   wholeJson(name: string): string | undefined {
     const vars = (this.ctx as { vars?: unknown }).vars;
-    if (!isTree(vars)) return undefined;
-    try {
-      const path = parseVariablePath(name);
-      const spot = path.prototypeKey === undefined ? rawSpot(vars, path.segments) : undefined;
-      const text = typeof spot === 'object' && spot.whole ? rawJsonText(spot.raw) : undefined;
-      return text === undefined ? undefined : rawJsonMark + text;
-    } catch {
-      return undefined;
-    }
+    return isTree(vars) ? wholeText(spotOf(vars, name)) : undefined;
   }
 
   /** The script read `name` from the read-ahead: the context caches the parsed body, as that read would have. */
