@@ -69,6 +69,24 @@ describe('GatewayScript host bridge', () => {
     assert.deepEqual(calls[5], ['set', 'unset', undefined]);
   });
 
+  it('passes a host answer that makes the WebAssembly heap grow, whole', () => {
+    // The answer is written into the heap after its malloc: a heap that grew for it has a new buffer.
+    const before = engine.heapBytes();
+    const huge = 'ü'.repeat(12_000_000) + '🌍';
+    const { host, calls } = recordingHost({ huge: JSON.stringify(huge) });
+    const sandbox = new ScriptSandbox(
+      `var h = context.get('huge');
+       context.set('check', [h.length, h.charCodeAt(0), h.slice(-2), h.indexOf('x')]);`,
+      { timeoutMs: 5000, memoryBytes: 128 * 1024 * 1024 },
+      'bridge.js',
+      engine,
+    );
+    assert.equal(sandbox.run(host), undefined);
+    sandbox.dispose();
+    assert.ok(engine.heapBytes() > before, 'the heap grew during the run');
+    assert.deepEqual(calls[1], ['set', 'check', JSON.stringify([huge.length, 0xfc, '🌍', -1])]);
+  });
+
   it('turns a host refusal into an Error the script can catch, with its message', () => {
     const { host, calls } = recordingHost();
     const sandbox = new ScriptSandbox(

@@ -40,8 +40,8 @@ interface Ffi {
 
 interface EmscriptenHeap {
   UTF8ToString(pointer: Pointer): string;
-  lengthBytesUTF8(text: string): number;
-  stringToUTF8(text: string, pointer: Pointer, maxBytes: number): void;
+  /** The WebAssembly memory, replaced by a new view when the heap grows. */
+  HEAPU8: Uint8Array;
   _malloc(bytes: number): Pointer;
   _free(pointer: Pointer): void;
 }
@@ -58,6 +58,8 @@ interface ContextInternals {
 }
 
 const strictlyEqual = 0;
+
+const utf8 = new TextEncoder();
 
 /**
  * Makes `fn` callable from the realm as a function (returned) whose calls bypass the library's
@@ -80,6 +82,7 @@ export function installHostBridge(
     cToHostCallbacks === undefined ||
     typeof generic !== 'function' ||
     typeof module.UTF8ToString !== 'function' ||
+    !(module.HEAPU8 instanceof Uint8Array) ||
     typeof ffi.QTS_ArgvGetJSValueConstPointer !== 'function'
   )
     throw new Error('the GatewayScript host bridge does not fit this quickjs-emscripten version (0.32.0 expected)');
@@ -103,13 +106,20 @@ export function installHostBridge(
     }
   };
 
+  // Emscripten's own `lengthBytesUTF8`/`stringToUTF8` walk the text in JavaScript, a code unit at
+  // a time: for a JSON body of a kilobyte that was most of a host call's cost (issue 18). Node
+  // counts and encodes natively; both write a lone surrogate as U+FFFD (emscripten took the next
+  // unit as its pair), which JSON text and decoded bodies never hold.
   const newString = (text: string): Pointer => {
-    const bytes = module.lengthBytesUTF8(text) + 1;
-    const chars = module._malloc(bytes);
+    const length = Buffer.byteLength(text, 'utf8');
+    const chars = module._malloc(length + 1);
     // A full WebAssembly heap: never write through a null pointer (the script sees an Error).
     if (chars === 0) throw new Error('out of memory');
     try {
-      module.stringToUTF8(text, chars, bytes);
+      // Read after the malloc: a heap that grew has a new buffer.
+      const heap = module.HEAPU8;
+      utf8.encodeInto(text, heap.subarray(chars, chars + length));
+      heap[chars + length] = 0;
       return ffi.QTS_NewString(ctxPtr, chars);
     } finally {
       module._free(chars);
