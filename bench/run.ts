@@ -3,6 +3,7 @@
  * Portico, in one run, on loopback (DESIGN §7). See bench/README.md for the method.
  *
  * node --import tsx bench/run.ts [--profile default|quick|check|scale|reload|workers|all] [--only a,b] [--cpu-prof | --heap-prof] [--source]
+ * node --import tsx bench/run.ts --paired a,b [--rounds 5] [--seconds 4]   (two targets at once: their CPU ratio)
  *
  * `--only` keeps the profile's targets named (plus `direct`, the reference); `--cpu-prof`
  * writes a CPU profile of each Portico target's load to bench/results/profiles/. Node targets
@@ -581,6 +582,81 @@ async function measure(name: string, profile: Profile, shared: Shared & { backen
   }
 }
 
+interface PairedRound {
+  cpu_us_per_req: [number, number];
+  rps: [number, number];
+  /** Second target's CPU µs/req ÷ the first's. */
+  ratio: number;
+}
+
+/**
+ * `--paired a,b`: both targets up at once, both on the target core, loaded together by one wrk
+ * each on the load core, round after round; each round gives the CPU µs/req of both over the same
+ * seconds, and b ÷ a. On a shared machine whose speed moves by the second (sessions 9–11: the same
+ * code 145–183 µs/req in two runs), sequential runs of a and b measure two different machines; a
+ * paired round measures both on the same one, so their ratio holds where the absolute figures do
+ * not. Throughput is not compared: the two share the core, so each one's req/s is its share of it.
+ */
+async function measurePaired(
+  names: [string, string],
+  rounds: number,
+  seconds: number,
+  shared: Shared,
+): Promise<{ rounds: PairedRound[]; ratio_median: number; ratio_min: number; ratio_max: number }> {
+  const started: Started[] = [];
+  try {
+    for (const name of names) started.push(await startTarget(name, shared));
+    for (const [i, target] of started.entries()) {
+      const refusal = await preflight(target);
+      if (refusal) throw new Error(`${names[i]}: ${refusal}`);
+    }
+    const pids = started.map((target) => target.process?.pid ?? 0);
+    if (pids.includes(0)) throw new Error('--paired compares two processes of their own (not direct)');
+    const both = (runSeconds: number) =>
+      Promise.all(
+        started.map((target) =>
+          runWrk({
+            url: target.url,
+            headers: target.headers,
+            connections: load.connections,
+            cpus: cores.load,
+            seconds: runSeconds,
+          }),
+        ),
+      );
+    await both(3);
+    const out: PairedRound[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const before = pids.map(cpuTicks);
+      const results = await both(seconds);
+      const cpu = pids.map((pid, i) => ((cpuTicks(pid) - before[i]) * 1e6) / clockTicksPerSecond / results[i].requests);
+      const errors = results.reduce((sum, r) => sum + r.errors, 0);
+      if (errors > 0) throw new Error(`round ${round + 1}: ${errors} errors`);
+      out.push({
+        cpu_us_per_req: [round1(cpu[0]), round1(cpu[1])],
+        rps: [Math.round(results[0].rps), Math.round(results[1].rps)],
+        ratio: Math.round((cpu[1] / cpu[0]) * 1000) / 1000,
+      });
+      process.stderr.write(
+        `bench: round ${round + 1}: ${names[0]} ${cpu[0].toFixed(1)} µs/req, ${names[1]} ${cpu[1].toFixed(1)} µs/req, ratio ${(cpu[1] / cpu[0]).toFixed(3)}\n`,
+      );
+    }
+    const ratios = out.map((r) => r.ratio);
+    return {
+      rounds: out,
+      ratio_median: median(ratios),
+      ratio_min: Math.min(...ratios),
+      ratio_max: Math.max(...ratios),
+    };
+  } finally {
+    for (const target of started) await target.process?.stop();
+  }
+}
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
 /**
  * Runs `work` inside a sampling window of lib/loop-stats.ts in each of `pids` (SIGUSR2 opens and
  * closes it); adds what each process recorded (event-loop delay, GC pauses) as `loopStats`.
@@ -671,8 +747,13 @@ async function main(): Promise<void> {
     backendPid: backend.pid,
     scratch,
   };
+  const pairedAt = process.argv.indexOf('--paired');
   const results: TargetResult[] = [];
   try {
+    if (pairedAt >= 0) {
+      await pairedRun(process.argv, pairedAt, shared, started);
+      return;
+    }
     for (const name of profile.targets) {
       process.stderr.write(`bench: ${name}…\n`);
       const result = await measure(name, profile, shared);
@@ -711,6 +792,41 @@ async function main(): Promise<void> {
   process.stderr.write(
     `bench: ${profile.name} profile done in ${report.duration_s}s; results in bench/results/${profile.name}.json\n`,
   );
+}
+
+/** `--paired a,b [--rounds N] [--seconds S]`: prints each round and the ratio, and writes bench/results/paired.json. */
+async function pairedRun(argv: string[], at: number, shared: Shared, startedAt: number): Promise<void> {
+  const names = (argv[at + 1] ?? '').split(',');
+  if (names.length !== 2 || names.some((name) => name === '' || name.startsWith('direct')))
+    throw new Error('--paired takes two Portico or peer targets, e.g. --paired portico-pass,portico-full');
+  const option = (flag: string, fallback: number) => {
+    const i = argv.indexOf(flag);
+    const value = i >= 0 ? Number(argv[i + 1]) : fallback;
+    if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} must be a whole number ≥ 1`);
+    return value;
+  };
+  const rounds = option('--rounds', 5);
+  const seconds = option('--seconds', 4);
+  process.stderr.write(`bench: paired ${names[0]} and ${names[1]}, ${rounds} rounds of ${seconds}s…\n`);
+  const loadBefore = loadavg()[0];
+  const result = await measurePaired([names[0], names[1]], rounds, seconds, shared);
+  const report = {
+    machine: machine(),
+    date: new Date().toISOString(),
+    commit: commit(),
+    build,
+    paired: names,
+    method: `both targets on core ${cores.target ?? '(any)'} at once, one wrk -t1 -c${load.connections} each on core ${cores.load ?? '(any)'}, 3s warm-up, then ${rounds} rounds of ${seconds}s; per round utime+stime of each process tree ÷ its requests, and ${names[1]} ÷ ${names[0]}`,
+    load_average_before: Math.round(loadBefore * 100) / 100,
+    duration_s: Math.round((Date.now() - startedAt) / 1000),
+    ...result,
+  };
+  process.stdout.write(
+    `${names[1]} ÷ ${names[0]}, CPU µs/req in the same seconds: median ${result.ratio_median.toFixed(3)} (${result.ratio_min.toFixed(3)}–${result.ratio_max.toFixed(3)} over ${rounds} rounds)\n`,
+  );
+  const dir = join(benchDir, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'paired.json'), `${JSON.stringify(report, null, 2)}\n`);
 }
 
 /** Adds `node-peer`: the best measured of the three Node.js proxies, named. */
