@@ -196,4 +196,71 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
       assert.equal(inRun.ctx.get('seen'), 'undefined/undefined/undefined/true', `after ${change}`);
     }
   });
+
+  // The intrinsics live on the global's frozen prototype (prelude.ts), so a script can give the
+  // global an own property named like one: the clean-up must not use what it finds by name.
+  it('a global shadowing Reflect, Object or JSON fools neither the clean-up nor the next run', async () => {
+    const pool = poolOf(1);
+    const step = script(
+      pool,
+      `context.set('seen', [typeof leak, typeof JSON.parse, Reflect.ownKeys === Reflect.ownKeys, typeof Object.keys].join('/'));
+      if (context.get('attack') === true) {
+        // Stand-ins that tell a clean-up looking them up by name what a clean realm looks like.
+        var define = Object.defineProperty, proto = Object.getPrototypeOf(globalThis);
+        var permanent = Object.getOwnPropertyNames(globalThis);
+        var yes = function () { return true; };
+        define(globalThis, 'Reflect', { value: { ownKeys: function () { return permanent; }, deleteProperty: yes }, configurable: true });
+        define(globalThis, 'Object', { value: { getPrototypeOf: function () { return proto; }, isExtensible: yes, keys: 1 }, configurable: true });
+        define(globalThis, 'JSON', { value: 'json', configurable: true });
+        globalThis.leak = context.get('who');
+      }`,
+    );
+    const first = await outcome(step, { attack: true, who: 'consumer-a' });
+    assert.equal(first.error, undefined);
+    const second = await outcome(step, { attack: false });
+    assert.equal(second.error, undefined);
+    assert.equal(second.ctx.get('seen'), 'undefined/function/true/function');
+  });
+
+  it('intrinsics stay read-only and found by name; undeclared names still throw', async () => {
+    const pool = poolOf(1);
+    const step = script(
+      pool,
+      `var out = [];
+      JSON = 1;
+      Object.getPrototypeOf(globalThis).JSON = 2;
+      Object.getPrototypeOf(globalThis).added = 3;
+      (function () {
+        'use strict';
+        try { JSON = 1; out.push('assigned'); } catch (e) { out.push(e.name); }
+        try { Object.getPrototypeOf(globalThis).added = 3; out.push('assigned'); } catch (e) { out.push(e.name); }
+      })();
+      try { undeclaredName; out.push('read'); } catch (e) { out.push(e.name); }
+      out.push(typeof undeclaredName, typeof JSON, typeof globalThis.JSON, 'added' in globalThis, 'Math' in globalThis, typeof undefined, String(NaN));
+      implicitGlobal = 'kept within the run';
+      out.push(implicitGlobal, globalThis.implicitGlobal, Object.keys(globalThis).indexOf('implicitGlobal') >= 0);
+      context.set('seen', out);`,
+    );
+    for (let run = 0; run < 2; run++) {
+      const result = await outcome(step);
+      assert.equal(result.error, undefined);
+      // A refused assignment is silent in a sloppy script and a TypeError in strict code, as it was
+      // when the intrinsics were the global's own read-only properties.
+      assert.deepEqual(result.ctx.get('seen'), [
+        'TypeError',
+        'TypeError',
+        'ReferenceError',
+        'undefined',
+        'object',
+        'object',
+        false,
+        true,
+        'undefined',
+        'NaN',
+        'kept within the run',
+        'kept within the run',
+        true,
+      ]);
+    }
+  });
 });

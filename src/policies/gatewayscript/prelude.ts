@@ -8,9 +8,11 @@
  *
  * Builtins that allocate a large array or string in one native call check the heap budget
  * first. Then it locks the realm down: every intrinsic reachable from `globalThis` is frozen and the
- * existing globals are made read-only, so one request's script cannot leave state (a patched
- * prototype, a replaced `JSON`) for the next; globals a script creates are deleted after each
- * run (`cleanup`), and one that cannot be deleted makes the host rebuild the engine.
+ * existing globals move to a frozen object that becomes the global's prototype (found by name as
+ * before, read-only), so one request's script cannot leave state (a patched prototype, a replaced
+ * `JSON`) for the next; the global's own properties a script creates are deleted after each run
+ * (`cleanup`), and one that cannot be deleted, a replaced prototype or a non-extensible global
+ * makes the host rebuild the engine.
  *
  * The evaluated expression yields `{seal(user), run(user), cleanup(), raise(message)}`: `run` calls the compiled
  * user function with the API objects and then `cleanup`, answering 1 if it said 'ok'; when the run
@@ -20,6 +22,7 @@
 export const preludeSource = String.raw`(function (host) {
   'use strict';
   var parse = JSON.parse, stringify = JSON.stringify;
+  var ErrorType = Error, RangeErrorType = RangeError, SyntaxErrorType = SyntaxError;
   var headerName = /^[!#$%&'*+\-.^_\x60|~0-9A-Za-z]+$/;
   // A body's own JSON text comes marked (rawJsonMark, read-ahead.ts): its value is its parse, or
   // the text itself when it does not parse, as the gateway reads a body (context.ts, parseRawBody).
@@ -27,7 +30,7 @@ export const preludeSource = String.raw`(function (host) {
     if (text === undefined) return undefined;
     if (text.charCodeAt(0) !== 1) return parse(text);
     var raw = text.slice(1);
-    try { return parse(raw); } catch (e) { if (e instanceof SyntaxError) return raw; throw e; }
+    try { return parse(raw); } catch (e) { if (e instanceof SyntaxErrorType) return raw; throw e; }
   }
   function get(name) { return fromHost(host('get', String(name))); }
   function set(name, value) { host('set', String(name), value === undefined ? undefined : stringify(value)); }
@@ -144,7 +147,7 @@ export const preludeSource = String.raw`(function (host) {
   function guard(owner, name) {
     var original = owner[name];
     owner[name] = function () {
-      if (host('mem') !== undefined) throw new RangeError('out of memory');
+      if (host('mem') !== undefined) throw new RangeErrorType('out of memory');
       return apply(original, this, arguments);
     };
   }
@@ -162,41 +165,57 @@ export const preludeSource = String.raw`(function (host) {
   // A finalizer or weak reference could run one request's closure during a later request.
   delete global.FinalizationRegistry;
   delete global.WeakRef;
-  var baseline = Reflect.ownKeys(global);
-  for (var i = 0; i < baseline.length; i++) {
-    var descriptor = Object.getOwnPropertyDescriptor(global, baseline[i]);
+  // What the clean-up uses, taken now: during a run a script may give the global object an own
+  // property of any name (Reflect, Object…), which would shadow the intrinsic for the rest of it.
+  var ownKeys = Reflect.ownKeys, getPrototypeOf = Object.getPrototypeOf, isExtensible = Object.isExtensible;
+  var deleteProperty = Reflect.deleteProperty;
+  // The intrinsics move from the global object to a frozen object that becomes its prototype:
+  // scripts find them by name as before, and cannot replace them (an inherited read-only property
+  // refuses assignment). The global keeps only what the language makes permanent (undefined, NaN,
+  // Infinity), so the clean-up after each run reads the keys of a three-key object: reading the
+  // global's sixty was most of a short script's run (issue 18).
+  var intrinsics = Object.create(getPrototypeOf(global));
+  var permanent = Object.create(null), permanentCount = 0;
+  var describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty, setPrototypeOf = Object.setPrototypeOf;
+  seen.push(global);
+  var names = ownKeys(global), descriptors = [];
+  for (var i = 0; i < names.length; i++) {
+    var descriptor = describe(global, names[i]);
+    descriptors.push(descriptor);
     if (descriptor.value !== global) freezeAll(descriptor.value);
     if (descriptor.get) freezeAll(descriptor.get);
     if (descriptor.set) freezeAll(descriptor.set);
-    if ('value' in descriptor) Object.defineProperty(global, baseline[i], { writable: false, configurable: false });
-    else Object.defineProperty(global, baseline[i], { configurable: false });
   }
+  // Between the first move and the new prototype, no intrinsic is found by name.
+  for (var m = 0; m < names.length; m++) {
+    if (descriptors[m].configurable) {
+      define(intrinsics, names[m], descriptors[m]);
+      deleteProperty(global, names[m]);
+    } else {
+      permanent[names[m]] = true;
+      permanentCount++;
+    }
+  }
+  setPrototypeOf(global, intrinsics);
+  freezeAll(intrinsics);
   // The API objects hold no per-request state (every call goes to the host), so one frozen
   // set serves every run.
   var api = makeApi();
   freezeAll(api);
-  var known = {};
-  for (var k = 0; k < baseline.length; k++) known[typeof baseline[k] === 'symbol' ? baseline[k].toString() : baseline[k]] = true;
-  // Every baseline global is non-configurable (above), so none can go: as many own keys as the
-  // baseline means no global was added. With the same, frozen prototype and an extensible global
-  // the realm is as the seal left it, and the full walk below is skipped (issue 18: the walk was
-  // most of a short script's run).
-  var baseProto = Object.getPrototypeOf(global);
-  var baseProtoFrozen = Object.isFrozen(baseProto || {});
   // Reflect.deleteProperty reports a non-configurable global instead of throwing (a strict-mode
   // delete would throw before the host learns the realm is dirty); any failure here is 'tainted'.
+  // The global's prototype cannot be made anything but the intrinsics again once changed, nor
+  // the global extensible again once it is not: either one makes the host rebuild the engine.
   function cleanup() {
     try {
-      var keys = Reflect.ownKeys(global), clean = true;
-      if (keys.length === baseline.length && baseProtoFrozen && Object.getPrototypeOf(global) === baseProto && Object.isExtensible(global)) return 'ok';
+      var keys = ownKeys(global), clean = true;
+      if (keys.length === permanentCount && getPrototypeOf(global) === intrinsics && isExtensible(global)) return 'ok';
       for (var j = 0; j < keys.length; j++) {
         var key = keys[j];
-        if (typeof key === 'string' && known[key] === true) continue;
-        if (typeof key === 'symbol' && baseline.indexOf(key) >= 0) continue;
-        if (!Reflect.deleteProperty(global, key)) clean = false;
+        if (typeof key === 'string' && permanent[key] === true) continue;
+        if (!deleteProperty(global, key)) clean = false;
       }
-      var proto = Object.getPrototypeOf(global);
-      return clean && Object.isExtensible(global) && Object.isFrozen(proto || {}) ? 'ok' : 'tainted';
+      return clean && getPrototypeOf(global) === intrinsics && isExtensible(global) ? 'ok' : 'tainted';
     } catch (e) {
       return 'tainted';
     }
@@ -210,7 +229,7 @@ export const preludeSource = String.raw`(function (host) {
     // Called by the host after the run's promise jobs (or a failed run); anything but 'ok' rebuilds the engine.
     cleanup: cleanup,
     // The host's errors are made here: an Error's own message, whatever Error.prototype allows.
-    raise: function raise(message) { return new Error(message); }
+    raise: function raise(message) { return new ErrorType(message); }
   };
 })`;
 
