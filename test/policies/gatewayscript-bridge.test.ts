@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newQuickJSWASMModule } from 'quickjs-emscripten';
 import { EngineModule } from '../../src/policies/gatewayscript/engine-module.ts';
-import { installHostBridge } from '../../src/policies/gatewayscript/host-bridge.ts';
+import { directCaller, installHostBridge } from '../../src/policies/gatewayscript/host-bridge.ts';
 import { ScriptSandbox } from '../../src/policies/gatewayscript/sandbox.ts';
 import type { ScriptHost } from '../../src/policies/gatewayscript/sandbox.ts';
 
@@ -174,8 +174,40 @@ describe('GatewayScript host bridge', () => {
           ),
         /does not fit this quickjs-emscripten version/,
       );
+      const noMemory = Object.create(vm, { memory: { value: undefined } }) as typeof vm;
+      assert.throws(() => directCaller(noMemory, vm.undefined), /does not fit this quickjs-emscripten version/);
     } finally {
       vm.dispose();
     }
+  });
+
+  it('calls the runner straight through the FFI: its number, its error, and nothing leaked', () => {
+    const quickjs = engine.quickjs;
+    const runtime = quickjs.newRuntime();
+    const vm = runtime.newContext();
+    const argument = vm.newString('abc');
+    const fns = vm.unwrapResult(
+      vm.evalCode(
+        `[function (s) { return s.length; }, function (s) { throw new TypeError('no ' + s); }, function () { return { text: 'text' }; }]`,
+      ),
+    );
+    const [length, thrower, text] = [0, 1, 2].map((i) => vm.getProp(fns, i));
+    const direct = directCaller(vm, argument);
+    for (let i = 0; i < 2000; i++) {
+      assert.deepEqual(direct.call(length), { value: 3 });
+      const failed = direct.call(thrower);
+      assert.ok(failed.error);
+      const { name, message } = vm.dump(failed.error) as { name: string; message: string };
+      assert.deepEqual([name, message], ['TypeError', 'no abc']);
+      failed.error.dispose();
+      assert.ok(Number.isNaN((direct.call(text) as { value: number }).value));
+    }
+    direct.dispose();
+    direct.dispose();
+    assert.throws(() => direct.call(length), /disposed/);
+    for (const handle of [length, thrower, text, fns, argument]) handle.dispose();
+    vm.dispose();
+    // QuickJS asserts on JS_FreeRuntime when a value is still referenced: a leaked result would abort here.
+    runtime.dispose();
   });
 });

@@ -17,6 +17,11 @@
  * that context still goes to the library's own dispatcher. If the internals are not there (a
  * different version), {@link installHostBridge} throws at engine build, so the gateway refuses
  * to start its scripts rather than run them differently (test/policies/gatewayscript-bridge.test.ts).
+ *
+ * The other direction, the host's call of the prelude's `run(user)` once per request, goes
+ * through the FFI too ({@link directCaller}): the library's `callFunction` copies its arguments
+ * into a fresh WebAssembly allocation through new typed-array views and wraps the result in
+ * lifetime objects, which was a quarter of a short script's run (issue 18).
  */
 import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
 
@@ -36,6 +41,10 @@ interface Ffi {
   QTS_IsEqual(ctx: Pointer, a: Pointer, b: Pointer, op: number): number;
   QTS_GetUndefined(): Pointer;
   QTS_Throw(ctx: Pointer, error: Pointer): Pointer;
+  QTS_Call(ctx: Pointer, fn: Pointer, thisValue: Pointer, argc: number, argv: Pointer): Pointer;
+  QTS_ResolveException(ctx: Pointer, value: Pointer): Pointer;
+  QTS_FreeValuePointer(ctx: Pointer, value: Pointer): void;
+  QTS_GetFloat64(ctx: Pointer, value: Pointer): number;
 }
 
 interface EmscriptenHeap {
@@ -55,6 +64,7 @@ interface ContextInternals {
   ctx?: { value: Pointer };
   runtime?: { hostRefs?: { get(id: number): unknown } };
   cToHostCallbacks?: { callFunction?: Dispatch };
+  memory?: { heapValueHandle?(value: Pointer): QuickJSHandle };
 }
 
 const strictlyEqual = 0;
@@ -142,4 +152,60 @@ export function installHostBridge(
     }
   };
   return handle;
+}
+
+/** A call of one function of the realm with one fixed argument, straight through the FFI. */
+export interface DirectCall {
+  /** Calls `fn(argument)`: what it returned as a number (NaN if not one), or the error it threw (the caller disposes it). */
+  call(fn: QuickJSHandle): { value: number; error?: undefined } | { error: QuickJSHandle };
+  /** Frees the argument vector (the argument's own handle stays the caller's). */
+  dispose(): void;
+}
+
+/**
+ * Calls functions of `vm` with `argument` as their one argument, `this` undefined, through the
+ * same FFI calls as the library's `callFunction` (`QTS_Call`, `QTS_ResolveException`), with the
+ * argument vector allocated once. The result is read as a number and freed here; an exception
+ * comes back as a handle, as the library gives it. `argument` must outlive this caller.
+ */
+export function directCaller(vm: QuickJSContext, argument: QuickJSHandle): DirectCall {
+  const { ffi, module, ctx, memory } = vm as unknown as ContextInternals;
+  if (
+    ffi === undefined ||
+    module === undefined ||
+    ctx === undefined ||
+    typeof ffi.QTS_Call !== 'function' ||
+    typeof ffi.QTS_ResolveException !== 'function' ||
+    typeof ffi.QTS_FreeValuePointer !== 'function' ||
+    typeof ffi.QTS_GetFloat64 !== 'function' ||
+    typeof memory?.heapValueHandle !== 'function' ||
+    !(module.HEAPU8 instanceof Uint8Array)
+  )
+    throw new Error('the GatewayScript direct call does not fit this quickjs-emscripten version (0.32.0 expected)');
+  const ctxPtr = ctx.value;
+  const undefinedPtr = ffi.QTS_GetUndefined();
+  // One JSValue pointer (wasm32), little-endian as WebAssembly memory is.
+  const argv = module._malloc(4);
+  if (argv === 0) throw new Error('out of memory');
+  new DataView(module.HEAPU8.buffer).setInt32(argv, argument.value as Pointer, true);
+  let freed = false;
+  return {
+    call(fn) {
+      if (freed) throw new Error('the direct call was disposed');
+      const result = ffi.QTS_Call(ctxPtr, fn.value as Pointer, undefinedPtr, 1, argv);
+      const error = ffi.QTS_ResolveException(ctxPtr, result);
+      if (error !== 0) {
+        ffi.QTS_FreeValuePointer(ctxPtr, result);
+        return { error: memory.heapValueHandle!(error) };
+      }
+      const value = ffi.QTS_GetFloat64(ctxPtr, result);
+      ffi.QTS_FreeValuePointer(ctxPtr, result);
+      return { value };
+    },
+    dispose() {
+      if (freed) return;
+      freed = true;
+      module._free(argv);
+    },
+  };
 }

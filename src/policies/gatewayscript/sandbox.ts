@@ -17,7 +17,8 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
 import type { EngineModule } from './engine-module.ts';
-import { installHostBridge } from './host-bridge.ts';
+import { directCaller, installHostBridge } from './host-bridge.ts';
+import type { DirectCall } from './host-bridge.ts';
 import { lineOf, preludeSource, wrapUserSource } from './prelude.ts';
 
 /** What a script may do to the request; implemented over the FlowContext by the policy. */
@@ -61,6 +62,8 @@ export class ScriptSandbox {
   private cleaner!: QuickJSHandle;
   private raiser!: QuickJSHandle;
   private user!: QuickJSHandle;
+  /** `runner(user)` through the FFI, once per run. */
+  private direct!: DirectCall;
   private host: ScriptHost | undefined;
   private deadline = 0;
   private heapCeiling = Infinity;
@@ -127,6 +130,7 @@ export class ScriptSandbox {
     this.user = compiled.value;
     this.unwrap(vm.callFunction(seal, vm.undefined, this.user)).dispose();
     seal.dispose();
+    this.direct = directCaller(vm, this.user);
   }
 
   /** Sets the flag of the first limit the current run is past, if any. */
@@ -223,14 +227,13 @@ export class ScriptSandbox {
 
   private call(fn: QuickJSHandle): ScriptFailure | undefined {
     this.cleanedInRun = false;
-    const result = this.vm.callFunction(fn, this.vm.undefined, this.user);
+    const result = this.direct.call(fn);
     if (result.error) {
       const failure = this.describe(this.vm.dump(result.error));
       result.error.dispose();
       return failure;
     }
-    this.cleanedInRun = this.vm.getNumber(result.value) === 1;
-    result.value.dispose();
+    this.cleanedInRun = result.value === 1;
     return this.limitHit();
   }
 
@@ -325,6 +328,7 @@ export class ScriptSandbox {
     if (this.disposed) return;
     this.disposed = true;
     try {
+      this.direct?.dispose();
       for (const handle of [this.user, this.runner, this.cleaner, this.raiser]) if (handle?.alive) handle.dispose();
       if (this.vm?.alive) this.vm.dispose();
       if (this.runtime?.alive) this.runtime.dispose();
