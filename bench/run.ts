@@ -624,7 +624,9 @@ async function measurePaired(
           }),
         ),
       );
-    await both(3);
+    // Long enough for both to be warm: after 3 s, the first round of a GatewayScript target still
+    // cost ~1.7× the rounds after it.
+    await both(6);
     const out: PairedRound[] = [];
     for (let round = 0; round < rounds; round++) {
       const before = pids.map(cpuTicks);
@@ -816,7 +818,7 @@ async function pairedRun(argv: string[], at: number, shared: Shared, startedAt: 
     commit: commit(),
     build,
     paired: names,
-    method: `both targets on core ${cores.target ?? '(any)'} at once, one wrk -t1 -c${load.connections} each on core ${cores.load ?? '(any)'}, 3s warm-up, then ${rounds} rounds of ${seconds}s; per round utime+stime of each process tree ÷ its requests, and ${names[1]} ÷ ${names[0]}`,
+    method: `both targets on core ${cores.target ?? '(any)'} at once, one wrk -t1 -c${load.connections} each on core ${cores.load ?? '(any)'}, 6s warm-up, then ${rounds} rounds of ${seconds}s; per round utime+stime of each process tree ÷ its requests, and ${names[1]} ÷ ${names[0]}`,
     load_average_before: Math.round(loadBefore * 100) / 100,
     duration_s: Math.round((Date.now() - startedAt) / 1000),
     ...result,
