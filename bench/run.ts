@@ -799,7 +799,7 @@ async function main(): Promise<void> {
 /** `--paired a,b [--rounds N] [--seconds S]`: prints each round and the ratio, and writes bench/results/paired.json. */
 async function pairedRun(argv: string[], at: number, shared: Shared, startedAt: number): Promise<void> {
   const names = (argv[at + 1] ?? '').split(',');
-  if (names.length !== 2 || names.some((name) => name === '' || name.startsWith('direct')))
+  if (names.length !== 2 || names.includes(''))
     throw new Error('--paired takes two Portico or peer targets, e.g. --paired portico-pass,portico-full');
   const option = (flag: string, fallback: number) => {
     const i = argv.indexOf(flag);

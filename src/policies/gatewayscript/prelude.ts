@@ -23,6 +23,12 @@ export const preludeSource = String.raw`(function (host) {
   'use strict';
   var parse = JSON.parse, stringify = JSON.stringify;
   var ErrorType = Error, RangeErrorType = RangeError, SyntaxErrorType = SyntaxError;
+  // Taken now: the sealing below moves the intrinsics off the global object, and during a run a
+  // script may give the global an own property of any name (Reflect, Object…) that would shadow
+  // one for the rest of it; the clean-up must not use what it finds by name.
+  var ownKeys = Reflect.ownKeys, deleteProperty = Reflect.deleteProperty, freeze = Object.freeze;
+  var getPrototypeOf = Object.getPrototypeOf, setPrototypeOf = Object.setPrototypeOf, isExtensible = Object.isExtensible;
+  var describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty;
   var headerName = /^[!#$%&'*+\-.^_\x60|~0-9A-Za-z]+$/;
   // A body's own JSON text comes marked (rawJsonMark, read-ahead.ts): its value is its parse, or
   // the text itself when it does not parse, as the gateway reads a body (context.ts, parseRawBody).
@@ -130,11 +136,11 @@ export const preludeSource = String.raw`(function (host) {
   function freezeAll(value) {
     if ((typeof value !== 'object' && typeof value !== 'function') || value === null || seen.indexOf(value) >= 0) return;
     seen.push(value);
-    Object.freeze(value);
-    freezeAll(Object.getPrototypeOf(value));
-    var keys = Reflect.ownKeys(value);
+    freeze(value);
+    freezeAll(getPrototypeOf(value));
+    var keys = ownKeys(value);
     for (var i = 0; i < keys.length; i++) {
-      var descriptor = Object.getOwnPropertyDescriptor(value, keys[i]);
+      var descriptor = describe(value, keys[i]);
       if (descriptor === undefined) continue;
       if ('value' in descriptor) freezeAll(descriptor.value);
       if (descriptor.get) freezeAll(descriptor.get);
@@ -165,34 +171,26 @@ export const preludeSource = String.raw`(function (host) {
   // A finalizer or weak reference could run one request's closure during a later request.
   delete global.FinalizationRegistry;
   delete global.WeakRef;
-  // What the clean-up uses, taken now: during a run a script may give the global object an own
-  // property of any name (Reflect, Object…), which would shadow the intrinsic for the rest of it.
-  var ownKeys = Reflect.ownKeys, getPrototypeOf = Object.getPrototypeOf, isExtensible = Object.isExtensible;
-  var deleteProperty = Reflect.deleteProperty;
   // The intrinsics move from the global object to a frozen object that becomes its prototype:
   // scripts find them by name as before, and cannot replace them (an inherited read-only property
   // refuses assignment). The global keeps only what the language makes permanent (undefined, NaN,
   // Infinity), so the clean-up after each run reads the keys of a three-key object: reading the
-  // global's sixty was most of a short script's run (issue 18).
+  // global's sixty was most of a short script's run (issue 18). Until the new prototype is set,
+  // a moved intrinsic is not found by name: everything here uses the functions taken above.
   var intrinsics = Object.create(getPrototypeOf(global));
   var permanent = Object.create(null), permanentCount = 0;
-  var describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty, setPrototypeOf = Object.setPrototypeOf;
   seen.push(global);
-  var names = ownKeys(global), descriptors = [];
+  var names = ownKeys(global);
   for (var i = 0; i < names.length; i++) {
     var descriptor = describe(global, names[i]);
-    descriptors.push(descriptor);
     if (descriptor.value !== global) freezeAll(descriptor.value);
     if (descriptor.get) freezeAll(descriptor.get);
     if (descriptor.set) freezeAll(descriptor.set);
-  }
-  // Between the first move and the new prototype, no intrinsic is found by name.
-  for (var m = 0; m < names.length; m++) {
-    if (descriptors[m].configurable) {
-      define(intrinsics, names[m], descriptors[m]);
-      deleteProperty(global, names[m]);
+    if (descriptor.configurable) {
+      define(intrinsics, names[i], descriptor);
+      deleteProperty(global, names[i]);
     } else {
-      permanent[names[m]] = true;
+      permanent[names[i]] = true;
       permanentCount++;
     }
   }
