@@ -1,5 +1,6 @@
 /**
- * V8's allocation-site pretenuring, turned off in a process that runs a gateway (issue 18).
+ * V8's allocation-site pretenuring, turned off in a process that runs a gateway (issue 18), and
+ * the node flags a forked gateway process starts with.
  *
  * V8 watches each object and array literal in optimized code: when nearly all the objects a
  * site made survive a scavenge, it allocates that site's objects straight in the old generation
@@ -21,6 +22,26 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 const keepFlags = new Set(['--allocation-site-pretenuring', '--allocation_site_pretenuring']);
+const reducerFlags = new Set(['--memory-reducer', '--memory_reducer', '--no-memory-reducer', '--no_memory_reducer']);
+
+/**
+ * Node flags for a process forked to run a gateway (a `portico serve --workers N` worker): V8's
+ * memory reducer off, unless the operator's own node flags name it either way.
+ *
+ * The memory reducer watches for an idle mutator after a mark-compact and then runs up to three
+ * memory-reducing mark-compacts. Load that arrives after them can settle into a state where every
+ * scavenge promotes the ~2 MB of request data it copies, with the signature of the start-up state
+ * settleHeap() avoids: 10–14 ms scavenges and a third fewer requests served, for as long as the
+ * load lasts, full collections in between notwithstanding (bench/README.md, Session 12). In runs
+ * of load-and-idle cycles on the logistics flow it set in during 4 runs of 7, each time after a
+ * reducing collection; with the reducer off there was none, and no such state, in 21 cycles. V8
+ * makes the reducer when it sets up a heap, so this is a start-up flag: `setFlagsFromString` comes
+ * too late for the running isolate (measured: one run with it still had a reducing collection and
+ * the state after it). What it gives up: after a burst, an idle gateway keeps the heap it grew to.
+ */
+export function gatewayNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
+  return execArgv.some((arg) => reducerFlags.has(arg)) ? [] : ['--no-memory-reducer'];
+}
 
 /**
  * Turns V8's allocation-site pretenuring off unless node was started with it asked for; returns

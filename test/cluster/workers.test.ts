@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -8,6 +8,7 @@ import pino from 'pino';
 import { startDemo } from '../../src/cli/demo.ts';
 import type { DemoHandle } from '../../src/cli/demo.ts';
 import { loadSettings } from '../../src/config/config.ts';
+import { gatewayNodeFlags } from '../../src/gateway/heap-tuning.ts';
 import { latestChange } from '../../src/store/changes.ts';
 import { findConsumerOrgByName } from '../../src/store/consumers.ts';
 import { startPortico } from '../helpers/processes.ts';
@@ -37,16 +38,34 @@ describe('serve --workers 2 without Redis', () => {
       geocoder: 0,
       inventory: 0,
     });
-    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, [
-      'gateway',
-      'status',
-    ]);
+    // A node flag of the operator's own, which the workers must keep beside the gateway's.
+    node = await startPortico(
+      ['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir],
+      {},
+      ['gateway', 'status'],
+      ['--stack-trace-limit=20'],
+    );
   });
   after(async () => {
     await node?.stop();
     await demo?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
+
+  /** The primary's cluster workers: its children running bin/portico.js (tsx's esbuild service is a child too). */
+  function workerPids(): number[] {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(node.child.pid)], { encoding: 'utf8' })
+      .trim()
+      .split(/\s+/)
+      .map(Number)
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('portico.js');
+        } catch {
+          return false; // gone since ps listed it
+        }
+      });
+  }
 
   test('the workers share one port and together admit exactly the plan limit', async () => {
     assert.match(node.output(), /\(2 workers\)/);
@@ -90,11 +109,22 @@ describe('serve --workers 2 without Redis', () => {
     assert.equal(statuses.filter((s) => s === 429).length, 50);
   });
 
+  test("each worker runs with V8's memory reducer off (issue 18), the primary's own node flags kept", async () => {
+    const workers = workerPids();
+    assert.equal(workers.length, 2);
+    for (const pid of workers) {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      assert.ok(args.includes('--no-memory-reducer'), args.join(' '));
+      assert.ok(args.includes('--stack-trace-limit=20'), `the primary's flag is missing: ${args.join(' ')}`);
+    }
+    // An operator who names the reducer in node's flags keeps the choice.
+    assert.deepEqual(gatewayNodeFlags(['--memory-reducer']), []);
+    assert.deepEqual(gatewayNodeFlags(['--no-memory-reducer']), []);
+    assert.deepEqual(gatewayNodeFlags(['--inspect']), ['--no-memory-reducer']);
+  });
+
   test('a worker that dies is logged once with its own pid under workerPid (issue 15, item 7)', async () => {
-    const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(node.child.pid)], { encoding: 'utf8' })
-      .trim()
-      .split(/\s+/)
-      .map(Number);
+    const workers = workerPids();
     assert.equal(workers.length, 2);
     process.kill(workers[0], 'SIGKILL');
     const deadline = Date.now() + 5000;
