@@ -37,8 +37,15 @@ const specScript = `var location = context.get('geocode_response.body').results[
 context.message.header.set('Content-Type', 'application/json');
 context.message.body.write({ maps_link: context.get('api.properties.maps_url') + '?q=' + location.lat + ',' + location.lng });`;
 
-function gws(source: string, title = 'gws-test') {
-  return compile({ execute: [{ gatewayscript: { version: '2.0.0', title, source } }] });
+function gws(source: string, title = 'gws-test', timeoutMs = 200) {
+  return compile(
+    { execute: [{ gatewayscript: { version: '2.0.0', title, source } }] },
+    {},
+    {},
+    {
+      script: { timeoutMs, memoryBytes: 16 * 1024 * 1024 },
+    },
+  );
 }
 
 async function failure(step: ReturnType<typeof gws>, vars: Record<string, unknown> = {}): Promise<AssemblyError> {
@@ -182,8 +189,12 @@ describe('gatewayscript policy', () => {
     });
 
     it('stops typed-array growth within the engine ceiling, then serves the next request', async () => {
+      // Filling the 256 MiB ceiling takes ~0.2 s, about the usual 200 ms limit, and longer on a
+      // loaded machine (a CI rehearsal got the time limit): a limit of its own lets the ceiling act.
       const step = gws(
         `if (context.get('grow') === true) { const keep = []; for (let i = 0; i < 100000; i++) keep.push(new Float64Array(1e6)); } context.set('served', true);`,
+        'gws-test',
+        10_000,
       );
       const error = await failure(step, { grow: true });
       assert.equal(error.errorName, 'JavaScriptError');

@@ -60,6 +60,7 @@ export function makeContext(options: ContextOptions = {}): GatewayContext {
 export function apiInput(
   document: Record<string, unknown> = {},
   properties: Record<string, string> = {},
+  settings: Partial<ApiCompileInput['settings']> = {},
 ): ApiCompileInput {
   return {
     name: 'test',
@@ -72,6 +73,7 @@ export function apiInput(
       tlsProfiles: {},
       script: { timeoutMs: 200, memoryBytes: 16 * 1024 * 1024 },
       invokeDenyHosts: [],
+      ...settings,
     },
   };
 }
@@ -81,8 +83,9 @@ export function compile(
   assembly: { execute: unknown[]; catch?: unknown[]; finally?: unknown[] },
   document: Record<string, unknown> = {},
   properties: Record<string, string> = {},
+  settings: Partial<ApiCompileInput['settings']> = {},
 ): Step {
-  return compileAssembly(assembly, apiInput(document, properties), policyRegistry);
+  return compileAssembly(assembly, apiInput(document, properties, settings), policyRegistry);
 }
 
 /** Runs a compiled step to completion. */
