@@ -54,7 +54,8 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
     return node;
   }
 
-  test('control: in a plain node process the probe sees its objects pretenured', async () => {
+  /** A plain node process with the probe: its count. */
+  async function plainProbe(): Promise<number> {
     const child = spawn(process.execPath, [...probeArgs, '-e', 'setInterval(() => {}, 1000)'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -66,14 +67,28 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
         if (Date.now() > deadline) throw new Error(`the probe never started:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      const count = await scavenges(
+      return await scavenges(
         () => output,
         () => child.kill('SIGUSR2'),
       );
-      assert.ok(count <= 3, `expected the second half allocated old (≤ 3 scavenges), got ${count}`);
     } finally {
       child.kill();
     }
+  }
+
+  // The two tests where pretenuring is on ask up to three times and take one pretenured answer
+  // (≤ 3 scavenges) as the evidence: V8 tenures a site only at a scavenge of a full-size young
+  // generation, which its time-based sizing does not always give a loaded machine (CI rehearsals:
+  // 12 scavenges in the control, once before the probe's synchronous optimisation and once after;
+  // never under two CPU hogs here, 10 of 10). The gateway's test asks once:
+  // with pretenuring off no site is tenured, whatever the machine's pace.
+  test('control: in a plain node process the probe sees its objects pretenured', async () => {
+    const counts: number[] = [];
+    while (counts.length < 3 && !counts.some((count) => count <= 3)) counts.push(await plainProbe());
+    assert.ok(
+      counts.some((count) => count <= 3),
+      `expected the second half allocated old (≤ 3 scavenges) in one of 3 processes, got ${counts.join(', ')}`,
+    );
   });
 
   test('portico serve: the same allocation goes through the young generation', async () => {
@@ -85,8 +100,13 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
   test('node started with --allocation-site-pretenuring keeps V8 default', async () => {
     assert.equal(turnOffPretenuring(['--allocation-site-pretenuring']), false);
     const node = await serve(['--allocation-site-pretenuring', ...probeArgs]);
-    const count = await scavenges(node.output, () => node.child.kill('SIGUSR2'));
-    assert.ok(count <= 3, `expected the operator's choice kept (≤ 3 scavenges), got ${count}`);
+    const counts: number[] = [];
+    while (counts.length < 3 && !counts.some((count) => count <= 3))
+      counts.push(await scavenges(node.output, () => node.child.kill('SIGUSR2')));
+    assert.ok(
+      counts.some((count) => count <= 3),
+      `expected the operator's choice kept (≤ 3 scavenges) in one of 3 probes, got ${counts.join(', ')}`,
+    );
   });
 });
 
