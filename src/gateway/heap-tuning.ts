@@ -33,7 +33,7 @@ const reducerFlags = new Set(['--memory-reducer', '--memory_reducer', '--no-memo
  * scavenge promotes the ~2 MB of request data it copies, with the signature of the start-up state
  * settleHeap() avoids: 10–14 ms scavenges and a third fewer requests served, for as long as the
  * load lasts, full collections in between notwithstanding (bench/README.md, Session 12). In runs
- * of load-and-idle cycles on the logistics flow it set in during 4 runs of 7, each time after a
+ * of load-and-idle cycles on the logistics flow it set in during 5 runs of 8, each time after a
  * reducing collection; with the reducer off there was none, and no such state, in 21 cycles. V8
  * makes the reducer when it sets up a heap, so this is a start-up flag: `setFlagsFromString` comes
  * too late for the running isolate (measured: one run with it still had a reducing collection and
