@@ -31,10 +31,11 @@ const reducerFlags = new Set(['--memory-reducer', '--memory_reducer', '--no-memo
  * The memory reducer watches for an idle mutator after a mark-compact and then runs up to three
  * memory-reducing mark-compacts. Load that arrives after them can settle into a state where every
  * scavenge promotes the ~2 MB of request data it copies, with the signature of the start-up state
- * settleHeap() avoids: 10–14 ms scavenges and a third fewer requests served, for as long as the
- * load lasts, full collections in between notwithstanding (bench/README.md, Session 12). In runs
- * of load-and-idle cycles on the logistics flow it set in during 5 runs of 8, each time after a
- * reducing collection; with the reducer off there was none, and no such state, in 21 cycles. V8
+ * settleHeap() avoids: 10–15 ms scavenges for as long as the load lasts, full collections in
+ * between notwithstanding (bench/README.md, Session 12). In runs of load-and-idle cycles it set in
+ * during 6 runs of 9, each time right after a reducing collection; with the reducer off there was
+ * none, and the state set in once in 4 runs, at an ordinary full collection under load: this
+ * removes the idle trigger, not the state, whose cause is still open. V8
  * makes the reducer when it sets up a heap, so this is a start-up flag: `setFlagsFromString` comes
  * too late for the running isolate (measured: one run with it still had a reducing collection and
  * the state after it). What it gives up: after a burst, an idle gateway keeps the heap it grew to.
