@@ -21,35 +21,34 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-const keepFlags = new Set(['--allocation-site-pretenuring', '--allocation_site_pretenuring']);
-const reducerFlags = new Set(['--memory-reducer', '--memory_reducer', '--no-memory-reducer', '--no_memory_reducer']);
+/** Whether node's flags name the V8 flag `name`, on or off, in any spelling V8 takes (`_` or `-`, `--no-`). */
+function namesFlag(execArgv: readonly string[], name: string): boolean {
+  return execArgv.some((arg) => arg.replaceAll('_', '-').replace(/^--no-/, '--') === `--${name}`);
+}
 
 /**
  * Node flags for a process forked to run a gateway (a `portico serve --workers N` worker): V8's
  * memory reducer off, unless the operator's own node flags name it either way.
  *
- * The memory reducer watches for an idle mutator after a mark-compact and then runs up to three
- * memory-reducing mark-compacts. Load that arrives after them can settle into a state where every
- * scavenge promotes the ~2 MB of request data it copies, with the signature of the start-up state
- * settleHeap() avoids: 10–15 ms scavenges for as long as the load lasts, full collections in
- * between notwithstanding (bench/README.md, Session 12). In runs of load-and-idle cycles it set in
- * during 6 runs of 9, each time right after a reducing collection; with the reducer off there was
- * none, and the state set in once in 4 runs, at an ordinary full collection under load: this
- * removes the idle trigger, not the state, whose cause is still open. V8
- * makes the reducer when it sets up a heap, so this is a start-up flag: `setFlagsFromString` comes
- * too late for the running isolate (measured: one run with it still had a reducing collection and
- * the state after it). What it gives up: after a burst, an idle gateway keeps the heap it grew to.
+ * After a full collection the memory reducer waits for an idle mutator, then runs up to three
+ * memory-reducing collections. Load that arrived after them often settled into the state
+ * settleHeap() avoids at start-up: every scavenge promoting ~2 MB of request data, 10–15 ms each,
+ * for as long as the load lasted. The flag removes that trigger; an ordinary full collection under
+ * load can still start the state, whose cause is open (runs and counts: bench/README.md, Session
+ * 12). V8 makes the reducer when it sets up a heap, so this is a start-up flag: `setFlagsFromString`
+ * comes too late for the running isolate. What it gives up: after a burst, an idle gateway keeps the
+ * heap it grew to.
  */
 export function gatewayNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
-  return execArgv.some((arg) => reducerFlags.has(arg)) ? [] : ['--no-memory-reducer'];
+  return namesFlag(execArgv, 'memory-reducer') ? [] : ['--no-memory-reducer'];
 }
 
 /**
- * Turns V8's allocation-site pretenuring off unless node was started with it asked for; returns
+ * Turns V8's allocation-site pretenuring off unless node's flags name it (on or off); returns
  * whether it did.
  */
 export function turnOffPretenuring(execArgv: readonly string[] = process.execArgv): boolean {
-  if (execArgv.some((arg) => keepFlags.has(arg))) return false;
+  if (namesFlag(execArgv, 'allocation-site-pretenuring')) return false;
   setFlagsFromString('--no-allocation-site-pretenuring');
   return true;
 }

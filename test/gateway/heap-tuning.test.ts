@@ -15,7 +15,7 @@ import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { turnOffPretenuring } from '../../src/gateway/heap-tuning.ts';
+import { gatewayNodeFlags, turnOffPretenuring } from '../../src/gateway/heap-tuning.ts';
 import { startTestPlatform } from '../helpers/platform.ts';
 import { startPortico } from '../helpers/processes.ts';
 import type { PorticoProcess } from '../helpers/processes.ts';
@@ -82,13 +82,18 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
   // 12 scavenges in the control, once before the probe's synchronous optimisation and once after;
   // never under two CPU hogs here, 10 of 10). The gateway's test asks once:
   // with pretenuring off no site is tenured, whatever the machine's pace.
-  test('control: in a plain node process the probe sees its objects pretenured', async () => {
+  async function pretenuredInThree(ask: () => Promise<number>, what: string): Promise<void> {
     const counts: number[] = [];
-    while (counts.length < 3 && !counts.some((count) => count <= 3)) counts.push(await plainProbe());
+    while (counts.length < 3 && !counts.some((count) => count <= 3)) counts.push(await ask());
     assert.ok(
       counts.some((count) => count <= 3),
-      `expected the second half allocated old (≤ 3 scavenges) in one of 3 processes, got ${counts.join(', ')}`,
+      `expected ${what} (≤ 3 scavenges) in one of 3 probes, got ${counts.join(', ')}`,
     );
+  }
+
+  test('control: in a plain node process the probe sees its objects pretenured', async () => {
+    // A fresh process each time.
+    await pretenuredInThree(plainProbe, 'the second half allocated old');
   });
 
   test('portico serve: the same allocation goes through the young generation', async () => {
@@ -100,13 +105,20 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
   test('node started with --allocation-site-pretenuring keeps V8 default', async () => {
     assert.equal(turnOffPretenuring(['--allocation-site-pretenuring']), false);
     const node = await serve(['--allocation-site-pretenuring', ...probeArgs]);
-    const counts: number[] = [];
-    while (counts.length < 3 && !counts.some((count) => count <= 3))
-      counts.push(await scavenges(node.output, () => node.child.kill('SIGUSR2')));
-    assert.ok(
-      counts.some((count) => count <= 3),
-      `expected the operator's choice kept (≤ 3 scavenges) in one of 3 probes, got ${counts.join(', ')}`,
+    // The probe repeats in one process.
+    await pretenuredInThree(
+      () => scavenges(node.output, () => node.child.kill('SIGUSR2')),
+      "the operator's choice kept",
     );
+  });
+
+  test('the operator names a V8 flag in any spelling V8 takes, and keeps the choice', () => {
+    for (const named of ['--allocation-site-pretenuring', '--no-allocation_site_pretenuring'])
+      assert.equal(turnOffPretenuring([named]), false, named);
+    // Workers of `portico serve --workers N` get the memory reducer off (test/cluster/workers.test.ts).
+    for (const named of ['--memory-reducer', '--no-memory-reducer', '--memory_reducer', '--no_memory_reducer'])
+      assert.deepEqual(gatewayNodeFlags([named]), [], named);
+    assert.deepEqual(gatewayNodeFlags(['--inspect', '--memory-reducer-for-small-heaps']), ['--no-memory-reducer']);
   });
 });
 

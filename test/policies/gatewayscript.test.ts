@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { engineCeilingBytes } from '../../src/policies/gatewayscript/engine-limits.ts';
 import { describe, it } from 'node:test';
 import { AssemblyError, PolicyCompileError } from '../../src/policies/types.ts';
-import { compile, makeContext } from './helpers.ts';
+import { apiInput, compile, makeContext } from './helpers.ts';
 
 // The geocoder reply for 90210 (notes §4).
 const geocode = {
@@ -37,15 +37,11 @@ const specScript = `var location = context.get('geocode_response.body').results[
 context.message.header.set('Content-Type', 'application/json');
 context.message.body.write({ maps_link: context.get('api.properties.maps_url') + '?q=' + location.lat + ',' + location.lng });`;
 
-function gws(source: string, title = 'gws-test', timeoutMs = 200) {
-  return compile(
-    { execute: [{ gatewayscript: { version: '2.0.0', title, source } }] },
-    {},
-    {},
-    {
-      script: { timeoutMs, memoryBytes: 16 * 1024 * 1024 },
-    },
-  );
+/** A GatewayScript step; `timeoutMs` replaces the 200 ms limit the policy tests compile with. */
+function gws(source: string, title = 'gws-test', timeoutMs?: number) {
+  const assembly = { execute: [{ gatewayscript: { version: '2.0.0', title, source } }] };
+  if (timeoutMs === undefined) return compile(assembly);
+  return compile(assembly, {}, {}, { script: { ...apiInput().settings.script, timeoutMs } });
 }
 
 async function failure(step: ReturnType<typeof gws>, vars: Record<string, unknown> = {}): Promise<AssemblyError> {
