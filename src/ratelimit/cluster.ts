@@ -5,12 +5,15 @@
  */
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
+import { InFlight } from '../in-flight.ts';
 import { backendFailureDecision } from './decision.ts';
 import { createMemoryCounterStore } from './memory.ts';
 import type { CounterStore, LimitDecision, LimitRule } from './types.ts';
 
 interface HitRequest {
   type: 'portico:hit';
+  /** The waiting hit's slot in the worker's register, and its number (a slot is reused). */
+  slot: number;
   id: number;
   key: string;
   rules: readonly LimitRule[];
@@ -18,6 +21,7 @@ interface HitRequest {
 
 interface HitAnswer {
   type: 'portico:hit-result';
+  slot: number;
   id: number;
   decision: LimitDecision;
 }
@@ -40,6 +44,7 @@ export function servePrimaryCounters(): () => Promise<void> {
       if (worker.isConnected())
         worker.send({
           type: 'portico:hit-result',
+          slot: message.slot,
           id: message.id,
           decision: { ...d, rules: undefined },
         } satisfies HitAnswer);
@@ -56,17 +61,20 @@ export function servePrimaryCounters(): () => Promise<void> {
 
 /** In a worker: a counter store whose counting happens in the primary. */
 export function createWorkerCounterStore(options: { failOpen: boolean; timeoutMs?: number }): CounterStore {
-  const pending = new Map<
-    number,
-    { resolve: (d: LimitDecision) => void; rules: readonly LimitRule[]; timer: NodeJS.Timeout }
-  >();
+  // Not a Map by id: one entry per counted call is what in-flight.ts is for.
+  const pending = new InFlight<{
+    id: number;
+    resolve: (d: LimitDecision) => void;
+    rules: readonly LimitRule[];
+    timer: NodeJS.Timeout;
+  }>();
   let nextId = 0;
   const timeoutMs = options.timeoutMs ?? 1000;
   const onMessage = (message: unknown) => {
     if (!isHitAnswer(message)) return;
-    const waiting = pending.get(message.id);
-    if (!waiting) return;
-    pending.delete(message.id);
+    // An answer that comes after its hit timed out finds another hit, or none, in the slot.
+    if (pending.get(message.slot)?.id !== message.id) return;
+    const waiting = pending.take(message.slot)!;
     clearTimeout(waiting.timer);
     // The rules do not cross the channel: put back the caller's, which headers are cached on.
     waiting.resolve({ ...message.decision, rules: waiting.rules });
@@ -78,15 +86,15 @@ export function createWorkerCounterStore(options: { failOpen: boolean; timeoutMs
       return new Promise((resolve) => {
         const id = nextId++;
         const timer = setTimeout(() => {
-          pending.delete(id);
+          if (pending.get(slot)?.id === id) pending.take(slot);
           resolve(backendFailureDecision(rules, options.failOpen, 'the primary process did not answer'));
         }, timeoutMs);
         timer.unref();
-        pending.set(id, { resolve, rules, timer });
-        if (!process.send?.({ type: 'portico:hit', id, key, rules } satisfies HitRequest)) {
+        const slot = pending.add({ id, resolve, rules, timer });
+        if (!process.send?.({ type: 'portico:hit', slot, id, key, rules } satisfies HitRequest)) {
           // Not sent (no channel): decide now.
           if (!process.connected) {
-            pending.delete(id);
+            pending.take(slot);
             clearTimeout(timer);
             resolve(backendFailureDecision(rules, options.failOpen, 'no channel to the primary process'));
           }
@@ -95,8 +103,10 @@ export function createWorkerCounterStore(options: { failOpen: boolean; timeoutMs
     },
     async close() {
       process.off('message', onMessage);
-      for (const [, waiting] of pending) clearTimeout(waiting.timer);
-      pending.clear();
+      pending.forEach((waiting, slot) => {
+        clearTimeout(waiting.timer);
+        pending.take(slot);
+      });
     },
   };
 }

@@ -12,6 +12,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { errors } from 'undici';
 import type { Dispatcher } from 'undici';
+import { InFlight } from '../../in-flight.ts';
 import type { FlowContext } from '../types.ts';
 
 /** A backend's answer, its body read whole. */
@@ -52,22 +53,18 @@ export function exchange(
 /**
  * The calls in flight on each stop signal, which one listener ends together. Before, each call
  * added and removed a listener on the gateway's long-lived signal, and Node's EventTarget keeps a
- * removed listener linked to its neighbours: a chain from each finished call to the next one's
- * handler and request. A Set keeps no link between its entries. (It was a suspect for the
- * ~2.3 MB each scavenge promotes; measured after the change, that stayed: bench/README.md,
- * Session 7.)
+ * removed listener linked to its neighbours (bench/README.md, Session 7); then a Set of calls, which
+ * kept finished calls alive in the same way once its table was old (in-flight.ts; Session 13).
  */
-const inFlight = new WeakMap<AbortSignal, Set<ExchangeHandler>>();
+const inFlight = new WeakMap<AbortSignal, InFlight<ExchangeHandler>>();
 
-function callsOn(signal: AbortSignal): Set<ExchangeHandler> {
+function callsOn(signal: AbortSignal): InFlight<ExchangeHandler> {
   let calls = inFlight.get(signal);
   if (calls === undefined) {
-    const set = new Set<ExchangeHandler>();
-    signal.addEventListener('abort', () => {
-      for (const call of set) call.stopped();
-    });
-    inFlight.set(signal, set);
-    calls = set;
+    const register = new InFlight<ExchangeHandler>();
+    signal.addEventListener('abort', () => register.forEach((call) => call.stopped()));
+    inFlight.set(signal, register);
+    calls = register;
   }
   return calls;
 }
@@ -86,8 +83,9 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private settled = false;
   // Listens on the consumer's connection (an EventEmitter) while the call is in flight.
   private readonly consumerClosed: (() => void) | undefined;
-  // Its stop signal's calls in flight, looked up once.
-  private readonly calls: Set<ExchangeHandler>;
+  // Its stop signal's calls in flight, looked up once, and its slot there.
+  private readonly calls: InFlight<ExchangeHandler>;
+  private readonly slot: number;
 
   constructor(
     private readonly options: ExchangeOptions,
@@ -95,7 +93,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     private readonly reject: (error: unknown) => void,
   ) {
     this.calls = callsOn(options.signal);
-    this.calls.add(this);
+    this.slot = this.calls.add(this);
     const consumer = options.consumer;
     if (consumer !== undefined) {
       this.consumerClosed = () => {
@@ -148,7 +146,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private settle(error: unknown, answer?: BackendAnswer): void {
     if (this.settled) return;
     this.settled = true;
-    this.calls.delete(this);
+    this.calls.take(this.slot);
     if (this.consumerClosed !== undefined) this.options.consumer?.unwatchConsumer(this.consumerClosed);
     if (answer !== undefined) this.resolve(answer);
     else this.reject(error);
