@@ -15,7 +15,6 @@ import { connect } from 'node:net';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gatewayNodeFlags } from '../src/gateway/heap-tuning.ts';
 import { runOpenLoop, runWrk } from './lib/load.ts';
 import { cpuTicks, freePort, processTree, rssMb, startProcess } from './lib/processes.ts';
 import type { Running } from './lib/processes.ts';
@@ -193,10 +192,9 @@ function nodeTarget(
     mkdirSync(profileDir, { recursive: true });
     env = { ...env, BENCH_HEAP_PROFILE: join(profileDir, `${name}.heapprofile`) };
   }
-  // BENCH_PORTICO_NODE_FLAGS: V8/Node flags for the Portico targets only (GC experiments). The
-  // targets also get the flags a `portico serve --workers N` worker starts with (heap-tuning.ts).
+  // BENCH_PORTICO_NODE_FLAGS: V8/Node flags for the Portico targets only (GC experiments).
   const own = (process.env.BENCH_PORTICO_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const flags = file === 'portico-target.ts' ? [...gatewayNodeFlags(own), ...own] : [];
+  const flags = file === 'portico-target.ts' ? own : [];
   return startProcess({
     name,
     cpus: cores.target,

@@ -1,6 +1,6 @@
 /**
  * V8's allocation-site pretenuring, turned off in a process that runs a gateway (issue 18), and
- * the node flags a forked gateway process starts with.
+ * the full collection a gateway starts from.
  *
  * V8 watches each object and array literal in optimized code: when nearly all the objects a
  * site made survive a scavenge, it allocates that site's objects straight in the old generation
@@ -24,23 +24,6 @@ import { runInNewContext } from 'node:vm';
 /** Whether node's flags name the V8 flag `name`, on or off, in any spelling V8 takes (`_` or `-`, `--no-`). */
 function namesFlag(execArgv: readonly string[], name: string): boolean {
   return execArgv.some((arg) => arg.replaceAll('_', '-').replace(/^--no-/, '--') === `--${name}`);
-}
-
-/**
- * Node flags for a process forked to run a gateway (a `portico serve --workers N` worker): V8's
- * memory reducer off, unless the operator's own node flags name it either way.
- *
- * After a full collection the memory reducer waits for an idle mutator, then runs up to three
- * memory-reducing collections. Load that arrived after them often settled into the state
- * settleHeap() avoids at start-up: every scavenge promoting ~2 MB of request data, 10–15 ms each,
- * for as long as the load lasted. The flag removes that trigger; an ordinary full collection under
- * load can still start the state, whose cause is open (runs and counts: bench/README.md, Session
- * 12). V8 makes the reducer when it sets up a heap, so this is a start-up flag: `setFlagsFromString`
- * comes too late for the running isolate. What it gives up: after a burst, an idle gateway keeps the
- * heap it grew to.
- */
-export function gatewayNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
-  return namesFlag(execArgv, 'memory-reducer') ? [] : ['--no-memory-reducer'];
 }
 
 /**
