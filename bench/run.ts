@@ -15,6 +15,7 @@ import { connect } from 'node:net';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gatewayNodeFlags } from '../src/gateway/heap-tuning.ts';
 import { runOpenLoop, runWrk } from './lib/load.ts';
 import { cpuTicks, freePort, processTree, rssMb, startProcess } from './lib/processes.ts';
 import type { Running } from './lib/processes.ts';
@@ -192,9 +193,10 @@ function nodeTarget(
     mkdirSync(profileDir, { recursive: true });
     env = { ...env, BENCH_HEAP_PROFILE: join(profileDir, `${name}.heapprofile`) };
   }
-  // BENCH_PORTICO_NODE_FLAGS: V8/Node flags for the Portico targets only (GC experiments).
+  // BENCH_PORTICO_NODE_FLAGS: V8/Node flags for the Portico targets only (GC experiments). The
+  // targets also get the flags a `portico serve --workers N` worker starts with (heap-tuning.ts).
   const own = (process.env.BENCH_PORTICO_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const flags = file === 'portico-target.ts' ? own : [];
+  const flags = file === 'portico-target.ts' ? [...gatewayNodeFlags(own), ...own] : [];
   return startProcess({
     name,
     cpus: cores.target,

@@ -9,6 +9,7 @@ import type { Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/config.ts';
 import type { Platform, Role } from '../platform.ts';
+import { gatewayNodeFlags } from '../gateway/heap-tuning.ts';
 import { servePrimaryCounters } from '../ratelimit/cluster.ts';
 import { openStore } from '../store/store.ts';
 
@@ -69,6 +70,8 @@ export async function startCluster(
   let firstListening: (listening: WorkerListening) => void = () => {};
   const listening = new Promise<WorkerListening>((resolve) => (firstListening = resolve));
 
+  // Each worker starts with the gateway's node flags (its memory reducer off: heap-tuning.ts).
+  cluster.setupPrimary({ execArgv: [...process.execArgv, ...gatewayNodeFlags()] });
   const fork = () => {
     const worker = cluster.fork({ PORTICO_CLUSTER_WORKER: '1' });
     live.add(worker);

@@ -1,6 +1,6 @@
 /**
  * V8's allocation-site pretenuring, turned off in a process that runs a gateway (issue 18), and
- * the full collection a gateway starts from.
+ * the node flags a forked gateway process starts with.
  *
  * V8 watches each object and array literal in optimized code: when nearly all the objects a
  * site made survive a scavenge, it allocates that site's objects straight in the old generation
@@ -24,6 +24,24 @@ import { runInNewContext } from 'node:vm';
 /** Whether node's flags name the V8 flag `name`, on or off, in any spelling V8 takes (`_` or `-`, `--no-`). */
 function namesFlag(execArgv: readonly string[], name: string): boolean {
   return execArgv.some((arg) => arg.replaceAll('_', '-').replace(/^--no-/, '--') === `--${name}`);
+}
+
+/**
+ * Node flags for a process forked to run a gateway (a `portico serve --workers N` worker): V8's
+ * memory reducer off, unless the operator's own node flags name it either way.
+ *
+ * V8's memory reducer runs up to three memory-reducing full collections when it judges an isolate
+ * idle from a fall in its allocation rate: on a gateway, a load falling from a burst to a steady
+ * rate as well as a pause. A gateway going from saturating load to 2 000 req/s got two or three of
+ * them in its activity writer thread's isolate in the first seconds, 7.7–18.3 ms each on the
+ * gateway's core, in 3 runs of 3; none with the flag (bench/README.md, Session 13). Until then
+ * they were also the usual trigger of a promoting GC state whose cause in-flight.ts removed
+ * (Session 12). V8 makes an isolate's reducer when it sets up its heap, so this is a start-up
+ * flag: `setFlagsFromString` comes too late for the running isolate. What it gives up: after a
+ * burst, an idle gateway keeps the heap it grew to.
+ */
+export function gatewayNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
+  return namesFlag(execArgv, 'memory-reducer') ? [] : ['--no-memory-reducer'];
 }
 
 /**

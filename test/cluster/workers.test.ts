@@ -37,10 +37,13 @@ describe('serve --workers 2 without Redis', () => {
       geocoder: 0,
       inventory: 0,
     });
-    node = await startPortico(['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir], {}, [
-      'gateway',
-      'status',
-    ]);
+    // A node flag of the operator's own, which the workers must keep beside the gateway's.
+    node = await startPortico(
+      ['serve', '--role', 'gateway', '--workers', '2', '--data-dir', dataDir],
+      {},
+      ['gateway', 'status'],
+      ['--stack-trace-limit=20'],
+    );
   });
   after(async () => {
     await node?.stop();
@@ -105,6 +108,15 @@ describe('serve --workers 2 without Redis', () => {
     );
     assert.equal(statuses.filter((s) => s === 200).length, 100, JSON.stringify(statuses));
     assert.equal(statuses.filter((s) => s === 429).length, 50);
+  });
+
+  test("each worker runs with V8's memory reducer off (issue 18), the primary's own node flags kept", async () => {
+    const running = workers();
+    assert.equal(running.length, 2);
+    for (const { args } of running) {
+      assert.ok(args.includes('--no-memory-reducer'), args.join(' '));
+      assert.ok(args.includes('--stack-trace-limit=20'), `the primary's flag is missing: ${args.join(' ')}`);
+    }
   });
 
   test('a worker that dies is logged once with its own pid under workerPid (issue 15, item 7)', async () => {

@@ -15,7 +15,7 @@ import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { turnOffPretenuring } from '../../src/gateway/heap-tuning.ts';
+import { gatewayNodeFlags, turnOffPretenuring } from '../../src/gateway/heap-tuning.ts';
 import { startTestPlatform } from '../helpers/platform.ts';
 import { startPortico } from '../helpers/processes.ts';
 import type { PorticoProcess } from '../helpers/processes.ts';
@@ -115,6 +115,10 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
   test('the operator names a V8 flag in any spelling V8 takes, and keeps the choice', () => {
     for (const named of ['--allocation-site-pretenuring', '--no-allocation_site_pretenuring'])
       assert.equal(turnOffPretenuring([named]), false, named);
+    // Workers of `portico serve --workers N` get the memory reducer off (test/cluster/workers.test.ts).
+    for (const named of ['--memory-reducer', '--no-memory-reducer', '--memory_reducer', '--no_memory_reducer'])
+      assert.deepEqual(gatewayNodeFlags([named]), [], named);
+    assert.deepEqual(gatewayNodeFlags(['--inspect', '--memory-reducer-for-small-heaps']), ['--no-memory-reducer']);
   });
 });
 
