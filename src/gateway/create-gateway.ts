@@ -20,7 +20,7 @@ import { loadSnapshotData } from '../store/snapshot-data.ts';
 import type { Store } from '../store/store.ts';
 import { policyRegistry } from '../policies/registry.ts';
 import { trustedPeers } from './forwarded.ts';
-import { turnOffPretenuring } from './heap-tuning.ts';
+import { turnOffPretenuring, turnOffThreadMemoryReducer } from './heap-tuning.ts';
 import { Gateway } from './server.ts';
 import { OAuthEndpoints } from '../oauth/endpoints.ts';
 import { recordChange } from '../store/changes.ts';
@@ -72,6 +72,8 @@ export function loadTlsProfiles(profiles: Settings['tlsProfiles']): PolicySettin
 export function createGateway(settings: Readonly<Settings>, store: Store, logger: Logger): Gateway {
   // Before the first request: V8's pretenuring guess makes each request's garbage outlive scavenges (see heap-tuning.ts).
   turnOffPretenuring();
+  // Before the writer and script threads start: their isolates get no memory reducer (heap-tuning.ts).
+  turnOffThreadMemoryReducer();
   // Workers of one machine without Redis count in the primary process, so limits stay exact.
   const counters =
     cluster.isWorker && !settings.redisUrl

@@ -45,6 +45,19 @@ export function gatewayNodeFlags(execArgv: readonly string[] = process.execArgv)
 }
 
 /**
+ * Turns V8's memory reducer off for the isolates this process makes from now on (the activity
+ * writer's and the script workers' threads), unless node's flags name it (on or off); returns
+ * whether it did. The process's own isolate keeps what it started with (see
+ * {@link gatewayNodeFlags}); in a single-process `portico serve` the reducer collections the bench
+ * measured were the writer thread's (bench/README.md, Session 13).
+ */
+export function turnOffThreadMemoryReducer(execArgv: readonly string[] = process.execArgv): boolean {
+  if (namesFlag(execArgv, 'memory-reducer')) return false;
+  setFlagsFromString('--no-memory-reducer');
+  return true;
+}
+
+/**
  * Turns V8's allocation-site pretenuring off unless node's flags name it (on or off); returns
  * whether it did.
  */

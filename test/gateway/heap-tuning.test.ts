@@ -15,7 +15,7 @@ import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { gatewayNodeFlags, turnOffPretenuring } from '../../src/gateway/heap-tuning.ts';
+import { gatewayNodeFlags, turnOffPretenuring, turnOffThreadMemoryReducer } from '../../src/gateway/heap-tuning.ts';
 import { startTestPlatform } from '../helpers/platform.ts';
 import { startPortico } from '../helpers/processes.ts';
 import type { PorticoProcess } from '../helpers/processes.ts';
@@ -119,6 +119,59 @@ describe('issue-18: a gateway process runs with V8 allocation-site pretenuring o
     for (const named of ['--memory-reducer', '--no-memory-reducer', '--memory_reducer', '--no_memory_reducer'])
       assert.deepEqual(gatewayNodeFlags([named]), [], named);
     assert.deepEqual(gatewayNodeFlags(['--inspect', '--memory-reducer-for-small-heaps']), ['--no-memory-reducer']);
+  });
+});
+
+describe("issue-18: a gateway's threads run without V8's memory reducer", () => {
+  const heapTuning = fileURLToPath(new URL('../../src/gateway/heap-tuning.ts', import.meta.url));
+
+  /**
+   * The memory reducer's own trace lines from a worker thread's isolate after one full collection
+   * there, in a process that first calls turnOffThreadMemoryReducer (or not). V8 starts an isolate's
+   * reducer at its first full collection and logs what it does (`--trace-gc-verbose`); an isolate
+   * made without one logs nothing.
+   */
+  async function reducerLines(turnOff: boolean, nodeArgs: string[] = []): Promise<string[]> {
+    const script = [
+      `import { Worker } from 'node:worker_threads';`,
+      `import { turnOffThreadMemoryReducer } from ${JSON.stringify(heapTuning)};`,
+      turnOff ? 'turnOffThreadMemoryReducer();' : '',
+      // The reason of a gc() call is "testing": that is the worker's isolate.
+      "new Worker('gc(); setTimeout(() => {}, 400)', { eval: true });",
+    ].join('\n');
+    const args = [
+      ...nodeArgs,
+      '--expose-gc',
+      '--trace-gc-verbose',
+      '--gc-memory-reducer-start-delay-ms=100',
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      script,
+    ];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number];
+    assert.equal(code, 0, output);
+    const lines = output.split('\n');
+    const isolate = lines.find((line) => /Mark-Compact.*testing/.test(line))?.match(/^\[\d+:(0x[0-9a-f]+)\]/)?.[1];
+    assert.ok(isolate, `no full collection of the worker was traced:\n${output}`);
+    return lines.filter((line) => line.includes(isolate) && line.includes('Memory reducer'));
+  }
+
+  test('a thread started after the call has no memory reducer; one started without it has', async () => {
+    // The control shows the trace sees a thread's reducer.
+    const [withReducer, without] = await Promise.all([reducerLines(false), reducerLines(true)]);
+    assert.ok(withReducer.length > 0, 'V8 logged no memory reducer in the control');
+    assert.deepEqual(without, []);
+  });
+
+  test('node started with --memory-reducer keeps V8 default', async () => {
+    assert.equal(turnOffThreadMemoryReducer(['--memory-reducer']), false);
+    assert.ok((await reducerLines(true, ['--memory-reducer'])).length > 0, "the operator's choice kept");
   });
 });
 
