@@ -20,18 +20,16 @@
 export class InFlight<T> {
   private readonly slots: Array<T | undefined> = [];
   private readonly free: number[] = [];
-  private count = 0;
 
   /** Entries in flight. */
   get size(): number {
-    return this.count;
+    return this.slots.length - this.free.length;
   }
 
   /** Registers `entry`; returns its slot, which {@link take} ends it by. */
   add(entry: T): number {
     const slot = this.free.pop() ?? this.slots.length;
     this.slots[slot] = entry;
-    this.count++;
     return slot;
   }
 
@@ -46,7 +44,6 @@ export class InFlight<T> {
     if (entry === undefined) return undefined;
     this.slots[slot] = undefined;
     this.free.push(slot);
-    this.count--;
     return entry;
   }
 

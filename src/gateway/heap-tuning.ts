@@ -26,6 +26,13 @@ function namesFlag(execArgv: readonly string[], name: string): boolean {
   return execArgv.some((arg) => arg.replaceAll('_', '-').replace(/^--no-/, '--') === `--${name}`);
 }
 
+/** Turns the V8 flag `name` off for this process unless node's flags name it; returns whether it did. */
+function turnOffUnlessNamed(execArgv: readonly string[], name: string): boolean {
+  if (namesFlag(execArgv, name)) return false;
+  setFlagsFromString(`--no-${name}`);
+  return true;
+}
+
 /**
  * Node flags for a process forked to run a gateway (a `portico serve --workers N` worker): V8's
  * memory reducer off, unless the operator's own node flags name it either way.
@@ -52,9 +59,7 @@ export function gatewayNodeFlags(execArgv: readonly string[] = process.execArgv)
  * measured were the writer thread's (bench/README.md, Session 13).
  */
 export function turnOffThreadMemoryReducer(execArgv: readonly string[] = process.execArgv): boolean {
-  if (namesFlag(execArgv, 'memory-reducer')) return false;
-  setFlagsFromString('--no-memory-reducer');
-  return true;
+  return turnOffUnlessNamed(execArgv, 'memory-reducer');
 }
 
 /**
@@ -62,9 +67,7 @@ export function turnOffThreadMemoryReducer(execArgv: readonly string[] = process
  * whether it did.
  */
 export function turnOffPretenuring(execArgv: readonly string[] = process.execArgv): boolean {
-  if (namesFlag(execArgv, 'allocation-site-pretenuring')) return false;
-  setFlagsFromString('--no-allocation-site-pretenuring');
-  return true;
+  return turnOffUnlessNamed(execArgv, 'allocation-site-pretenuring');
 }
 
 /**

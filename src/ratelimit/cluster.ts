@@ -70,11 +70,13 @@ export function createWorkerCounterStore(options: { failOpen: boolean; timeoutMs
   }>();
   let nextId = 0;
   const timeoutMs = options.timeoutMs ?? 1000;
+  // Hit `id` taken from `slot`, if it still waits there: an answer that comes after its hit timed
+  // out finds another hit, or none, in the slot.
+  const takeHit = (slot: number, id: number) => (pending.get(slot)?.id === id ? pending.take(slot) : undefined);
   const onMessage = (message: unknown) => {
     if (!isHitAnswer(message)) return;
-    // An answer that comes after its hit timed out finds another hit, or none, in the slot.
-    if (pending.get(message.slot)?.id !== message.id) return;
-    const waiting = pending.take(message.slot)!;
+    const waiting = takeHit(message.slot, message.id);
+    if (!waiting) return;
     clearTimeout(waiting.timer);
     // The rules do not cross the channel: put back the caller's, which headers are cached on.
     waiting.resolve({ ...message.decision, rules: waiting.rules });
@@ -86,7 +88,7 @@ export function createWorkerCounterStore(options: { failOpen: boolean; timeoutMs
       return new Promise((resolve) => {
         const id = nextId++;
         const timer = setTimeout(() => {
-          if (pending.get(slot)?.id === id) pending.take(slot);
+          takeHit(slot, id);
           resolve(backendFailureDecision(rules, options.failOpen, 'the primary process did not answer'));
         }, timeoutMs);
         timer.unref();
