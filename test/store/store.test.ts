@@ -666,6 +666,32 @@ describe('activity events on SQLite through prepared statements', () => {
   });
 });
 
+describe('subscription indexes on SQLite', () => {
+  test("a reload's read of some products' live subscriptions, and a plan's, search an index instead of scanning", async () => {
+    const t = await storeBackends[0].open();
+    try {
+      const sqlite = t.store.sqlite!;
+      const steps = (query: string, ...values: string[]) =>
+        (sqlite.prepare(`explain query plan ${query}`).all(...values) as Array<{ detail: string }>)
+          .map((row) => row.detail)
+          .join('\n');
+      // The query of src/store/snapshot-data.ts for the products whose stamp changed.
+      const live = steps(
+        `select id, app_id, product_id, plan_id, state from subscriptions where state in (?, ?) and product_id in (?, ?)`,
+        'active',
+        'pending',
+        'p1',
+        'p2',
+      );
+      assert.match(live, /SEARCH subscriptions USING INDEX subscriptions_product_state \(product_id=\? AND state=\?\)/);
+      const ofPlan = steps(`select id from subscriptions where plan_id = ?`, 'plan');
+      assert.match(ofPlan, /SEARCH subscriptions USING INDEX subscriptions_plan \(plan_id=\?\)/);
+    } finally {
+      await t.dispose();
+    }
+  });
+});
+
 describe('store transactions on SQLite beside another writer', () => {
   // The analytics writer thread writes the same file on its own connection. A deferred
   // transaction that has read cannot wait for that writer's lock: SQLite answers SQLITE_BUSY at

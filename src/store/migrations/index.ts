@@ -14,6 +14,7 @@ import { analyticsIdsAndSessionValues } from './0007-analytics-ids-session-value
 import { accountEmail } from './0008-account-email.ts';
 import { activityScopes } from './0009-activity-scopes.ts';
 import { changeRefs } from './0010-change-refs.ts';
+import { subscriptionIndexes } from './0011-subscription-indexes.ts';
 import type { DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
@@ -33,6 +34,7 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0008-account-email': accountEmail(dialect),
         '0009-activity-scopes': activityScopes(dialect),
         '0010-change-refs': changeRefs(),
+        '0011-subscription-indexes': subscriptionIndexes(),
       };
     },
   };
