@@ -145,7 +145,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
       },
     },
     maxRequestBytes: settings.maxRequestBytes,
-    loadSnapshotData: (base) => store.consistentRead((trx) => loadSnapshotData(trx, base)),
+    loadSnapshotData: (base, slices) => store.consistentRead((trx) => loadSnapshotData(trx, base, slices)),
     sink,
     analyticsMaxPayloadBytes: settings.analyticsMaxPayloadBytes,
     analyticsRedact: settings.analyticsRedact,

@@ -6,27 +6,25 @@
  * nor its catalog changed, so a publish recompiles only what it touched.
  */
 import type { Logger } from 'pino';
-import { normaliseApi } from '../definitions/normalise-api.ts';
-import type { ApiDefinition, OperationDef, ParameterDef } from '../definitions/types.ts';
-import { compileAssembly } from './flow.ts';
+import type { ApiDefinition } from '../definitions/types.ts';
 import type { PolicyRegistry } from './flow.ts';
 import type { PolicySettings, Step } from '../policies/types.ts';
 import type { ReloadBase, SnapshotData } from '../store/snapshot-data.ts';
-import { apiRoutes, catalogRoutes } from './router.ts';
+import { catalogRoutes } from './router.ts';
 import type { ApiRoutes, CatalogRoutes } from './router.ts';
 import { credentialIndex, interner } from './credentials.ts';
 import type { CredentialInfo } from './credentials.ts';
 import { planShares, subscribersByProduct } from './subscriptions.ts';
 import type { SubscriptionInfo } from './subscriptions.ts';
-import { compileParameter } from './parameters.ts';
 import type { CompiledParameter } from './parameters.ts';
-import { rawOperations } from '../definitions/api-operations.ts';
-import { compileOperationSecurity, credentialNames } from './security/index.ts';
 import type { OperationSecurity } from './security/index.ts';
 import { compileRegistries } from '../identity/verifiers.ts';
 import type { CatalogRegistries } from '../identity/verifiers.ts';
 import { compileProviders } from '../oauth/compile.ts';
 import type { CatalogProviders } from '../oauth/compile.ts';
+import { wholly } from '../time-slices.ts';
+import { compileApi } from './compile-api.ts';
+import type { TimeSlices } from '../time-slices.ts';
 
 export interface CompiledOperation {
   id: string | undefined;
@@ -96,124 +94,19 @@ export interface SnapshotOptions {
   logger: Logger;
   /** The previous snapshot's compiled APIs, to reuse. */
   previous?: Snapshot;
+  /** Gives the event loop a turn between APIs when the slice is used (default: none). */
+  slices?: TimeSlices;
 }
 
-function resolvedProperties(definition: ApiDefinition, catalogName: string): Record<string, string> {
-  const properties: Record<string, string> = {};
-  for (const [name, property] of Object.entries(definition.properties)) properties[name] = property.value;
-  Object.assign(properties, definition.catalogProperties[catalogName] ?? {});
-  return properties;
-}
-
-/** The assembly API Connect gives an API without one: invoke `$(target-url)$(request.path)`. */
-function defaultAssembly(properties: Record<string, string>): { execute: unknown[] } {
-  if (properties['target-url']) {
-    return {
-      execute: [
-        {
-          invoke: {
-            title: 'invoke',
-            'target-url': '$(target-url)$(api.operation.path)$(request.search)',
-            verb: 'keep',
-          },
-        },
-      ],
-    };
+/**
+ * Thrown when an API must be compiled and the loader did not read its document (it expected the
+ * previous snapshot's to be reused: store/snapshot-data.ts). The caller loads again with every
+ * document; nothing is swapped in meanwhile.
+ */
+export class DocumentsNotRead extends Error {
+  constructor(readonly apiIds: string[]) {
+    super(`documents not read for ${apiIds.length} API(s) to compile: ${apiIds.slice(0, 5).join(', ')}`);
   }
-  return {
-    execute: [{ throw: { name: 'NoAssemblyError', message: 'This API has no assembly and no target-url property' } }],
-  };
-}
-
-function compileApi(
-  row: SnapshotData['apis'][number],
-  catalog: SnapshotData['catalogs'][number],
-  options: SnapshotOptions,
-  registries: CatalogRegistries,
-  providers?: CatalogProviders,
-): CompiledApi {
-  const document = JSON.parse(row.document) as Record<string, unknown>;
-  const openapi = document.swagger === '2.0' ? '2.0' : String(document.openapi ?? '').startsWith('3.1') ? '3.1' : '3.0';
-  const definition = normaliseApi(document, openapi);
-  const properties = resolvedProperties(definition, catalog.name);
-  const flow = compileAssembly(
-    definition.assembly ?? defaultAssembly(properties),
-    {
-      name: definition.name,
-      version: definition.version,
-      document,
-      properties,
-      catalog: { name: catalog.name, orgName: catalog.orgName },
-      settings: options.settings,
-      userRegistries: registries,
-    },
-    options.registry,
-  );
-
-  const contextApi = {
-    id: row.id,
-    name: definition.name,
-    version: definition.version,
-    title: definition.title,
-    type: definition.type,
-    root: definition.basePath,
-    properties,
-    org: { id: catalog.orgId, name: catalog.orgName },
-    catalog: { id: catalog.id, name: catalog.name, path: `/${catalog.orgName}/${catalog.name}` },
-  };
-  const written = new Map(rawOperations(document).map((raw) => [`${raw.verb} ${raw.path}`, raw.operation]));
-  const operations = definition.operations.map((operation): CompiledOperation => {
-    const writtenOperation = written.get(`${operation.verb} ${operation.path}`) ?? {};
-    const security = compileOperationSecurity(document, writtenOperation, {
-      properties,
-      settings: options.settings,
-      registries,
-      providers: providers?.byName,
-    });
-    if (security.refused) refusedOperation(options, catalog, definition, operation, security.reason);
-    return {
-      id: operation.id,
-      verb: operation.verb.toUpperCase(),
-      path: operation.path,
-      parameters: operation.parameters.filter((p) => p.in !== 'body').map((p: ParameterDef) => compileParameter(p)),
-      security,
-      bodyRequired: operation.requestBodyRequired === true,
-      contextApi: { ...contextApi, operation: { id: operation.id, path: operation.path } },
-    };
-  });
-
-  return {
-    id: row.id,
-    name: definition.name,
-    version: definition.version,
-    title: definition.title,
-    basePath: definition.basePath.replace(/\/$/, ''),
-    orgName: catalog.orgName,
-    catalogName: catalog.name,
-    definition,
-    properties,
-    flow,
-    ...apiRoutes(operations),
-    productSubscriptions: [],
-    credentialNames: credentialNames(document),
-  };
-}
-
-/** An operation whose security cannot be enforced is served as a refusal; the provider learns why from the log. */
-function refusedOperation(
-  options: SnapshotOptions,
-  catalog: SnapshotData['catalogs'][number],
-  definition: ApiDefinition,
-  operation: OperationDef,
-  reason: string,
-): void {
-  const api = `${definition.name}:${definition.version}`;
-  const where = {
-    api,
-    catalog: catalog.name,
-    operation: `${operation.verb.toUpperCase()} ${operation.path}`,
-  };
-  options.logger.error({ ...where, reason }, 'operation refused: its security cannot be enforced');
 }
 
 /** Each catalog's enabled user registries, compiled, with a stamp that changes when any of them does. */
@@ -253,9 +146,13 @@ function catalogProviders(
   return compileProviders(oauth.providers, oauth.keys, catalogs, (id) => registries.get(id)?.compiled, refused);
 }
 
-/** Builds a snapshot from the store's data. */
-export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): Snapshot {
+/** Builds a snapshot from the store's data; throws {@link DocumentsNotRead} when it lacks a document it needs. */
+export async function compileSnapshot(data: SnapshotData, options: SnapshotOptions): Promise<Snapshot> {
   const started = performance.now();
+  const slices = options.slices ?? wholly();
+  const unread: string[] = [];
+  // catalog id|api id → updated_at of each API compiled or reused (the next load's ReloadBase.compiled)
+  const versions = new Map<string, string>();
   const catalogs = new Map<string, CatalogRoutes>();
   const catalogById = new Map(data.catalogs.map((c) => [c.id, c]));
   const apiById = new Map(data.apis.map((a) => [a.id, a]));
@@ -271,6 +168,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
   const compiled = new Map<string, Map<string, CompiledApi>>();
   const productsById = new Map(data.products.map((p) => [p.id, p]));
   for (const link of data.productApis) {
+    await slices.pause();
     const product = productsById.get(link.product_id);
     const row = apiById.get(link.api_id);
     const catalog = product ? catalogById.get(product.catalog_id) : undefined;
@@ -286,11 +184,17 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     const version = `${row.updated_at}|${enabled.stamp}|${catalogProviders?.stamp ?? ''}`;
     try {
       const same = cached && (cached as CompiledApi & { updatedAt?: string }).updatedAt === version;
+      const document = row.document;
+      if (!same && document === undefined) {
+        unread.push(row.id);
+        continue;
+      }
       const api = same
         ? { ...cached, productSubscriptions: [] }
-        : compileApi(row, catalog, options, enabled.compiled, catalogProviders);
+        : compileApi({ ...row, document: document! }, catalog, options, enabled.compiled, catalogProviders);
       (api as CompiledApi & { updatedAt?: string }).updatedAt = version;
       byApi.set(row.id, api);
+      versions.set(`${catalog.id}|${row.id}`, row.updated_at);
     } catch (error) {
       const reason = (error as Error).message;
       failures.push({
@@ -306,6 +210,7 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     }
   }
 
+  if (unread.length > 0) throw new DocumentsNotRead(unread);
   const shares = planShares(data, productsById);
   // One copy of each repeated string (app ids key subscriptions of every product).
   const one = interner();
@@ -344,6 +249,6 @@ export function compileSnapshot(data: SnapshotData, options: SnapshotOptions): S
     apiCount,
     failures,
     subscribersOf,
-    base: data.base,
+    base: data.base && { ...data.base, compiled: versions },
   };
 }

@@ -107,12 +107,17 @@ function rateLimitText(limits: RateLimitDef[]): string {
 
 type ProductRow = SnapshotData['products'][number];
 
-/** Plans → what their subscriptions share, once per plan (by plan id). */
+/**
+ * Plans → what their subscriptions share, once per plan (by plan id), for the products whose
+ * subscriptions the loader read (`data.subscriptionsOf`): the others keep the previous snapshot's
+ * subscribers, built from the same rows (their stamps did not change).
+ */
 export function planShares(data: SnapshotData, productsById: ReadonlyMap<string, ProductRow>): Map<string, PlanShared> {
   const shares = new Map<string, PlanShared>();
+  const read = data.subscriptionsOf ?? 'all';
   for (const plan of data.plans) {
     const product = productsById.get(plan.product_id);
-    if (!product) continue;
+    if (!product || (read !== 'all' && !read.has(product.id))) continue;
     const rateLimits = JSON.parse(plan.rate_limits) as RateLimitDef[];
     const burstLimits = JSON.parse(plan.burst_limits) as RateLimitDef[];
     shares.set(plan.id, {

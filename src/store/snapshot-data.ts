@@ -13,11 +13,12 @@
  * row and credentials. Those are read again, the rest is kept from the previous snapshot; any
  * other change (a consumer org or app deleted, one that names nothing, a kind the gateway does not
  * know) has everything read, as does a first load.
+ *
+ * The catalog side is read whole, but the API documents only where they changed (snapshot-apis.ts).
  */
 import { createHash } from 'node:crypto';
 import type { Db } from './store.ts';
 import type {
-  ApiRow,
   OAuthKeyRow,
   OAuthProviderRow,
   PlanRow,
@@ -28,6 +29,11 @@ import type {
 import { loadCatalogProviders, loadKeys, loadRevocations } from './oauth.ts';
 import { changeKinds, latestChange } from './changes.ts';
 import { loadCatalogRegistries } from './user-registries.ts';
+import { wholly } from '../time-slices.ts';
+import { compileInputsChanged, loadApis } from './snapshot-apis.ts';
+import type { SnapshotApi } from './snapshot-apis.ts';
+
+export type { SnapshotApi } from './snapshot-apis.ts';
 
 export interface SnapshotData {
   change: number;
@@ -35,7 +41,8 @@ export interface SnapshotData {
   products: ProductRow[];
   plans: PlanRow[];
   productApis: Array<{ product_id: string; api_id: string; api_key: string }>;
-  apis: ApiRow[];
+  /** The online APIs the products bundle; `document` only where it was read (see above). */
+  apis: SnapshotApi[];
   /** Every app, or those of {@link appsOf} only (the others are the previous snapshot's). */
   apps: Array<{
     id: string;
@@ -82,6 +89,11 @@ export interface ReloadBase {
   missing: readonly number[];
   /** Each published product's stamp: its row and plans, as its subscribers were built from them. */
   productStamps: ReadonlyMap<string, string>;
+  /**
+   * `catalogId|apiId` → `updated_at`, for each API the snapshot built from this load holds
+   * compiled (set by the compiler). Absent: every document is read.
+   */
+  compiled?: ReadonlyMap<string, string>;
 }
 
 /** How far below the latest change an uncommitted (or rolled back) id is still looked for. */
@@ -92,7 +104,6 @@ const catalogKinds = new Set<string>(changeKinds.catalog);
 const productKinds = new Set<string>(changeKinds.product);
 const subscriptionKinds = new Set<string>(changeKinds.subscription);
 const appKinds = new Set<string>(changeKinds.app);
-
 /** What a load reads of the consumer side: everything, or these apps and these products' subscriptions. */
 interface ConsumerScope {
   apps: 'all' | Set<string>;
@@ -191,7 +202,7 @@ async function loadOAuth(db: Db): Promise<OAuthData> {
  * With the `base` of the snapshot it replaces, the consumer side is read only where changes since
  * may have touched it (see above); the caller keeps the rest from that snapshot.
  */
-export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<SnapshotData> {
+export async function loadSnapshotData(db: Db, base?: ReloadBase, slices = wholly()): Promise<SnapshotData> {
   const change = await latestChange(db);
   const since = await changesSince(db, base, change);
   const scope = consumerScope(since.changes);
@@ -211,14 +222,16 @@ export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<Snaps
     const none = { plans: [], productApis: [], apis: [], apps: [], credentials: [], subscriptions: [] };
     return { change, catalogs, products, ...none, userRegistries: [], oauth: await loadOAuth(db) };
   }
+  await slices.pause();
   const plans = await db.selectFrom('plans').selectAll().where('product_id', 'in', productIds).execute();
+  await slices.pause();
   const productApis = await db.selectFrom('product_apis').selectAll().where('product_id', 'in', productIds).execute();
-  const apiIds = [...new Set(productApis.map((p) => p.api_id))];
-  const apis =
-    apiIds.length === 0
-      ? []
-      : await db.selectFrom('apis').selectAll().where('id', 'in', apiIds).where('state', '=', 'online').execute();
+  await slices.pause();
+  const compiled = compileInputsChanged(since.changes) ? undefined : base?.compiled;
+  const apis = await loadApis(db, products, productApis, compiled);
+  await slices.pause();
   const stamps = productStamps(products, plans);
+  await slices.pause();
   const changed = scope.subscriptions;
   const subscriptionsOf =
     changed === 'all'
@@ -234,6 +247,7 @@ export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<Snaps
           .where('state', 'in', ['active', 'pending'])
           .$if(subscriptionsOf !== 'all', (query) => query.where('product_id', 'in', wanted))
           .execute();
+  await slices.pause();
   const appsOf = scope.apps;
   const appIds = appsOf === 'all' ? [] : [...appsOf];
   const readsApps = appsOf === 'all' || appIds.length > 0;
@@ -253,6 +267,7 @@ export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<Snaps
         ])
         .$if(appsOf !== 'all', (query) => query.where('apps.id', 'in', appIds))
         .execute();
+  await slices.pause();
   const credentials = !readsApps
     ? []
     : await db
@@ -272,7 +287,7 @@ export async function loadSnapshotData(db: Db, base?: ReloadBase): Promise<Snaps
     credentials,
     subscriptions,
     subscriptionsOf,
-    userRegistries: await loadCatalogRegistries(db),
+    userRegistries: await slices.pause().then(() => loadCatalogRegistries(db)),
     oauth: await loadOAuth(db),
     base: { change, missing: since.missing, productStamps: stamps },
   };

@@ -15,6 +15,7 @@ import { loadSnapshotData } from '../../src/store/snapshot-data.ts';
 import { startTestDemo } from '../helpers/demo.ts';
 import type { TestDemo } from '../helpers/demo.ts';
 import { postgresTestStore } from '../helpers/stores.ts';
+import { TimeSlices } from '../../src/time-slices.ts';
 
 const productText = readFileSync(
   new URL('../../examples/accessories/accessories-product.yaml', import.meta.url),
@@ -135,6 +136,68 @@ describe('a reload reads only what changed', () => {
     await gateway().reload();
     assert.equal((await call(app.clientId)).status, 401);
     assert.equal((await call(t.handle.clientId)).status, 200, "another app's calls go on");
+  });
+});
+
+describe('a reload reads only the API documents it compiles', () => {
+  let t: TestDemo;
+  before(async () => {
+    t = await startTestDemo();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  const gateway = () => t.handle.platform.gateway!;
+  /** What a load from the current snapshot's base would read, after `change`: the APIs whose documents it reads. */
+  async function documentsReadAfter(change: () => Promise<unknown>, slices?: TimeSlices): Promise<string[]> {
+    await gateway().reload();
+    const base = gateway().current!.base;
+    assert.ok(base?.compiled, 'the compiler records what it compiled');
+    await change();
+    const store = t.handle.platform.services.store;
+    const data = await store.consistentRead((trx) => loadSnapshotData(trx, base, slices));
+    return data.apis.filter((api) => api.document !== undefined).map((api) => `${api.name}:${api.version}`);
+  }
+
+  test("a publish reads none; a replaced API only its own; a catalog's, registry's or OAuth provider's change every one", async () => {
+    const services = t.handle.platform.services;
+    const every = [...gateway().current!.catalogs.values()]
+      .flatMap((catalog) => catalog.apis)
+      .map((api) => `${api.name}:${api.version}`)
+      .sort();
+    assert.ok(every.length >= 2, `the demo serves several APIs: ${every.join(', ')}`);
+    const republish = () =>
+      services.putProduct(t.orgId, 'sandbox', {
+        text: productText.replace('value: 100/1hour', 'value: 300/1hour'),
+        file: 'accessories-product.yaml',
+        state: 'published',
+      });
+    const slices = new TimeSlices(0);
+    assert.deepEqual(await documentsReadAfter(republish, slices), []);
+    assert.ok(slices.turns > 3, `the load gave the event loop turns between its reads (${slices.turns})`);
+
+    const original = (await services.api(t.orgId, 'logistics', '2.0.0')).document;
+    const changed = JSON.parse(original) as { info: Record<string, unknown> };
+    changed.info.description = 'Shipping rates and store locations (changed)';
+    const replace = (text: string) => services.importApi(t.orgId, { text, file: 'logistics.json', replace: true });
+    try {
+      assert.deepEqual(await documentsReadAfter(() => replace(JSON.stringify(changed))), ['logistics:2.0.0']);
+    } finally {
+      await replace(original);
+    }
+
+    const db = services.store.db;
+    for (const kind of ['catalog', 'user-registry', 'oauth-provider', 'oauth-key'] as const) {
+      const read = await documentsReadAfter(() => recordChange(db, kind));
+      assert.deepEqual(read.sort(), every, kind);
+    }
+    await gateway().reload();
+    assert.equal(
+      (await fetch(`${t.base}/logistics/shipping?zip=90210`, { headers: { 'X-IBM-Client-Id': t.handle.clientId } }))
+        .status,
+      200,
+    );
   });
 });
 

@@ -108,7 +108,6 @@ export function shopData(limit = 3, document: object = shopDocument): SnapshotDa
         base_path: '/shop',
         state: 'online',
         document: JSON.stringify(document),
-        attachments: '{}',
         created_at: now,
         updated_at: now,
       },
@@ -134,8 +133,12 @@ export function policySettings(): PolicySettings {
 }
 
 /** The catalog compiled into a snapshot, as a gateway holds it. */
-export function shopSnapshot(limit = 3): Snapshot {
-  const snapshot = compileSnapshot(shopData(limit), { registry: policyRegistry, settings: policySettings(), logger });
+export async function shopSnapshot(limit = 3): Promise<Snapshot> {
+  const snapshot = await compileSnapshot(shopData(limit), {
+    registry: policyRegistry,
+    settings: policySettings(),
+    logger,
+  });
   if (snapshot.failures.length > 0) throw new Error(`fixture does not compile: ${JSON.stringify(snapshot.failures)}`);
   return snapshot;
 }

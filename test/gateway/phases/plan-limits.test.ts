@@ -31,8 +31,8 @@ function assertRestOfHour(value: string | null | undefined): void {
   assert.ok(Math.abs(retryAfter - expected) <= 2, `Retry-After ${value}, expected about ${expected}`);
 }
 
-function silverSubscription() {
-  const api = shopSnapshot(3).catalogs.get('acme/sandbox')!.apis[0];
+async function silverSubscription() {
+  const api = (await shopSnapshot(3)).catalogs.get('acme/sandbox')!.apis[0];
   const subscription = subscriptionFor(api, 'app-1');
   assert.ok(subscription);
   return subscription;
@@ -49,7 +49,7 @@ for (const [kind, create] of stores) {
     after(() => counters.close());
 
     test('every admitted call carries the limit headers; the fourth of 3/1hour is a 429 with Retry-After', async () => {
-      const subscription = silverSubscription();
+      const subscription = await silverSubscription();
       for (let call = 1; call <= 3; call++) {
         const headers = new Map(await enforcePlanLimits(counters, subscription));
         assert.equal(headers.get('X-RateLimit-Limit'), 'name=default,3;');
@@ -77,8 +77,8 @@ test('a caller without a subscription, or a plan without limits, is not counted'
   assert.equal(enforcePlanLimits(counters, undefined), undefined);
 });
 
-test('in-process counters answer without a promise (the fast path)', () => {
-  const headers = enforcePlanLimits(createMemoryCounterStore(), silverSubscription());
+test('in-process counters answer without a promise (the fast path)', async () => {
+  const headers = enforcePlanLimits(createMemoryCounterStore(), await silverSubscription());
   assert.ok(Array.isArray(headers));
 });
 

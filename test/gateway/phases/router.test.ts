@@ -8,7 +8,7 @@ import { PorticoError, errorEnvelope } from '../../../src/errors.ts';
 import { requestTarget, isStatusPath, routeRequest } from '../../../src/gateway/router.ts';
 import { shopSnapshot } from './fixture.ts';
 
-const { catalogs } = shopSnapshot();
+const { catalogs } = await shopSnapshot();
 
 function refusal(run: () => unknown): PorticoError {
   try {

@@ -15,8 +15,9 @@ import { policyRegistry } from '../../../src/policies/registry.ts';
 import { createMemoryCounterStore } from '../../../src/ratelimit/memory.ts';
 import { clientId, logger, policySettings, shopData, shopSnapshot } from './fixture.ts';
 
+const snapshot = await shopSnapshot();
+
 describe('security phase', () => {
-  const snapshot = shopSnapshot();
   const route = routeRequest(snapshot.catalogs, 'GET', '/acme/sandbox/shop/items');
   assert.ok('api' in route);
   const directory = callerDirectory(snapshot, route.api);

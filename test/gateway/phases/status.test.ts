@@ -14,13 +14,13 @@ import { logger, policySettings, shopData, shopDocument, shopSnapshot } from './
 const body = (payload: unknown) => JSON.parse(String(payload)) as Record<string, unknown>;
 
 describe('status phase', () => {
-  test('/ready lists the APIs that do not compile on this node, and stays ready for the rest', () => {
+  test('/ready lists the APIs that do not compile on this node, and stays ready for the rest', async () => {
     const broken = structuredClone(shopDocument);
     broken['x-ibm-configuration'].assembly.execute = [
       // @ts-expect-error: an invoke this gateway cannot run (no such TLS profile)
       { invoke: { version: '2.0.0', 'target-url': 'https://backend.example/', 'tls-profile': 'missing-profile' } },
     ];
-    const snapshot = compileSnapshot(shopData(3, broken), {
+    const snapshot = await compileSnapshot(shopData(3, broken), {
       registry: policyRegistry,
       settings: policySettings(),
       logger,
@@ -40,8 +40,8 @@ describe('status phase', () => {
     assert.match(failures[0].reason, /missing-profile/);
   });
 
-  test('/ready is 503 before a snapshot and while draining', () => {
-    const snapshot = shopSnapshot();
+  test('/ready is 503 before a snapshot and while draining', async () => {
+    const snapshot = await shopSnapshot();
     assert.equal(readyAnswer({ snapshot: undefined, draining: false, health: {} }).status, 503);
     const draining = readyAnswer({ snapshot, draining: true, health: {} });
     assert.equal(draining.status, 503);

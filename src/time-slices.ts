@@ -1,0 +1,36 @@
+/**
+ * Time slices for background work on a thread that serves requests (issue 18). Work that grows
+ * with a catalog (a reload's reads and compile) asks {@link TimeSlices.due} between its items and,
+ * once it has run for its budget, awaits {@link TimeSlices.next}: one turn of the event loop, so
+ * the requests waiting on sockets and timers run between slices rather than after the whole job.
+ * A stall is then bounded by the budget plus the longest single item, not by the catalog's size.
+ */
+import { setImmediate as turn } from 'node:timers/promises';
+
+export class TimeSlices {
+  #started = performance.now();
+  /** How many times the work gave the event loop a turn. */
+  turns = 0;
+
+  constructor(readonly budgetMs: number) {}
+
+  /** Whether the current slice has used its budget. */
+  due(): boolean {
+    return performance.now() - this.#started >= this.budgetMs;
+  }
+
+  /** Gives the event loop one turn (after its I/O), then starts a new slice. */
+  async next(): Promise<void> {
+    await turn();
+    this.turns++;
+    this.#started = performance.now();
+  }
+
+  /** {@link next} when {@link due}. */
+  async pause(): Promise<void> {
+    if (this.due()) await this.next();
+  }
+}
+
+/** Work that runs to its end without a turn (tests, a first load before anything is served). */
+export const wholly = (): TimeSlices => new TimeSlices(Number.POSITIVE_INFINITY);
