@@ -12,8 +12,13 @@ import type { Db } from './store.ts';
  * - `catalog`: touches neither apps, credentials nor subscriptions;
  * - `product`: the subscriptions of the product changed (its plans, its state), found by stamp;
  * - `subscription`: the subscriptions of the product the change's `ref` names;
- * - `app`: the row and credentials of the app the change's `ref` names;
- * - `everything`: reads everything (deletions that cascade into subscriptions of unknown products).
+ * - `app`: the row and credentials of the app the change's `ref` names (gone, for `app-delete`);
+ * - `beside`: nothing of its own: its transaction also records a change for each app and product
+ *   it touched (a consumer org deleted: `app-delete` for each app, `subscription` for each product
+ *   its apps were subscribed to; see {@link recordDeleted});
+ * - `everything`: reads everything (none is recorded now; kept for rows of older nodes).
+ *
+ * A change of an `app` or `beside` kind without a `ref` (written before refs existed) reads everything.
  */
 export const changeKinds = {
   catalog: [
@@ -30,8 +35,9 @@ export const changeKinds = {
   ],
   product: ['product', 'product-state'],
   subscription: ['subscription', 'subscription-cancel', 'subscription-decision', 'subscription-revoke'],
-  app: ['app', 'credential', 'credential-delete', 'secret-reset'],
-  everything: ['app-delete', 'consumer-org-delete'],
+  app: ['app', 'credential', 'credential-delete', 'secret-reset', 'app-delete'],
+  beside: ['consumer-org-delete'],
+  everything: [],
 } as const;
 
 export type ChangeKind = (typeof changeKinds)[keyof typeof changeKinds][number];
@@ -57,4 +63,19 @@ export async function latestChange(db: Db): Promise<number> {
     .select((eb) => eb.fn.max('id').as('id'))
     .executeTakeFirst();
   return Number(row?.id ?? 0);
+}
+
+/**
+ * Records, in the deletion's transaction, what it took away that gateways hold, so that they read
+ * only that again: each app (`app-delete`, except `recorded`, the change's own ref) and the
+ * subscriptions of each product the apps were subscribed to (`subscription`).
+ */
+export async function recordDeleted(
+  db: Db,
+  dialect: 'sqlite' | 'postgres',
+  deleted: { appIds: readonly string[]; productIds: readonly string[] },
+  recorded?: string,
+): Promise<void> {
+  for (const appId of deleted.appIds) if (appId !== recorded) await recordChange(db, 'app-delete', dialect, appId);
+  for (const productId of deleted.productIds) await recordChange(db, 'subscription', dialect, productId);
 }

@@ -146,11 +146,34 @@ export async function setRedirectUris(db: Db, appId: string, uris: readonly stri
     .execute();
 }
 
+/** What a deletion took away that a gateway holds: the apps, and the products they were subscribed to. */
+export interface Deleted {
+  appIds: string[];
+  productIds: string[];
+}
+
+/** The distinct products the app, or the consumer org's apps, are subscribed to, in any state. */
+async function productsOf(db: Db, owner: { appId: string } | { consumerOrgId: string }): Promise<string[]> {
+  const apps =
+    'appId' in owner
+      ? [owner.appId]
+      : db.selectFrom('apps').select('id').where('consumer_org_id', '=', owner.consumerOrgId);
+  const rows = await db
+    .selectFrom('subscriptions')
+    .select('product_id')
+    .distinct()
+    .where('app_id', 'in', apps)
+    .execute();
+  return rows.map((row) => row.product_id);
+}
+
 /** Deletes the app with its credentials and subscriptions (call inside a transaction). */
-export async function deleteApp(db: Db, appId: string): Promise<void> {
+export async function deleteApp(db: Db, appId: string): Promise<Deleted> {
+  const deleted = { appIds: [appId], productIds: await productsOf(db, { appId }) };
   await db.deleteFrom('subscriptions').where('app_id', '=', appId).execute();
   await db.deleteFrom('app_credentials').where('app_id', '=', appId).execute();
   await db.deleteFrom('apps').where('id', '=', appId).execute();
+  return deleted;
 }
 
 export interface IssuedCredential {
@@ -281,8 +304,10 @@ export async function cancelProductSubscriptions(db: Db, productId: string): Pro
  * Deletes a consumer organization with everything it owns: subscriptions, credentials, apps,
  * the sign-in sessions of its portal users and the users themselves (call inside a transaction).
  */
-export async function deleteConsumerOrg(trx: Db, consumerOrgId: string): Promise<void> {
+export async function deleteConsumerOrg(trx: Db, consumerOrgId: string): Promise<Deleted> {
   const apps = trx.selectFrom('apps').select('id').where('consumer_org_id', '=', consumerOrgId);
+  const appIds = (await apps.execute()).map((row) => row.id);
+  const deleted = { appIds, productIds: await productsOf(trx, { consumerOrgId }) };
   await trx.deleteFrom('subscriptions').where('app_id', 'in', apps).execute();
   await trx.deleteFrom('app_credentials').where('app_id', 'in', apps).execute();
   await trx.deleteFrom('apps').where('consumer_org_id', '=', consumerOrgId).execute();
@@ -300,4 +325,5 @@ export async function deleteConsumerOrg(trx: Db, consumerOrgId: string): Promise
   await trx.updateTable('consumer_orgs').set({ owner_id: null }).where('id', '=', consumerOrgId).execute();
   await trx.deleteFrom('portal_users').where('consumer_org_id', '=', consumerOrgId).execute();
   await trx.deleteFrom('consumer_orgs').where('id', '=', consumerOrgId).execute();
+  return deleted;
 }

@@ -9,10 +9,11 @@
  * feed says which kinds of change were committed since, and what each touched (`ref`): API,
  * catalog, registry and OAuth changes touch neither apps nor subscriptions; a product change
  * touches only the subscriptions of products whose row or plans changed (their stamps differ); a
- * subscription change, those of the product it names; an app or credential change, that app's
- * row and credentials. Those are read again, the rest is kept from the previous snapshot; any
- * other change (a consumer org or app deleted, one that names nothing, a kind the gateway does not
- * know) has everything read, as does a first load.
+ * subscription change, those of the product it names; an app or credential change (or deletion),
+ * that app's row and credentials; a consumer org's deletion, nothing itself (its transaction also
+ * recorded each app and product it touched). Those are read again, the rest is kept from the
+ * previous snapshot; any other change (one that names nothing, a kind the gateway does not know)
+ * has everything read, as does a first load.
  *
  * The catalog side is read whole, but the API documents only where they changed (snapshot-apis.ts).
  */
@@ -104,6 +105,7 @@ const catalogKinds = new Set<string>(changeKinds.catalog);
 const productKinds = new Set<string>(changeKinds.product);
 const subscriptionKinds = new Set<string>(changeKinds.subscription);
 const appKinds = new Set<string>(changeKinds.app);
+const besideKinds = new Set<string>(changeKinds.beside);
 /** What a load reads of the consumer side: everything, or these apps and these products' subscriptions. */
 interface ConsumerScope {
   apps: 'all' | Set<string>;
@@ -156,7 +158,7 @@ function consumerScope(changes: ChangeRow[] | undefined): ConsumerScope {
       else if (scope.subscriptions !== 'all') scope.subscriptions.add(ref);
     } else if (appKinds.has(kind) && ref !== null) {
       if (scope.apps !== 'all') scope.apps.add(ref);
-    } else {
+    } else if (!besideKinds.has(kind) || ref === null) {
       return everything();
     }
   }

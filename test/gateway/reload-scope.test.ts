@@ -121,9 +121,10 @@ describe('a reload reads only what changed', () => {
     );
   });
 
-  test('a deleted credential or app is refused at once: a second credential, then the app (read again whole)', async () => {
+  test("a deleted credential or app is refused at once; other apps' entries and other products' subscribers kept", async () => {
     const consumers = t.handle.platform.consumerServices;
     const app = await t.newApp('silver');
+    await t.newApp('default', { product: 'inventory' });
     const org = (await findAppById(t.handle.platform.services.store.db, app.appId))!.consumer_org_id;
     const second = await consumers.addCredential(org, app.appId, 'rotation');
     await gateway().reload();
@@ -132,10 +133,37 @@ describe('a reload reads only what changed', () => {
     await gateway().reload();
     assert.equal((await call(second.credential.client_id)).status, 401);
     assert.equal((await call(app.clientId)).status, 200, 'the first credential stays');
+    const before = gateway().current!;
+    const inventory = before.subscribersOf.get(await productId('inventory'));
+    assert.ok(inventory && inventory.size > 0);
     await consumers.deleteApp(org, app.appId);
     await gateway().reload();
+    const after = gateway().current!;
     assert.equal((await call(app.clientId)).status, 401);
     assert.equal((await call(t.handle.clientId)).status, 200, "another app's calls go on");
+    assert.equal(after.credentials.get(t.handle.clientId), before.credentials.get(t.handle.clientId), 'not read again');
+    assert.equal(after.subscribersOf.get(await productId('inventory')), inventory, 'not read again');
+    assert.equal(after.subscribersOf.get(await accessoriesId())?.has(app.appId), false);
+  });
+
+  test("a deleted consumer org's apps are refused at once; other apps' entries kept", async () => {
+    const db = t.handle.platform.services.store.db;
+    const app = await t.newApp('silver');
+    const org = (await findAppById(db, app.appId))!.consumer_org_id;
+    const other = await t.handle.platform.consumerServices.createApp(org, { title: 'Second app' });
+    await gateway().reload();
+    const before = gateway().current!;
+    assert.ok(before.credentials.has(other.credential.client_id));
+    const name = (await db.selectFrom('consumer_orgs').select('name').where('id', '=', org).executeTakeFirstOrThrow())
+      .name;
+    await t.handle.platform.services.deleteConsumerOrg({ orgId: t.orgId, catalog: 'sandbox', name });
+    await gateway().reload();
+    const after = gateway().current!;
+    assert.equal((await call(app.clientId)).status, 401);
+    assert.equal(after.credentials.has(other.credential.client_id), false);
+    assert.equal(after.subscribersOf.get(await accessoriesId())?.has(app.appId), false);
+    assert.equal(after.credentials.get(t.handle.clientId), before.credentials.get(t.handle.clientId), 'not read again');
+    assert.equal((await call(t.handle.clientId)).status, 200);
   });
 });
 

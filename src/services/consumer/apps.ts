@@ -1,6 +1,8 @@
 /** A consumer organization's applications and their credential pairs. */
 import { PorticoError } from '../../errors.ts';
+import { recordDeleted } from '../../store/changes.ts';
 import * as consumers from '../../store/consumers.ts';
+import type { Db } from '../../store/store.ts';
 import type { App } from '../../store/schema.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -39,7 +41,9 @@ export async function app(context: ServiceContext, consumerOrgId: string, appId:
 
 export async function deleteApp(context: ServiceContext, consumerOrgId: string, appId: string): Promise<void> {
   await app(context, consumerOrgId, appId);
-  await change(context, 'app-delete', (trx) => consumers.deleteApp(trx, appId));
+  const deleteApp = async (trx: Db) =>
+    recordDeleted(trx, context.store.dialect, await consumers.deleteApp(trx, appId), appId);
+  await change(context, 'app-delete', deleteApp, appId);
 }
 
 /** Adds a second credential pair (rotation without downtime); the secret is returned once. */

@@ -5,7 +5,9 @@
  * approval gives a pending subscription the provider then approves.
  */
 import { PorticoError } from '../../errors.ts';
+import { recordDeleted } from '../../store/changes.ts';
 import * as consumers from '../../store/consumers.ts';
+import type { Db } from '../../store/store.ts';
 import * as products from '../../store/products.ts';
 import type { ConsumerOrg, Subscription } from '../../store/schema.ts';
 import * as apps from '../consumer/apps.ts';
@@ -39,7 +41,9 @@ export async function consumerOrg(context: ServiceContext, ref: ConsumerOrgRef):
 /** Deletes the organization, its users, apps, credentials and subscriptions; the gateways forget them. */
 export async function deleteConsumerOrg(context: ServiceContext, ref: ConsumerOrgRef): Promise<void> {
   const found = await consumerOrg(context, ref);
-  await change(context, 'consumer-org-delete', (trx) => consumers.deleteConsumerOrg(trx, found.id));
+  const deleteOrg = async (trx: Db) =>
+    recordDeleted(trx, context.store.dialect, await consumers.deleteConsumerOrg(trx, found.id));
+  await change(context, 'consumer-org-delete', deleteOrg, found.id);
 }
 
 export async function createApp(context: ServiceContext, ref: ConsumerOrgRef, input: apps.NewApp) {
