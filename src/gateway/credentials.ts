@@ -3,6 +3,8 @@
  * as the security phase reads them per request (never the database). Built with the snapshot.
  */
 import type { SnapshotData } from '../store/snapshot-data.ts';
+import { wholly } from '../time-slices.ts';
+import type { TimeSlices } from '../time-slices.ts';
 
 export interface AppInfo {
   id: string;
@@ -49,23 +51,35 @@ export function interner(): (value: string) => string {
  * loader read only some apps again (`data.appsOf`: those an app or credential change named), the
  * `previous` index with those apps' entries replaced by what was read.
  */
-export function credentialIndex(
+export async function credentialIndex(
   data: SnapshotData,
   one: (value: string) => string,
   previous?: Map<string, CredentialInfo>,
-): Map<string, CredentialInfo> {
+  slices: TimeSlices = wholly(),
+): Promise<Map<string, CredentialInfo>> {
   const read = data.appsOf ?? 'all';
-  if (read === 'all' || previous === undefined) return indexOf(data, one);
+  if (read === 'all' || previous === undefined) return indexOf(data, one, slices);
   if (read.size === 0) return previous;
-  const patched = new Map(previous);
-  for (const [clientId, info] of previous) if (read.has(info.app.id)) patched.delete(clientId);
-  for (const [clientId, info] of indexOf(data, one)) patched.set(clientId, info);
+  // Copied entry by entry (not `new Map(previous)`), with turns: 25 000 credentials take ~3–8 ms.
+  const patched = new Map<string, CredentialInfo>();
+  let count = 0;
+  for (const [clientId, info] of previous) {
+    if (!read.has(info.app.id)) patched.set(clientId, info);
+    if ((++count & 1023) === 0 && slices.due()) await slices.next();
+  }
+  for (const [clientId, info] of await indexOf(data, one, slices)) patched.set(clientId, info);
   return patched;
 }
 
-function indexOf(data: SnapshotData, one: (value: string) => string): Map<string, CredentialInfo> {
+async function indexOf(
+  data: SnapshotData,
+  one: (value: string) => string,
+  slices: TimeSlices,
+): Promise<Map<string, CredentialInfo>> {
   const apps = new Map<string, AppInfo>();
+  let count = 0;
   for (const app of data.apps) {
+    if ((++count & 1023) === 0 && slices.due()) await slices.next();
     const id = one(app.id);
     apps.set(id, {
       id,
@@ -79,6 +93,7 @@ function indexOf(data: SnapshotData, one: (value: string) => string): Map<string
   }
   const credentials = new Map<string, CredentialInfo>();
   for (const credential of data.credentials) {
+    if ((++count & 1023) === 0 && slices.due()) await slices.next();
     const app = apps.get(credential.app_id);
     if (app) credentials.set(credential.client_id, { secretHash: credential.secret_hash, app });
   }

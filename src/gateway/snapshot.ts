@@ -214,8 +214,8 @@ export async function compileSnapshot(data: SnapshotData, options: SnapshotOptio
   const shares = planShares(data, productsById);
   // One copy of each repeated string (app ids key subscriptions of every product).
   const one = interner();
-  const credentials = credentialIndex(data, one, options.previous?.credentials);
-  const subscribersOf = subscribersByProduct(data, shares, one, options.previous?.subscribersOf);
+  const credentials = await credentialIndex(data, one, options.previous?.credentials, slices);
+  const subscribersOf = await subscribersByProduct(data, shares, one, options.previous?.subscribersOf, slices);
   for (const link of data.productApis) {
     const product = productsById.get(link.product_id);
     const api = product ? compiled.get(product.catalog_id)?.get(link.api_id) : undefined;

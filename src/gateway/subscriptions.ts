@@ -10,6 +10,8 @@ import type { CallerLimits } from '../policies/types.ts';
 import { rulesFromPlan } from '../ratelimit/index.ts';
 import type { LimitRule } from '../ratelimit/types.ts';
 import type { SnapshotData } from '../store/snapshot-data.ts';
+import { wholly } from '../time-slices.ts';
+import type { TimeSlices } from '../time-slices.ts';
 import type { CompiledApi } from './snapshot.ts';
 
 /** What every subscription to one plan shares: built once per plan, not per subscription. */
@@ -142,14 +144,17 @@ export function planShares(data: SnapshotData, productsById: ReadonlyMap<string,
  * loader read the subscriptions of some products only (`data.subscriptionsOf`), the other
  * products' maps are the `previous` snapshot's: nothing since changed them.
  */
-export function subscribersByProduct(
+export async function subscribersByProduct(
   data: SnapshotData,
   shares: ReadonlyMap<string, PlanShared>,
   one: (value: string) => string,
   previous?: ReadonlyMap<string, Map<string, SubscriptionInfo>>,
-): Map<string, Map<string, SubscriptionInfo>> {
+  slices: TimeSlices = wholly(),
+): Promise<Map<string, Map<string, SubscriptionInfo>>> {
   const subscribersOf = new Map<string, Map<string, SubscriptionInfo>>();
+  let count = 0;
   for (const subscription of data.subscriptions) {
+    if ((++count & 1023) === 0 && slices.due()) await slices.next();
     const shared = shares.get(subscription.plan_id);
     if (!shared) continue;
     let subscribers = subscribersOf.get(subscription.product_id);
