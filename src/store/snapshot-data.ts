@@ -31,6 +31,7 @@ import { loadCatalogProviders, loadKeys, loadRevocations } from './oauth.ts';
 import { changeKinds, latestChange } from './changes.ts';
 import { loadCatalogRegistries } from './user-registries.ts';
 import { wholly } from '../time-slices.ts';
+import type { TimeSlices } from '../time-slices.ts';
 import { compileInputsChanged, loadApis } from './snapshot-apis.ts';
 import type { SnapshotApi } from './snapshot-apis.ts';
 
@@ -166,7 +167,11 @@ function consumerScope(changes: ChangeRow[] | undefined): ConsumerScope {
 }
 
 /** A product's stamp: what its subscribers' snapshot entries are built from (its row, its plans). */
-function productStamps(products: ProductRow[], plans: PlanRow[]): Map<string, string> {
+async function productStamps(
+  products: ProductRow[],
+  plans: PlanRow[],
+  slices: TimeSlices,
+): Promise<Map<string, string>> {
   const plansOf = new Map<string, PlanRow[]>();
   for (const plan of plans) {
     const list = plansOf.get(plan.product_id);
@@ -175,6 +180,7 @@ function productStamps(products: ProductRow[], plans: PlanRow[]): Map<string, st
   }
   const stamps = new Map<string, string>();
   for (const product of products) {
+    await slices.pause();
     const hash = createHash('sha256');
     hash.update(JSON.stringify(product));
     for (const plan of plansOf.get(product.id) ?? []) hash.update(JSON.stringify(plan));
@@ -231,9 +237,7 @@ export async function loadSnapshotData(db: Db, base?: ReloadBase, slices = wholl
   await slices.pause();
   const compiled = compileInputsChanged(since.changes) ? undefined : base?.compiled;
   const apis = await loadApis(db, products, productApis, compiled);
-  await slices.pause();
-  const stamps = productStamps(products, plans);
-  await slices.pause();
+  const stamps = await productStamps(products, plans, slices);
   const changed = scope.subscriptions;
   const subscriptionsOf =
     changed === 'all'
