@@ -165,18 +165,7 @@ describe('a reload reads only what changed', () => {
     assert.equal(after.credentials.get(t.handle.clientId), before.credentials.get(t.handle.clientId), 'not read again');
     assert.equal((await call(t.handle.clientId)).status, 200);
   });
-});
 
-describe('a reload reads only the API documents it compiles', () => {
-  let t: TestDemo;
-  before(async () => {
-    t = await startTestDemo();
-  });
-  after(async () => {
-    await t.close();
-  });
-
-  const gateway = () => t.handle.platform.gateway!;
   /** What a load from the current snapshot's base would read, after `change`: the APIs whose documents it reads. */
   async function documentsReadAfter(change: () => Promise<unknown>, slices?: TimeSlices): Promise<string[]> {
     await gateway().reload();
