@@ -264,3 +264,33 @@ describe('PostgreSQL: a change committed after a later one is still seen', () =>
     }
   });
 });
+
+for (const backend of ['SQLite', 'PostgreSQL'] as const) {
+  describe(`${backend}: a load of every row, in pages`, () => {
+    test('pages of 2 read what one query reads, with a turn after each full page', async () => {
+      const pg = backend === 'PostgreSQL' ? await postgresTestStore(false) : undefined;
+      const demo = await startTestDemo(pg ? { PORTICO_DATABASE_URL: pg.url } : {});
+      try {
+        await demo.newApp('silver');
+        await demo.newApp('gold');
+        const store = demo.handle.platform.services.store;
+        const whole = await store.consistentRead((trx) => loadSnapshotData(trx));
+        const slices = new TimeSlices(0);
+        const paged = await store.consistentRead((trx) => loadSnapshotData(trx, undefined, slices, 2));
+        const sorted = <T>(rows: T[]) => rows.map((row) => JSON.stringify(row)).sort();
+        assert.ok(whole.subscriptions.length > 2 && whole.apps.length > 2 && whole.credentials.length > 2);
+        assert.deepEqual(sorted(paged.subscriptions), sorted(whole.subscriptions));
+        assert.deepEqual(sorted(paged.apps), sorted(whole.apps));
+        assert.deepEqual(sorted(paged.credentials), sorted(whole.credentials));
+        const pages = [whole.subscriptions, whole.apps, whole.credentials].reduce(
+          (n, rows) => n + Math.floor(rows.length / 2),
+          0,
+        );
+        assert.ok(slices.turns >= pages, `a turn after each full page (${slices.turns} of at least ${pages})`);
+      } finally {
+        await demo.close();
+        await pg?.dispose();
+      }
+    });
+  });
+}

@@ -667,7 +667,7 @@ describe('activity events on SQLite through prepared statements', () => {
 });
 
 describe('subscription indexes on SQLite', () => {
-  test("a reload's read of some products' live subscriptions, and a plan's, search an index instead of scanning", async () => {
+  test("a reload's reads of live subscriptions, a plan's and a catalog's pending ones search an index, not a scan or a sort", async () => {
     const t = await storeBackends[0].open();
     try {
       const sqlite = t.store.sqlite!;
@@ -686,6 +686,22 @@ describe('subscription indexes on SQLite', () => {
       assert.match(live, /SEARCH subscriptions USING INDEX subscriptions_product_state \(product_id=\? AND state=\?\)/);
       const ofPlan = steps(`select id from subscriptions where plan_id = ?`, 'plan');
       assert.match(ofPlan, /SEARCH subscriptions USING INDEX subscriptions_plan \(plan_id=\?\)/);
+      // A read of every live subscription, in pages by id: the primary key, no sort per page.
+      const page = steps(
+        `select id from subscriptions where state in (?, ?) and id > ? order by id limit 2000`,
+        'active',
+        'pending',
+        '',
+      );
+      assert.match(page, /SEARCH subscriptions USING INDEX sqlite_autoindex_subscriptions_1 \(id>\?\)/);
+      assert.doesNotMatch(page, /TEMP B-TREE/);
+      // A catalog's pending subscriptions: through its products.
+      const pending = steps(
+        `select s.id from subscriptions s join products p on p.id = s.product_id where p.catalog_id = ? and s.state = ?`,
+        'cat',
+        'pending',
+      );
+      assert.match(pending, /SEARCH s USING INDEX subscriptions_product_state \(product_id=\? AND state=\?\)/);
     } finally {
       await t.dispose();
     }

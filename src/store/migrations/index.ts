@@ -15,6 +15,7 @@ import { accountEmail } from './0008-account-email.ts';
 import { activityScopes } from './0009-activity-scopes.ts';
 import { changeRefs } from './0010-change-refs.ts';
 import { subscriptionIndexes } from './0011-subscription-indexes.ts';
+import { dropSubscriptionStateIndex } from './0012-drop-subscription-state-index.ts';
 import type { DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
@@ -35,6 +36,7 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0009-activity-scopes': activityScopes(dialect),
         '0010-change-refs': changeRefs(),
         '0011-subscription-indexes': subscriptionIndexes(),
+        '0012-drop-subscription-state-index': dropSubscriptionStateIndex(),
       };
     },
   };
