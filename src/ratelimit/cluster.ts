@@ -105,9 +105,11 @@ export function createWorkerCounterStore(options: { failOpen: boolean; timeoutMs
     },
     async close() {
       process.off('message', onMessage);
+      // A hit still waiting is decided now, as a primary that does not answer: none hangs.
       pending.forEach((waiting, slot) => {
         clearTimeout(waiting.timer);
         pending.take(slot);
+        waiting.resolve(backendFailureDecision(waiting.rules, options.failOpen, 'the counter store closed'));
       });
     },
   };

@@ -65,3 +65,33 @@ test('a late answer from the primary does not decide the hit that reused its slo
     }
   }
 });
+
+test('closing the store decides the hits still waiting for the primary, as a primary that does not answer', async () => {
+  const worker = fork(child, [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, WORKER_COUNTER_CLOSE: '1' },
+  });
+  try {
+    const answer = new Promise<Record<string, unknown>>((resolve) =>
+      worker.on('message', (message: { type: string; first: Record<string, unknown> }) => {
+        if (message.type === 'decisions') resolve(message.first);
+      }),
+    );
+    const exited = once(worker, 'exit').then(() => undefined);
+    // Without the decision the worker's hit waits forever and the worker exits with nothing sent.
+    const decided = await Promise.race([answer, exited]);
+    assert.deepEqual(decided, {
+      allowed: false,
+      results: [],
+      backendError: 'the counter store closed',
+      retryAfterSeconds: 1,
+    });
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) {
+      const exited = once(worker, 'exit');
+      worker.kill();
+      await exited;
+    }
+  }
+});
