@@ -152,9 +152,8 @@ export async function subscribersByProduct(
   slices: TimeSlices = wholly(),
 ): Promise<Map<string, Map<string, SubscriptionInfo>>> {
   const subscribersOf = new Map<string, Map<string, SubscriptionInfo>>();
-  let count = 0;
   for (const subscription of data.subscriptions) {
-    if ((++count & 1023) === 0 && slices.due()) await slices.next();
+    if (slices.tick()) await slices.next();
     const shared = shares.get(subscription.plan_id);
     if (!shared) continue;
     let subscribers = subscribersOf.get(subscription.product_id);

@@ -9,7 +9,10 @@ import type { Db } from './store.ts';
 /**
  * Every kind of change, grouped by what a gateway's reload must read again for it
  * (store/snapshot-data.ts): a new kind is classified here, or it does not type-check.
- * - `catalog`: touches neither apps, credentials nor subscriptions;
+ * - `catalog`: touches neither apps, credentials nor subscriptions (an API's own change is found by
+ *   its `updated_at`);
+ * - `compileInput`: the same, but changes what every API of a catalog compiles against (a catalog's
+ *   name, its user registries, OAuth providers and keys): every API document is read again;
  * - `product`: the subscriptions of the product changed (its plans, its state), found by stamp;
  * - `subscription`: the subscriptions of the product the change's `ref` names;
  * - `app`: the row and credentials of the app the change's `ref` names (gone, for `app-delete`);
@@ -21,17 +24,14 @@ import type { Db } from './store.ts';
  * A change of an `app` or `beside` kind without a `ref` (written before refs existed) reads everything.
  */
 export const changeKinds = {
-  catalog: [
-    'api',
-    'api-delete',
-    'api-state',
+  catalog: ['api', 'api-delete', 'api-state', 'oauth-revocation'],
+  compileInput: [
     'catalog',
     'user-registry',
     'user-registry-delete',
     'oauth-provider',
     'oauth-provider-delete',
     'oauth-key',
-    'oauth-revocation',
   ],
   product: ['product', 'product-state'],
   subscription: ['subscription', 'subscription-cancel', 'subscription-decision', 'subscription-revoke'],

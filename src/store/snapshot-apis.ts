@@ -2,27 +2,21 @@
  * The API side of a gateway's load (store/snapshot-data.ts): the online APIs the published
  * products bundle, each API's `document` (its largest column) read only where the previous
  * snapshot did not compile that API at the same `updated_at` in every catalog that bundles it
- * now, or where a change since can have changed what it compiles against (a catalog, a user
- * registry, an OAuth provider or key): every document then. A compile that still meets an API
- * without its document (an org renamed, an OAuth key aged out of the window) asks for a load with
- * every document (gateway/snapshot.ts, `DocumentsNotRead`).
+ * now, or where a change since can have changed what it compiles against (a `compileInput` kind:
+ * a catalog, a user registry, an OAuth provider or key; or a kind this node does not know): every
+ * document then. A compile that still meets an API without its document (an org renamed, an
+ * OAuth key aged out of the window) asks for a load with every document (gateway/snapshot.ts,
+ * `DocumentsNotRead`).
  */
-import type { ChangeKind } from './changes.ts';
+import { changeKinds } from './changes.ts';
 import type { ApiRow } from './schema.ts';
 import type { Db } from './store.ts';
 
 /** An API as the gateway reads it: no attachments (imports inline them), and the document where read. */
 export type SnapshotApi = Omit<ApiRow, 'document' | 'attachments'> & { document?: string };
 
-// Changes to what an API compiles against, besides the API itself: every document is read again.
-const compileInputKinds: ReadonlySet<string> = new Set<ChangeKind>([
-  'catalog',
-  'user-registry',
-  'user-registry-delete',
-  'oauth-provider',
-  'oauth-provider-delete',
-  'oauth-key',
-]);
+const compileInputKinds = new Set<string>(changeKinds.compileInput);
+const knownKinds = new Set<string>(Object.values(changeKinds).flat());
 
 const apiColumns = [
   'id',
@@ -63,7 +57,7 @@ export async function loadApis(
   const apis = online.filter((api) => catalogsOf.has(api.id));
   const reused = (api: SnapshotApi) =>
     compiled !== undefined &&
-    [...(catalogsOf.get(api.id) ?? [])].every((catalogId) => compiled.get(`${catalogId}|${api.id}`) === api.updated_at);
+    [...catalogsOf.get(api.id)!].every((catalogId) => compiled.get(`${catalogId}|${api.id}`) === api.updated_at);
   const unread = apis.filter((api) => !reused(api)).map((api) => api.id);
   if (unread.length === 0) return apis;
   const documents = await db.selectFrom('apis').select(['id', 'document']).where('id', 'in', unread).execute();
@@ -72,7 +66,10 @@ export async function loadApis(
   return apis;
 }
 
-/** Whether a change since the base (undefined: not comparable) can have changed what every API compiles against. */
+/**
+ * Whether a change since the base (undefined: not comparable) can have changed what every API
+ * compiles against: a `compileInput` kind, or one this node does not know (a newer node's).
+ */
 export function compileInputsChanged(changes: ReadonlyArray<{ kind: string }> | undefined): boolean {
-  return changes === undefined || changes.some((change) => compileInputKinds.has(change.kind));
+  return changes === undefined || changes.some(({ kind }) => compileInputKinds.has(kind) || !knownKinds.has(kind));
 }

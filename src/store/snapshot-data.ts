@@ -102,7 +102,7 @@ export interface ReloadBase {
 export const changeWindow = 1000;
 
 // What each kind of change makes a reload read again (store/changes.ts).
-const catalogKinds = new Set<string>(changeKinds.catalog);
+const catalogKinds = new Set<string>([...changeKinds.catalog, ...changeKinds.compileInput]);
 const productKinds = new Set<string>(changeKinds.product);
 const subscriptionKinds = new Set<string>(changeKinds.subscription);
 const appKinds = new Set<string>(changeKinds.app);
@@ -115,7 +115,7 @@ async function inPages<T>(
   page: (after: string) => Promise<T[]>,
   pageRows: number,
   slices: TimeSlices,
-  keyOf: (row: T) => string = (row) => (row as { id: string }).id,
+  keyOf: (row: T) => string,
 ): Promise<T[]> {
   const rows: T[] = [];
   for (let after = ''; ;) {
@@ -281,6 +281,7 @@ export async function loadSnapshotData(
             (after) => live.where('id', '>', after).orderBy('id').limit(pageRows).execute(),
             pageRows,
             slices,
+            (row) => row.id,
           )
         : await live.where('product_id', 'in', wanted).execute();
   await slices.pause();
@@ -307,6 +308,7 @@ export async function loadSnapshotData(
           (after) => appRows.where('apps.id', '>', after).orderBy('apps.id').limit(pageRows).execute(),
           pageRows,
           slices,
+          (row) => row.id,
         )
       : await appRows.where('apps.id', 'in', appIds).execute();
   await slices.pause();

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Gateway } from '../../../src/gateway/server.ts';
+import type { GatewayOptions } from '../../../src/gateway/server.ts';
 import { compileSnapshot, DocumentsNotRead } from '../../../src/gateway/snapshot.ts';
 import { policyRegistry } from '../../../src/policies/registry.ts';
 import { createMemoryCounterStore } from '../../../src/ratelimit/memory.ts';
@@ -23,6 +24,24 @@ function loaded(version: string, document: 'read' | 'left out'): SnapshotData {
   data.apis[0].updated_at = version;
   if (document === 'left out') delete data.apis[0].document;
   return data;
+}
+
+/** A gateway (not listening) on `loadSnapshotData`; `close` ends it and its counters. */
+function gatewayOn(loadSnapshotData: GatewayOptions['loadSnapshotData']) {
+  const counters = createMemoryCounterStore();
+  const gateway = new Gateway({
+    logger,
+    counters,
+    registry: policyRegistry,
+    policySettings: { ...policySettings(), counters },
+    maxRequestBytes: 1024,
+    loadSnapshotData,
+  });
+  const close = async () => {
+    await gateway.close(1000);
+    await counters.close();
+  };
+  return { gateway, close };
 }
 
 describe('API documents at reload', () => {
@@ -44,18 +63,10 @@ describe('API documents at reload', () => {
   test('the gateway then loads again with every document, and serves the API changed', async () => {
     let version = 'v1';
     const bases: Array<ReloadBase | undefined> = [];
-    const counters = createMemoryCounterStore();
-    const gateway = new Gateway({
-      logger,
-      counters,
-      registry: policyRegistry,
-      policySettings: { ...policySettings(), counters },
-      maxRequestBytes: 1024,
-      // As a loader that missed the API's change would: it expects the compiled API to be reused.
-      loadSnapshotData: async (base) => {
-        bases.push(base);
-        return loaded(version, base?.compiled === undefined ? 'read' : 'left out');
-      },
+    // As a loader that missed the API's change would: it expects the compiled API to be reused.
+    const { gateway, close } = gatewayOn(async (base) => {
+      bases.push(base);
+      return loaded(version, base?.compiled === undefined ? 'read' : 'left out');
     });
     try {
       await gateway.reload();
@@ -72,8 +83,7 @@ describe('API documents at reload', () => {
       assert.notEqual(served, first, 'compiled again');
       assert.deepEqual(gateway.current!.base?.compiled, new Map([['cat-1|api-1', 'v2']]));
     } finally {
-      await gateway.close(1000);
-      await counters.close();
+      await close();
     }
   });
 
@@ -88,5 +98,23 @@ describe('API documents at reload', () => {
     assert.equal(await turnTaken(sliced), true);
     assert.equal(sliced.turns, 1, 'one API, one turn');
     assert.equal(await turnTaken(wholly()), false);
+  });
+
+  test("a gateway's reload takes a turn once its slice is spent, before it swaps the snapshot in", async () => {
+    // A load that holds the thread for 5 ms: the gateway's 1 ms slice is spent when the compile starts.
+    const { gateway, close } = gatewayOn(async () => {
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+      return loaded('v1', 'read');
+    });
+    try {
+      let turned = false;
+      setImmediate(() => (turned = true));
+      await gateway.reload();
+      assert.equal(turned, true, 'a callback waiting for the event loop ran during the reload');
+      assert.equal(gateway.current?.apiCount, 1);
+    } finally {
+      await close();
+    }
   });
 });
