@@ -197,6 +197,31 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
     }
   });
 
+  // quickjs-ng keeps a stack-trace hook and limit in the context behind setters of `Error` that a
+  // frozen realm still calls: set in one run, the hook ran in the next, with what it had captured.
+  it('a stack-trace hook, a stack limit or a clock set in one run does not reach the next', async () => {
+    const pool = poolOf(1);
+    const step = script(
+      pool,
+      `var taken = [];
+      if (context.get('attack') === true) {
+        try { Error.prepareStackTrace = function () { taken.push(context.get('who')); return taken.join(','); }; } catch (e) {}
+        try { Error.stackTraceLimit = 0; } catch (e) {}
+      }
+      context.set('seen', [String(new Error('x').stack).indexOf('consumer') < 0, typeof Error.prepareStackTrace,
+        typeof Error.stackTraceLimit, typeof performance, 'prepareStackTrace' in Error].join('/'));`,
+    );
+    const first = await outcome(step, { attack: true, who: 'consumer-a' });
+    assert.equal(first.error, undefined);
+    const second = await outcome(step, { attack: false, who: 'consumer-b' });
+    assert.equal(second.error, undefined);
+    assert.equal(second.ctx.get('seen'), 'true/undefined/undefined/undefined/false');
+    // The stack is the engine's own again: it names the script's line, not what a hook returned.
+    const stack = script(pool, `context.set('stack', String(new Error('x').stack));`);
+    const third = await outcome(stack);
+    assert.match(String(third.ctx.get('stack')), /:1:/);
+  });
+
   // The intrinsics live on the global's frozen prototype (prelude.ts), so a script can give the
   // global an own property named like one: the clean-up must not use what it finds by name.
   it('a global shadowing Reflect, Object or JSON fools neither the clean-up nor the next run', async () => {
