@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { newQuickJSWASMModule } from 'quickjs-emscripten';
 import { EngineModule } from '../../src/policies/gatewayscript/engine-module.ts';
 import { directCaller, installHostBridge } from '../../src/policies/gatewayscript/host-bridge.ts';
 import { ScriptSandbox } from '../../src/policies/gatewayscript/sandbox.ts';
@@ -158,8 +159,9 @@ describe('GatewayScript host bridge', () => {
     );
   });
 
-  it('refuses to build on an engine whose internals it does not fit', () => {
-    const vm = engine.quickjs.newContext();
+  it('refuses to build on an engine whose internals it does not fit', async () => {
+    const quickjs = await newQuickJSWASMModule();
+    const vm = quickjs.newContext();
     try {
       const stripped = Object.create(vm, { cToHostCallbacks: { value: undefined } }) as typeof vm;
       assert.throws(

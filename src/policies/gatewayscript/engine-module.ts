@@ -7,29 +7,10 @@
  * says why, and its owner drops the module whole, since nothing inside it can be trusted or
  * freed any more.
  */
-import quickjsNgEntry from '@jitl/quickjs-ng-wasmfile-release-sync';
-import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core';
-import type { QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
-
-// The package's types describe its CommonJS entry (the variant under `default`); Node's `import`
-// condition loads its ES module, whose default export is the variant itself.
-const quickjsNg = quickjsNgEntry as unknown as QuickJSSyncVariant;
+import { RELEASE_SYNC, newQuickJSWASMModule, newVariant } from 'quickjs-emscripten';
+import type { QuickJSWASMModule } from 'quickjs-emscripten';
 
 const pageBytes = 64 * 1024;
-
-/**
- * A QuickJS module (quickjs-ng, the release build) on WebAssembly memory that can never grow past
- * `ceilingBytes`. quickjs-ng rather than Bellard's QuickJS (issue 18): the demo's `get.stores` run,
- * mostly `JSON.parse` of a 572-byte body, takes 0.42× the time, measured side by side in one
- * process (bench/README.md, Session 15).
- */
-export async function loadQuickJS(
-  ceilingBytes: number,
-): Promise<{ quickjs: QuickJSWASMModule; memory: WebAssembly.Memory }> {
-  const memory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(ceilingBytes / pageBytes) });
-  const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(quickjsNg, { wasmMemory: memory }));
-  return { quickjs, memory };
-}
 
 export class EngineModule {
   /** Why this module can no longer be used, or undefined while it is sound. */
@@ -42,7 +23,8 @@ export class EngineModule {
 
   /** Loads a module whose WebAssembly memory can never grow past `ceilingBytes`. */
   static async load(ceilingBytes: number): Promise<EngineModule> {
-    const { quickjs, memory } = await loadQuickJS(ceilingBytes);
+    const memory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(ceilingBytes / pageBytes) });
+    const quickjs = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory: memory }));
     return new EngineModule(quickjs, memory);
   }
 

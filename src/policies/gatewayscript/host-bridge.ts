@@ -7,8 +7,7 @@
  * for the result; a short script's few host calls spent more in that machinery than in QuickJS
  * itself (issue 18: about half of a two-op run's CPU, with the garbage it made). Our one host
  * function takes up to three strings and returns a string or nothing, so this bridge reads the
- * arguments straight from QuickJS's argument vector (as many as the call passed: the prelude
- * never passes undefined) and answers with one new string, through the
+ * arguments straight from QuickJS's argument vector and answers with one new string, through the
  * same FFI calls the library makes (`QTS_ArgvGetJSValueConstPointer`, `QTS_GetString`,
  * `QTS_NewString`, `QTS_Throw`), with the same ownership: the result is a new value the engine
  * takes over, an exception is thrown through `QTS_Throw` and its handle freed here.
@@ -24,9 +23,9 @@
  * into a fresh WebAssembly allocation through new typed-array views and wraps the result in
  * lifetime objects, which was a quarter of a short script's run (issue 18).
  */
-import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten-core';
+import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
 
-/** The script's call, with its arguments as strings (undefined where the prelude passed none). */
+/** The script's call, with its arguments as strings (undefined where the script passed undefined or nothing). */
 export type HostFunction = (op: string, a: string | undefined, b: string | undefined) => string | undefined;
 
 /** What a host function may throw: a handle to an error made inside the realm, or a host Error. */
@@ -39,6 +38,7 @@ interface Ffi {
   QTS_GetString(ctx: Pointer, value: Pointer): Pointer;
   QTS_FreeCString(ctx: Pointer, chars: Pointer): void;
   QTS_NewString(ctx: Pointer, chars: Pointer): Pointer;
+  QTS_IsEqual(ctx: Pointer, a: Pointer, b: Pointer, op: number): number;
   QTS_GetUndefined(): Pointer;
   QTS_Throw(ctx: Pointer, error: Pointer): Pointer;
   QTS_Call(ctx: Pointer, fn: Pointer, thisValue: Pointer, argc: number, argv: Pointer): Pointer;
@@ -66,6 +66,8 @@ interface ContextInternals {
   cToHostCallbacks?: { callFunction?: Dispatch };
   memory?: { heapValueHandle?(value: Pointer): QuickJSHandle };
 }
+
+const strictlyEqual = 0;
 
 const utf8 = new TextEncoder();
 
@@ -100,12 +102,12 @@ export function installHostBridge(
   const handle = vm.newFunction(name, marker);
   const hostRefs = runtime.hostRefs!;
   const ctxPtr = ctx.value;
+  const undefinedPtr = ffi.QTS_GetUndefined();
 
-  // By count: the prelude leaves out an argument it has no text for, so no argument is ever
-  // undefined. (quickjs-ng's build has no equality call to tell one: `QTS_IsEqual` answers -1.)
   const argument = (argc: number, argv: Pointer, index: number): string | undefined => {
     if (index >= argc) return undefined;
     const value = ffi.QTS_ArgvGetJSValueConstPointer(argv, index);
+    if (ffi.QTS_IsEqual(ctxPtr, value, undefinedPtr, strictlyEqual) !== 0) return undefined;
     const chars = ffi.QTS_GetString(ctxPtr, value);
     try {
       return module.UTF8ToString(chars);

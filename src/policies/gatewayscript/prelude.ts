@@ -39,14 +39,8 @@ export const preludeSource = String.raw`(function (host) {
     try { return parse(raw); } catch (e) { if (e instanceof SyntaxErrorType) return raw; throw e; }
   }
   function get(name) { return fromHost(host('get', String(name))); }
-  // A value with no JSON text (undefined, a function) goes as a missing argument: the host bridge
-  // reads its arguments by count and never asks the engine what an argument is (host-bridge.ts).
-  function write(op, name, value) {
-    var json = value === undefined ? undefined : stringify(value);
-    if (json === undefined) host(op, String(name)); else host(op, String(name), json);
-  }
-  function set(name, value) { write('set', name, value); }
-  function add(name, value) { write('add', name, value); }
+  function set(name, value) { host('set', String(name), value === undefined ? undefined : stringify(value)); }
+  function add(name, value) { host('add', String(name), value === undefined ? undefined : stringify(value)); }
   function clear(name) { host('clear', String(name)); }
   function headerPath(variable, name) {
     name = String(name);
@@ -177,11 +171,6 @@ export const preludeSource = String.raw`(function (host) {
   // A finalizer or weak reference could run one request's closure during a later request.
   delete global.FinalizationRegistry;
   delete global.WeakRef;
-  // quickjs-ng keeps the stack-trace hook and limit in the context, behind setters that freezing
-  // leaves callable: a hook one run set would run in every later run, with what it captured. A
-  // high-resolution clock is a timing side channel. A build where these cannot go does not start.
-  if (!deleteProperty(global.Error, 'prepareStackTrace') || !deleteProperty(global.Error, 'stackTraceLimit') ||
-      !deleteProperty(global, 'performance')) throw new ErrorType('the script engine keeps state it cannot remove');
   // The intrinsics move from the global object to a frozen object that becomes its prototype:
   // scripts find them by name as before, and cannot replace them (an inherited read-only property
   // refuses assignment). The global keeps only what the language makes permanent (undefined, NaN,

@@ -8,14 +8,16 @@
  * host stack first), so a hostile source ends in QuickJS's own "stack overflow" SyntaxError.
  * Should the module fail anyway, it is dropped and a fresh one loaded in the background.
  */
-import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
-import { loadQuickJS } from './engine-module.ts';
+import { RELEASE_SYNC, newQuickJSWASMModule, newVariant } from 'quickjs-emscripten';
+import type { QuickJSWASMModule } from 'quickjs-emscripten';
 import { lineOf, wrapUserSource } from './prelude.ts';
 
 const checkerStackBytes = 32 * 1024;
+const pageBytes = 64 * 1024;
 
-async function loadChecker(): Promise<QuickJSWASMModule> {
-  return (await loadQuickJS(64 * 1024 * 1024)).quickjs;
+function loadChecker(): Promise<QuickJSWASMModule> {
+  const wasmMemory = new WebAssembly.Memory({ initial: 256, maximum: (64 * 1024 * 1024) / pageBytes });
+  return newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory }));
 }
 
 let checker: QuickJSWASMModule | undefined = await loadChecker();
