@@ -39,9 +39,22 @@ export interface TargetCheck {
   measure: string;
   target: string;
   value: string;
-  /** 'reported': a measure without a target (e.g. worker scaling). */
-  met: boolean | 'not measured' | 'reported';
+  /**
+   * 'reported': a measure without a target (e.g. worker scaling); 'not judged': a latency row
+   * measured on a machine whose own tail is too long to tell (see {@link quietDirectP99Ms}).
+   */
+  met: boolean | 'not measured' | 'reported' | 'not judged';
 }
+
+/**
+ * Issue 18's latency rows hold "on a quiet machine". The machine's own tail is `direct`'s p99 at
+ * the same fixed rate (the generator and the backend without a proxy): above half the 1 ms the
+ * rows allow, the machine's jitter is as large as what they judge, and a run says nothing either
+ * way about the gateway. Seen (bench/README.md): 0.29–0.39 ms on the machines the rows were
+ * judged on (Sessions 8 and 14), 0.57–1.02 on Session 11's and 1.66–1.81 on Session 15's, which
+ * their sessions already called too noisy to judge.
+ */
+export const quietDirectP99Ms = 0.5;
 
 function find(results: TargetResult[], name: string): TargetResult | undefined {
   const result = results.find((r) => r.name === name);
@@ -78,6 +91,17 @@ export function targetChecks(results: TargetResult[]): TargetCheck[] {
     ratioCheck(results, 'portico-pass ÷ nginx (one core each)', 'portico-pass', 'nginx', 0.6),
   ];
   const direct = find(results, 'direct');
+  const directP99 = direct?.p99_ms;
+  const quiet = directP99 === undefined ? undefined : directP99 <= quietDirectP99Ms;
+  if (quiet !== undefined)
+    checks.push({
+      measure: "machine quiet enough for the latency rows: direct's p99",
+      target: `≤ ${quietDirectP99Ms} ms`,
+      value: `${directP99!.toFixed(3)} ms`,
+      met: quiet,
+    });
+  // The mark of a latency row: not judged on a machine that is not quiet (its value still shown).
+  const judged = (met: boolean): TargetCheck['met'] => (quiet === false ? 'not judged' : met);
   for (const name of ['portico-pass', 'portico-full']) {
     const target = find(results, name);
     const added = direct && target ? (target.p99_ms ?? NaN) - (direct.p99_ms ?? NaN) : undefined;
@@ -85,7 +109,7 @@ export function targetChecks(results: TargetResult[]): TargetCheck[] {
       measure: `${name}: added p99 over direct at a fixed rate`,
       target: '≤ 1 ms',
       value: added === undefined ? '—' : `${added.toFixed(3)} ms`,
-      met: added === undefined ? 'not measured' : added <= 1,
+      met: added === undefined ? 'not measured' : judged(added <= 1),
     });
   }
   const full = find(results, 'portico-full');
@@ -93,7 +117,7 @@ export function targetChecks(results: TargetResult[]): TargetCheck[] {
     measure: 'portico-full p99.9 at a fixed rate',
     target: '≤ 5 ms',
     value: full?.p999_ms === undefined ? '—' : `${full.p999_ms.toFixed(2)} ms`,
-    met: full?.p999_ms === undefined ? 'not measured' : full.p999_ms <= 5,
+    met: full?.p999_ms === undefined ? 'not measured' : judged(full.p999_ms <= 5),
   });
   // The GatewayScript flow through the pool (the default), then with the opt-in inline tier.
   for (const [name, measure] of [
@@ -202,7 +226,7 @@ export function printReport(results: TargetResult[], checks: TargetCheck[]): voi
   lines.push('');
   lines.push('targets:');
   for (const check of checks) {
-    const mark = check.met === 'not measured' || check.met === 'reported' ? check.met : check.met ? 'met' : 'MISSED';
+    const mark = typeof check.met === 'string' ? check.met : check.met ? 'met' : 'MISSED';
     lines.push(`  ${check.measure.padEnd(56)} ${check.target.padEnd(9)} ${check.value.padEnd(22)} ${mark}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
