@@ -106,6 +106,23 @@ describe('GatewayScript host bridge', () => {
     assert.ok(!calls.some(([, name]) => name === 'after'));
   });
 
+  it('refuses a host answer with a NUL in it rather than cutting it at the NUL', () => {
+    const { host, calls } = recordingHost({ raw: '\u0001{"a":1}\u0000 {"b":2}' });
+    const sandbox = new ScriptSandbox(
+      `try { context.set('read', context.get('raw')); } catch (e) { context.set('caught', e.message); }`,
+      limits,
+      'bridge.js',
+      engine,
+    );
+    assert.equal(sandbox.run(host), undefined);
+    sandbox.dispose();
+    assert.deepEqual(calls.at(-1), [
+      'set',
+      'caught',
+      JSON.stringify('a value with a NUL character cannot cross into the script'),
+    ]);
+  });
+
   it('an uncaught host refusal fails the run as an exception naming it', () => {
     const { host } = recordingHost();
     const sandbox = new ScriptSandbox(`context.set('refused', 1);`, limits, 'bridge.js', engine);

@@ -197,6 +197,51 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
     }
   });
 
+  // Intrinsics no global property reaches (found by a review, Session 15): the iterator,
+  // generator and async-function prototypes were left writable, so one consumer's request could
+  // stash its data on one, or hang a closure on an iterator's next that then ran inside every
+  // later request of the script, reading and writing that request's context.
+  it('intrinsics reached only through syntax are frozen: no closure or value of one run reaches the next', async () => {
+    const pool = poolOf(1);
+    const step = script(
+      pool,
+      `var P = Object.getPrototypeOf;
+      var shared = [P([][Symbol.iterator]()), P(''[Symbol.iterator]()), P(new Map().entries()), P(new Set().values()),
+        P('a'.matchAll(/a/g)), P(function* () {}), P(P((function* () {})())), P(async function () {}),
+        P(async function* () {}), P(P((async function* () {})())), P(Iterator.from({ next: function () { return { done: true }; } })),
+        P([].values().map(function (x) { return x; }))];
+      // Everything these shared prototypes reach must be frozen.
+      var seen = [], open = 0;
+      (function walk(v) {
+        if ((typeof v !== 'object' && typeof v !== 'function') || v === null || seen.indexOf(v) >= 0) return;
+        seen.push(v);
+        if (!Object.isFrozen(v)) open++;
+        walk(P(v));
+        Reflect.ownKeys(v).forEach(function (k) {
+          var d = Object.getOwnPropertyDescriptor(v, k);
+          if ('value' in d) walk(d.value); if (d.get) walk(d.get); if (d.set) walk(d.set);
+        });
+      })(shared);
+      var found = shared.map(function (p) { return typeof p.stash; }).join('');
+      var values = []; for (var x of ['a', 'b']) values.push(x);
+      context.set('seen', [open - 1, found.indexOf('string') < 0, values.join('')].join('/'));
+      if (context.get('attack') === true) {
+        var who = context.get('who');
+        shared.forEach(function (p) { try { p.stash = who; } catch (e) {} });
+        var AI = shared[0], next = AI.next;
+        try { AI.next = function () { context.set('message.headers.x-hooked', who); return next.call(this); }; } catch (e) {}
+      }`,
+    );
+    const first = await outcome(step, { attack: true, who: 'consumer-a' });
+    assert.equal(first.error, undefined);
+    // The array holding the prototypes is the run's own (hence the 1 subtracted above).
+    assert.equal(first.ctx.get('seen'), '0/true/ab');
+    const second = await outcome(step, { attack: false, who: 'consumer-b' });
+    assert.equal(second.error, undefined);
+    assert.equal(second.ctx.get('seen'), '0/true/ab');
+    assert.equal(second.ctx.get('message.headers.x-hooked'), undefined);
+  });
+
   // Engine state a frozen realm does not cover. quickjs-ng (measured as a replacement engine in
   // Session 15, bench/README.md, and declined) keeps a stack-trace hook and limit in the context
   // behind setters of `Error` that a frozen realm still calls: set in one run, the hook ran in the

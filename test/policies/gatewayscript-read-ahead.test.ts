@@ -166,6 +166,24 @@ describe('issue 18: GatewayScript reads ahead', () => {
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
 
+  // Found by a review (Session 15): the engine takes text as a C string, so a body's own text
+  // with a NUL in it reached the script cut at the NUL while the gateway kept (and forwarded) all
+  // of it: a guard script refusing "admin" let `{"user":"bob"}\0 {"role":"admin"}` through.
+  it('a JSON body with a NUL reaches the script whole, as the gateway holds it', async () => {
+    const body = '{"user": "bob"}\u0000 {"role": "admin"}';
+    const step = script(`context.message.body.readAsBuffer(function (e, text) {
+        context.set('seen', [text.length, /admin/.test(text)]);
+        if (/admin/.test(text)) context.reject('Forbidden', 'no admin');
+      });`);
+    await assert.rejects(
+      run(step, (ctx) => ctx.set('message.body', raw(body, 'application/json'))),
+      (error: unknown) => error instanceof AssemblyError && /no admin/.test(error.message),
+    );
+    const read = script(`context.set('seen', context.get('request.body'));`);
+    const { ctx } = await run(read, (ctx) => ctx.set('request.body', raw(body, 'application/json')));
+    assert.equal(ctx.get('seen'), body);
+  });
+
   it('a body named only in a branch not taken stays raw bytes in the context', async () => {
     const step = script(`if (context.get('request.verb') === 'DELETE') {
         context.message.body.readAsJSON(function (e, v) { context.set('seen', v); });

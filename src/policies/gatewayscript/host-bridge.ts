@@ -121,6 +121,10 @@ export function installHostBridge(
   // counts and encodes natively; both write a lone surrogate as U+FFFD (emscripten took the next
   // unit as its pair), which JSON text and decoded bodies never hold.
   const newString = (text: string): Pointer => {
+    // The engine reads the answer as a C string: a NUL would cut it short without a word. Answers
+    // are JSON text (NUL escaped) or a body read ahead without one (read-ahead.ts); anything else
+    // is refused, not truncated.
+    if (text.includes('\0')) throw new Error('a value with a NUL character cannot cross into the script');
     const length = Buffer.byteLength(text, 'utf8');
     const chars = module._malloc(length + 1);
     // A full WebAssembly heap: never write through a null pointer (the script sees an Error).

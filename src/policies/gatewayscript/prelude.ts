@@ -167,6 +167,17 @@ export const preludeSource = String.raw`(function (host) {
   guard(String.prototype, 'padEnd');
   guard(Array.prototype, 'join');
   guard(JSON, 'stringify');
+  // Intrinsics no global property reaches: the iterator, generator and async-function prototypes
+  // (and through them their constructors) exist once per engine and are found only through the
+  // objects syntax makes. Left writable, one run could hang a closure on one (an iterator's next)
+  // that later runs inside other consumers' requests, with their context.
+  var hidden = [[][Symbol.iterator](), ''[Symbol.iterator](), new Map().entries(), new Set().values(),
+    /a/g[Symbol.matchAll](''), function* () {}, async function () {}, async function* () {}];
+  if (typeof Iterator === 'function' && typeof Iterator.from === 'function') {
+    hidden.push(Iterator.from({ next: function () { return { done: true }; } }));
+    if (typeof Iterator.prototype.map === 'function') hidden.push([].values().map(function (x) { return x; }));
+  }
+  for (var h = 0; h < hidden.length; h++) freezeAll(getPrototypeOf(hidden[h]));
   var global = globalThis;
   // A finalizer or weak reference could run one request's closure during a later request.
   delete global.FinalizationRegistry;

@@ -121,10 +121,16 @@ function spotOf(vars: Tree, name: string): RawSpot | 'unsure' | undefined {
   }
 }
 
-/** The marked text of the whole JSON body at `spot`, if the read names a whole JSON body. */
+/**
+ * The marked text of the whole JSON body at `spot`, if the read names a whole JSON body. Not for a
+ * body with a NUL character: the engine takes text as a C string, so the script would read the
+ * body up to it while the gateway forwards all of it (a guard script checking `{"user":"bob"}\0
+ * {"role":"admin"}` saw only the first part). Such a body is read as any other value is: as the
+ * context's value, written as JSON, where NUL is escaped.
+ */
 function wholeText(spot: RawSpot | 'unsure' | undefined): string | undefined {
   const text = typeof spot === 'object' && spot.whole ? rawJsonText(spot.raw) : undefined;
-  return text === undefined ? undefined : rawJsonMark + text;
+  return text === undefined || text.includes('\0') ? undefined : rawJsonMark + text;
 }
 
 /** One run's read-ahead over its request's context. */
