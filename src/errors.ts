@@ -56,11 +56,14 @@ export const errorCatalogue = {
     message: 'The access token cannot be checked now: the OAuth provider did not answer',
   },
   GW_JWT_INVALID: { status: 401, message: 'The JWT is not valid: {reason}' },
-  GW_JWKS_UNAVAILABLE: { status: 503, message: 'No key to verify the JWT is available: {reason}' },
+  // No {reason}: it names the provider's key URL and its network error (the log has it).
+  GW_JWKS_UNAVAILABLE: { status: 503, message: 'No key to verify the JWT is available' },
   GW_JWT_GENERATE_FAILED: { status: 500, message: 'The JWT could not be generated: {reason}' },
+  // No {reason}: it names the catalog's configuration (TLS profiles, user registries); the gateway
+  // logs it with the operation when it loads the API.
   GW_SECURITY_UNSUPPORTED: {
     status: 500,
-    message: 'This operation is refused: its security cannot be enforced by the gateway ({reason})',
+    message: 'This operation is refused: its security cannot be enforced by the gateway',
   },
   GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },

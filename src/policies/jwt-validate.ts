@@ -256,13 +256,15 @@ async function keysFor(
     return found;
   } catch (error) {
     if (error instanceof KeyLookupError && error.kind === 'unavailable') {
-      const message = new PorticoError('GW_JWKS_UNAVAILABLE', { reason: error.message }).message;
-      throw new AssemblyError('ConnectionError', message, { status: 503, policy: title });
+      // The reason (the key URL, its network error) goes to the log with the cause, not to the consumer.
+      const message = new PorticoError('GW_JWKS_UNAVAILABLE').message;
+      throw new AssemblyError('ConnectionError', message, { status: 503, policy: title, cause: error });
     }
-    throw invalid(
-      title,
-      error instanceof KeyLookupError ? error.message : `the key is not usable: ${(error as Error).message}`,
-    );
+    if (error instanceof KeyLookupError) throw invalid(title, error.message);
+    // A key that does not import says nothing to the consumer (its parse error quoted the key's
+    // text, a shared secret's first characters among them); the provider finds why in the log.
+    ctx.log.warn({ policy: title, reason: (error as Error).message }, 'jwt-validate: the key is not usable');
+    throw invalid(title, 'the key is not usable');
   }
 }
 

@@ -110,5 +110,12 @@ describe('jwt-validate on a repeat of an accepted token', () => {
     const other = makeContext({ headers, vars: { 'keys.current': JSON.stringify(b.jwk) } });
     await assert.rejects(async () => step(other), /JWT|signature/i);
     assert.equal(other.get('decoded.claims'), undefined);
+    // A key variable that is not a key: the consumer's answer does not quote it (JSON.parse's
+    // message did: the first characters of a shared secret, found by a review in Session 15).
+    const broken = makeContext({ headers, vars: { 'keys.current': 'hs256-shared-secret-do-not-show' } });
+    await assert.rejects(
+      async () => step(broken),
+      (error: Error) => /the key is not usable/.test(error.message) && !/hs256|shared|secret/.test(error.message),
+    );
   });
 });

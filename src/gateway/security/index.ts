@@ -167,7 +167,7 @@ export function authenticate(
   request: SecurityRequest,
   directory: CallerDirectory,
 ): Caller | Promise<Caller> {
-  if (security.refused) throw new PorticoError('GW_SECURITY_UNSUPPORTED', { reason: security.reason });
+  if (security.refused) throw new PorticoError('GW_SECURITY_UNSUPPORTED');
   if (security.asynchronous) return authenticateAsync(security, request, directory);
   const tally = new Tally();
   for (const alternative of security.alternatives) {
