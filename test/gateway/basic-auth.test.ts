@@ -11,7 +11,7 @@ import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { UserRegistries } from '../../src/services/user-registries.ts';
 import { VerdictCache } from '../../src/identity/verdict-cache.ts';
-import { secApi, startSecurityPlatform } from '../helpers/security-api.ts';
+import { clientIdScheme, secApi, startSecurityPlatform } from '../helpers/security-api.ts';
 import type { SecurityPlatform } from '../helpers/security-api.ts';
 
 const good = `Basic ${Buffer.from('alice:alice-pass-1').toString('base64')}`;
@@ -118,6 +118,35 @@ describe('basic scheme with an authentication URL registry', () => {
     const response = await call(good);
     assert.equal(response.status, 503);
     assert.match(((await response.json()) as { moreInformation: string }).moreInformation, /user registry/);
+  });
+  // Found by a review (Session 15): with a client id beside the basic scheme, a client id the
+  // gateway knew (any organization's) but that could not call the API got the registry's verdict
+  // (401 "Invalid user name or password", or a 503 when the registry was down) where an unknown
+  // one got "Invalid client id or secret.", and the registry was asked for it: an oracle for
+  // client ids, and free calls to the registry.
+  test('beside a client id: a known but unsubscribed client id answers as an unknown one, and asks no registry', async () => {
+    const stranger = await platform.newApp();
+    for (const registry of ['staff', 'down']) {
+      await platform.publish(
+        secApi({
+          schemes: { id: clientIdScheme, b: { type: 'basic', 'x-ibm-authentication-registry': registry } },
+          security: [{ id: [], b: [] }],
+        }),
+      );
+      const before = calls;
+      const answers: string[] = [];
+      for (const clientId of [stranger.clientId, 'f'.repeat(32)]) {
+        for (const authorization of [good, wrong]) {
+          const response = await fetch(`${platform.base}/thing?n=1`, {
+            headers: { 'X-IBM-Client-Id': clientId, authorization },
+          });
+          answers.push(`${response.status} ${await response.text()}`);
+        }
+      }
+      assert.equal(new Set(answers).size, 1, `${registry}: ${answers.join(' | ')}`);
+      assert.match(answers[0], /^401 .*Invalid client id or secret/);
+      assert.equal(calls, before, `${registry}: the registry was asked`);
+    }
   });
   test('a registry that does not answer within its timeout: 503', async () => {
     await platform.publish(basicApi('silent'));

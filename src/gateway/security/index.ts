@@ -191,8 +191,10 @@ async function authenticateAsync(
     // In order: a later scheme reads what an earlier one proved (the client id before the token).
     // A scheme that asks another server runs only when everything before it held: a caller
     // without a valid client id cannot make the gateway call a registry or an endpoint for free.
+    // So does an app that cannot call this API and whose owner has not proved itself: a known,
+    // unsubscribed client id buys no registry or endpoint call either (nor tells it is known).
     for (const scheme of alternative) {
-      const failed = failures.some((failure) => failure !== undefined);
+      const failed = failures.some((failure) => failure !== undefined) || !appStands(proof, directory);
       failures.push(scheme.asynchronous === true && failed ? 'missing' : await scheme.check(request, proof, directory));
     }
     const outcome = conclude(alternative, failures, proof, directory);
@@ -217,8 +219,13 @@ function conclude(
   directory: CallerDirectory,
 ): Outcome {
   // A user's or a token's verdict matters only when the app's schemes held (or when its
-  // authority is down: fail closed with a 503, not a 401 that blames the caller).
-  const appFailed = failures.some((failure, index) => failure !== undefined && alternative[index].kind === 'app');
+  // authority is down: fail closed with a 503, not a 401 that blames the caller). A known client
+  // id that cannot call this API, presented without its secret, has not held either: were the
+  // user's or token's verdict given for it, the answer would tell a known client id (of any
+  // organization) from an unknown one.
+  const appFailed =
+    failures.some((failure, index) => failure !== undefined && alternative[index].kind === 'app') ||
+    !appStands(proof, directory);
   for (let index = 0; index < failures.length; index++) {
     const failure = failures[index];
     if (failure === undefined || failure === 'missing' || alternative[index].kind === 'app') continue;
@@ -237,6 +244,13 @@ function conclude(
   // Only a caller who proved ownership of the client id learns why it is refused.
   if (!proof.secretVerified) return failed;
   return { reason: subscription === undefined ? 'not-subscribed' : 'pending' };
+}
+
+/** Whether the app proved so far may be answered about: none presented, its owner proved, or subscribed to this API. */
+function appStands(proof: Proof, directory: CallerDirectory): boolean {
+  const credential = proof.credential;
+  if (credential === undefined || proof.secretVerified) return true;
+  return directory.subscriptionFor(credential.app.id)?.state === 'active';
 }
 
 /** The failures of every alternative, and the one answer they make. */
