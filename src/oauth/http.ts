@@ -131,6 +131,12 @@ function basicCredentials(header: string): { id: string; secret: string } | unde
   return id === undefined || secret === undefined ? undefined : { id, secret };
 }
 
+/** RFC 6749 §5.2: 401 invalid_client, with the `WWW-Authenticate` challenge of the authentication the client should use. */
+export function clientAuthenticationFailed(context: EndpointContext): OAuthError {
+  const challenge = { 'www-authenticate': `Basic realm="${context.provider.issuerPath}", charset="UTF-8"` };
+  return new OAuthError('invalid_client', 'client authentication failed', 401, challenge);
+}
+
 /**
  * Authenticates the client of a token, introspection or revocation request. A client of another
  * catalog is unknown here. `allowPublic`: a client id alone (no secret) is accepted, for public
@@ -145,8 +151,7 @@ export function authenticateClient(
 ): Client {
   const header = req.headers.authorization;
   const posted = form.get('client_secret');
-  const challenge = { 'www-authenticate': `Basic realm="${context.provider.issuerPath}", charset="UTF-8"` };
-  const refuse = () => new OAuthError('invalid_client', 'client authentication failed', 401, challenge);
+  const refuse = () => clientAuthenticationFailed(context);
   let id: string | null;
   let secret: string | null;
   if (header !== undefined) {

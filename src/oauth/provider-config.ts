@@ -34,6 +34,9 @@ export interface ProviderConfig {
   userRegistry?: string;
 }
 
+/** The longest `access_token_ttl` a provider may set, in seconds: no access token outlives it. */
+export const maxAccessTokenTtl = 86_400;
+
 const grants: readonly Grant[] = ['application', 'access_code', 'password'];
 const clientTypes: readonly ClientType[] = ['confidential', 'public'];
 // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
@@ -147,7 +150,7 @@ export function providerConfig(file: Record<string, unknown>): ProviderConfig {
       required: flag(pkce.required, 'native_provider.pkce.required', false),
       allowPlain: flag(pkce.allow_plain, 'native_provider.pkce.allow_plain', false),
     },
-    accessTokenTtl: seconds(native.access_token_ttl, 'native_provider.access_token_ttl', 3600, 86_400),
+    accessTokenTtl: seconds(native.access_token_ttl, 'native_provider.access_token_ttl', 3600, maxAccessTokenTtl),
     refreshToken: {
       enabled: flag(refresh.enabled, 'native_provider.refresh_token.enabled', true),
       ttl: seconds(refresh.ttl, 'native_provider.refresh_token.ttl', 2_682_000, 31_536_000),

@@ -9,10 +9,11 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as oauth from '../store/oauth.ts';
 import { hashToken, newToken } from '../store/secrets.ts';
-import { authenticateClient, issuer, OAuthError, readForm, sendJson } from './http.ts';
+import { authenticateClient, clientAuthenticationFailed, issuer, OAuthError, readForm, sendJson } from './http.ts';
 import type { Client, EndpointContext } from './http.ts';
 import { signAccessToken } from './keys.ts';
 import { signInOwner } from './owner-sign-in.ts';
+import { maxAccessTokenTtl } from './provider-config.ts';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
@@ -69,15 +70,23 @@ async function issue(context: EndpointContext, request: Issue): Promise<Record<s
       scope: request.scope,
       username: request.username ?? '',
       expires_at: iat + provider.config.refreshToken.ttl,
+      // Whether the client proved its secret now: only a public client's grant refreshes without one.
+      public_client: request.client.confidential ? 0 : 1,
     });
     answer.refresh_token = refreshToken;
   }
   return answer;
 }
 
-/** Revokes what a grant issued, on every node: its refresh tokens and its access tokens until they expire. */
+/**
+ * Revokes what a grant issued, on every node: its refresh tokens and its access tokens until they
+ * expire. The grant's access tokens may have been signed under a longer `access_token_ttl` than
+ * the provider's current one (an admin may have lowered it since), and their `exp` is not stored;
+ * so the revocation lasts the longest lifetime any provider setting allows (`maxAccessTokenTtl`,
+ * 24 h), which no access token outlives. The cost is one revoked id a day longer at most.
+ */
 export async function revokeGrant(context: EndpointContext, grantId: string): Promise<void> {
-  await oauth.revokeGrant(context.store.db, grantId, nowSeconds() + context.provider.config.accessTokenTtl);
+  await oauth.revokeGrant(context.store.db, grantId, nowSeconds() + maxAccessTokenTtl);
   await context.changed('oauth-revocation');
 }
 
@@ -162,7 +171,15 @@ async function authorizationCode(context: EndpointContext, client: Client, form:
 async function refreshToken(context: EndpointContext, client: Client, form: URLSearchParams) {
   const presented = form.get('refresh_token');
   if (presented === null || presented === '') throw new OAuthError('invalid_request', 'refresh_token is required');
-  const taken = await oauth.takeRefreshToken(context.store.db, hashToken(presented));
+  const hash = hashToken(presented);
+  if (!client.confidential) {
+    // RFC 6749 §6: a confidential client authenticates on refresh. Only a grant issued to a public
+    // client (PKCE, no secret) refreshes with the client id alone. Checked before the token is
+    // used, so a request without the secret changes nothing, as a wrong secret changes nothing.
+    const stored = await oauth.findRefreshToken(context.store.db, hash);
+    if (stored !== undefined && stored.public_client !== 1) throw clientAuthenticationFailed(context);
+  }
+  const taken = await oauth.takeRefreshToken(context.store.db, hash);
   const invalid = new OAuthError('invalid_grant', 'the refresh token is invalid, expired or revoked');
   // A rotated refresh token presented again: someone holds a copy. Revoke the whole grant.
   const row = await redeemed(context, client, taken, invalid);
@@ -198,7 +215,8 @@ export async function tokenEndpoint(
   const form = await readForm(req);
   const grantType = form.get('grant_type');
   if (grantType === null) throw new OAuthError('invalid_request', 'grant_type is required');
-  // Public clients (no secret) only where PKCE binds the grant: authorization code and its refresh.
+  // Public clients (no secret) only where PKCE binds the grant: authorization code, and the
+  // refresh of a grant issued to a public client (refreshToken checks which the grant was).
   const client = authenticateClient(
     req,
     form,

@@ -155,9 +155,15 @@ export interface RefreshRow {
   scope: string;
   username: string;
   expires_at: number;
+  /** 1: issued to a public client (no secret; PKCE), so refreshed without one. 0: the client must authenticate. */
+  public_client: number;
 }
 
-export async function insertRefreshToken(db: Db, row: RefreshRow): Promise<void> {
+/** A refresh token to store: `public_client` defaults to 0 (the client must authenticate to refresh). */
+export async function insertRefreshToken(
+  db: Db,
+  row: Omit<RefreshRow, 'public_client'> & { public_client?: number },
+): Promise<void> {
   await db
     .insertInto('oauth_refresh_tokens')
     .values({ ...row, used: 0 })
@@ -181,10 +187,11 @@ export async function takeRefreshToken(
     .where('token_hash', '=', tokenHash)
     .executeTakeFirst();
   if (!row) return undefined;
-  return { row: { ...row, expires_at: Number(row.expires_at) }, first: Number(updated.numUpdatedRows) === 1 };
+  const normalised = { ...row, expires_at: Number(row.expires_at), public_client: Number(row.public_client) };
+  return { row: normalised, first: Number(updated.numUpdatedRows) === 1 };
 }
 
-/** A refresh token as it stands, without using it (introspection). */
+/** A refresh token as it stands, without using it (introspection; the client check before a refresh). */
 export async function findRefreshToken(
   db: Db,
   tokenHash: string,
@@ -194,7 +201,13 @@ export async function findRefreshToken(
     .selectAll()
     .where('token_hash', '=', tokenHash)
     .executeTakeFirst();
-  return row ? { ...row, expires_at: Number(row.expires_at), used: Number(row.used) } : undefined;
+  if (!row) return undefined;
+  return {
+    ...row,
+    expires_at: Number(row.expires_at),
+    used: Number(row.used),
+    public_client: Number(row.public_client),
+  };
 }
 
 /**

@@ -362,6 +362,8 @@ export interface OAuthRefreshTokenTable {
   username: string;
   expires_at: number;
   used: Generated<number>;
+  /** 1: issued to a public client (no secret, PKCE), refreshed without a secret; 0: the client must authenticate. */
+  public_client: Generated<number>;
 }
 
 export interface OAuthRevocationTable {

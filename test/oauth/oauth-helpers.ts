@@ -124,6 +124,42 @@ export async function postForm(url: string, fields: Record<string, string>, head
   };
 }
 
+/**
+ * A code for `clientId`, as the consent page gives it (alice signs in and allows), without a
+ * browser. `extra` adds authorization request parameters (code_challenge, scope...).
+ */
+export async function consentCode(o: OAuthPlatform, extra: Record<string, string> = {}): Promise<string> {
+  const authorize = `${o.issuer}/oauth2/authorize`;
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: o.app.clientId,
+    redirect_uri: o.redirectUri,
+    scope: 'read',
+    state: 's1',
+    ...extra,
+  });
+  const page = await fetch(`${authorize}?${query}`);
+  if (page.status !== 200) throw new Error(`consent page: ${page.status}`);
+  const cookie = page.headers.get('set-cookie')!.split(';')[0];
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
+  const form = new URLSearchParams({
+    ...Object.fromEntries(query),
+    csrf,
+    username: 'alice',
+    password: 'wonderland',
+    decision: 'allow',
+  });
+  const answer = await fetch(authorize, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: form,
+  });
+  const code = new URL(answer.headers.get('location') ?? 'about:blank').searchParams.get('code');
+  if (answer.status !== 302 || code === null) throw new Error(`consent: ${answer.status}, no code`);
+  return code;
+}
+
 export function basic(clientId: string, secret: string): Record<string, string> {
   return {
     authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,

@@ -16,6 +16,7 @@ import { activityScopes } from './0009-activity-scopes.ts';
 import { changeRefs } from './0010-change-refs.ts';
 import { subscriptionIndexes } from './0011-subscription-indexes.ts';
 import { dropSubscriptionStateIndex } from './0012-drop-subscription-state-index.ts';
+import { refreshTokenPublicClient } from './0013-refresh-token-public-client.ts';
 import type { DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
@@ -37,6 +38,7 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0010-change-refs': changeRefs(),
         '0011-subscription-indexes': subscriptionIndexes(),
         '0012-drop-subscription-state-index': dropSubscriptionStateIndex(),
+        '0013-refresh-token-public-client': refreshTokenPublicClient(),
       };
     },
   };
