@@ -66,10 +66,19 @@ function planProblems(document: Document): DefinitionProblem[] {
     }
     problems.push(...rateLimitProblems(plan['rate-limit'], appendPath(appendPath(path, 'rate-limit'), 'value')));
     if (isRecord(plan.apis)) {
-      for (const key of Object.keys(plan.apis)) {
+      for (const [key, entry] of Object.entries(plan.apis)) {
+        const at = appendPath(appendPath(path, 'apis'), key);
+        if (isRecord(entry) && 'operations' in entry) {
+          // Fail closed: the gateway enforces which APIs a plan covers, not which of their operations.
+          problems.push({
+            path: appendPath(at, 'operations'),
+            rule: 'plan-operations',
+            reason: `the gateway cannot limit a plan to some operations of an API: list ${key} without operations (the plan covers all of it), or put those operations in an API of their own`,
+          });
+        }
         if (apiKeys.has(key)) continue;
         problems.push({
-          path: appendPath(appendPath(path, 'apis'), key),
+          path: at,
           rule: 'unknown-api',
           reason: `${key} is not one of the product's apis (${[...apiKeys].join(', ') || 'none'})`,
         });

@@ -69,7 +69,8 @@ const plan: JSONSchema = {
     },
     apis: {
       type: 'object',
-      description: 'APIs (by product apis key) and operations the plan offers; absent = all.',
+      description:
+        'APIs (by product apis key) the plan covers; absent = all. `operations` is refused (plan-operations).',
       additionalProperties: {
         type: ['object', 'null'],
         properties: { operations: { type: 'array', items: { type: 'object' } } },

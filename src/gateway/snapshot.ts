@@ -56,8 +56,11 @@ export interface CompiledApi extends ApiRoutes {
   definition: ApiDefinition;
   properties: Record<string, string>;
   flow: Step;
-  /** One map per published product containing the API (appId → subscription), shared with the product's other APIs. */
-  productSubscriptions: Array<Map<string, SubscriptionInfo>>;
+  /**
+   * One entry per published product containing the API: the key the product gives it (what a
+   * plan's `apis:` list names) and its subscribers (appId → subscription), shared with its other APIs.
+   */
+  productSubscriptions: Array<{ key: string; subscribers: Map<string, SubscriptionInfo> }>;
   /** Header (lower-case) and query names the API's security schemes name: never logged in clear. */
   credentialNames: { headers: ReadonlySet<string>; query: ReadonlySet<string> };
 }
@@ -220,7 +223,7 @@ export async function compileSnapshot(data: SnapshotData, options: SnapshotOptio
     const product = productsById.get(link.product_id);
     const api = product ? compiled.get(product.catalog_id)?.get(link.api_id) : undefined;
     const subscribers = subscribersOf.get(link.product_id);
-    if (api && subscribers) api.productSubscriptions.push(subscribers);
+    if (api && subscribers) api.productSubscriptions.push({ key: link.api_key, subscribers });
   }
 
   let apiCount = 0;

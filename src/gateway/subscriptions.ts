@@ -28,6 +28,8 @@ export interface PlanShared {
   rateLimitText: string;
   /** The plan's assembly-rate-limits by name. */
   named: Record<string, readonly LimitRule[]>;
+  /** The product `apis` keys the plan covers (its `apis:` list); undefined: every API of the product. */
+  apis: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -73,10 +75,11 @@ export class SubscriptionInfo {
   }
 }
 
+type PlanDocument = Record<string, unknown> | undefined;
+type ProductDocument = { plans?: Record<string, PlanDocument> };
+
 /** A plan's `assembly-rate-limits` / `assembly-burst-limits` as rules, read from the product document. */
-function assemblyLimitsOf(productDocument: string, planName: string): Record<string, readonly LimitRule[]> {
-  const document = JSON.parse(productDocument) as { plans?: Record<string, Record<string, unknown>> };
-  const plan = document.plans?.[planName];
+function assemblyLimitsOf(plan: PlanDocument): Record<string, readonly LimitRule[]> {
   if (!plan) return {};
   const out: Record<string, LimitRule[]> = {};
   for (const [field, hard] of [
@@ -102,6 +105,22 @@ function assemblyLimitsOf(productDocument: string, planName: string): Record<str
   return out;
 }
 
+/**
+ * The product API keys a plan's `apis:` list covers; undefined when it has none (all of them).
+ * An entry that names `operations` covers nothing: the import refuses it (`plan-operations`), so
+ * only a product stored before that rule has one, and the gateway cannot cover part of an API.
+ */
+function coveredApis(plan: PlanDocument): ReadonlySet<string> | undefined {
+  const apis = plan?.apis;
+  if (typeof apis !== 'object' || apis === null) return undefined;
+  const covered = new Set<string>();
+  for (const [key, entry] of Object.entries(apis as Record<string, unknown>)) {
+    const operations = typeof entry === 'object' && entry !== null && 'operations' in entry;
+    if (!operations) covered.add(key);
+  }
+  return covered;
+}
+
 function rateLimitText(limits: RateLimitDef[]): string {
   const limited = limits.filter((l) => !l.unlimited);
   return limited.length === 0 ? 'unlimited' : limited.map((l) => l.value).join(', ');
@@ -117,9 +136,17 @@ type ProductRow = SnapshotData['products'][number];
 export function planShares(data: SnapshotData, productsById: ReadonlyMap<string, ProductRow>): Map<string, PlanShared> {
   const shares = new Map<string, PlanShared>();
   const read = data.subscriptionsOf ?? 'all';
+  // Each product's document, parsed once for all its plans.
+  const documents = new Map<string, ProductDocument>();
   for (const plan of data.plans) {
     const product = productsById.get(plan.product_id);
     if (!product || (read !== 'all' && !read.has(product.id))) continue;
+    let document = documents.get(product.id);
+    if (document === undefined) {
+      document = JSON.parse(product.document) as ProductDocument;
+      documents.set(product.id, document);
+    }
+    const written = document.plans?.[plan.name];
     const rateLimits = JSON.parse(plan.rate_limits) as RateLimitDef[];
     const burstLimits = JSON.parse(plan.burst_limits) as RateLimitDef[];
     shares.set(plan.id, {
@@ -132,7 +159,8 @@ export function planShares(data: SnapshotData, productsById: ReadonlyMap<string,
       productTitle: product.title,
       rules: rulesFromPlan(rateLimits, burstLimits),
       rateLimitText: rateLimitText(rateLimits),
-      named: assemblyLimitsOf(product.document, plan.name),
+      named: assemblyLimitsOf(written),
+      apis: coveredApis(written),
     });
   }
   return shares;
@@ -172,12 +200,17 @@ export async function subscribersByProduct(
   return subscribersOf;
 }
 
-/** The subscription that lets `appId` call `api`: an active one over a pending one. */
+/**
+ * The subscription that lets `appId` call `api`: an active one over a pending one. A subscription
+ * to a plan whose `apis:` list leaves the API out (by the key the product gives it) is none at all.
+ */
 export function subscriptionFor(api: CompiledApi, appId: string): SubscriptionInfo | undefined {
   let found: SubscriptionInfo | undefined;
-  for (const subscribers of api.productSubscriptions) {
+  for (const { key, subscribers } of api.productSubscriptions) {
     const info = subscribers.get(appId);
     if (info === undefined) continue;
+    const covered = info.plan.apis;
+    if (covered !== undefined && !covered.has(key)) continue;
     if (info.state === 'active') return info;
     found ??= info;
   }

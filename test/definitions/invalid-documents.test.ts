@@ -214,6 +214,31 @@ describe('product document problems', () => {
     ]);
   });
 
+  it('refuses a plan limited to some operations of an API (the gateway enforces whole APIs)', () => {
+    const text = [
+      'product: 1.0.0',
+      'info: { name: p, version: 1.0.0 }',
+      'plans:',
+      '  gold: { apis: { a: { operations: [{ operationId: getThing }] }, b: {} } }',
+      "apis: { a: { name: 'a:1.0.0' }, b: { name: 'b:1.0.0' } }",
+    ].join('\n');
+    assert.throws(
+      () => parseProductDocument(text, 'p.yaml'),
+      (error: DefinitionError) => {
+        assert.equal(error.code, 'DEF_INVALID');
+        assert.equal(error.file, 'p.yaml');
+        assert.deepEqual(
+          error.problems.map((problem) => [problem.path, problem.rule]),
+          [['$.plans.gold.apis.a.operations', 'plan-operations']],
+        );
+        assert.match(error.problems[0].reason, /cannot limit a plan to some operations of an API: list a without/);
+        return true;
+      },
+    );
+    const whole = parseProductDocument(text.replace('{ operations: [{ operationId: getThing }] }', '{}'), 'p.yaml');
+    assert.deepEqual(whole.plans[0].apis, ['a', 'b']);
+  });
+
   it('requires info.name and info.version', () => {
     assert.throws(
       () => parseProductDocument('product: 1.0.0\ninfo: { title: x }\nplans: { default: {} }\n', 'p.yaml'),
