@@ -242,6 +242,43 @@ describe('issue 12: GatewayScript sandbox and worker pool', () => {
     assert.equal(second.ctx.get('message.headers.x-hooked'), undefined);
   });
 
+  // QuickJS's Math.random is an xorshift64* whose state is one per engine: two values one
+  // consumer saw gave away the next consumer's (found by a review, Session 15). This is the
+  // reviewer's predictor: it recovers the state from two outputs (12 unknown bits).
+  it("Math.random: one consumer's values do not predict the next consumer's", async () => {
+    const pool = poolOf(1);
+    const step = script(pool, `context.set('ids', [Math.random(), Math.random(), Math.random()]);`);
+    const a = (await outcome(step)).ctx.get('ids') as number[];
+    const b = (await outcome(step)).ctx.get('ids') as number[];
+    for (const value of [...a, ...b]) assert.ok(value >= 0 && value < 1, String(value));
+    assert.equal(new Set([...a, ...b]).size, 6);
+    const M = (1n << 64n) - 1n;
+    const C = 0x2545f4914f6cdd1dn;
+    let inverse = 1n;
+    for (let i = 0; i < 7; i++) inverse = (inverse * (2n - C * inverse)) & M;
+    const step64 = (x: bigint) => {
+      x ^= x >> 12n;
+      x = (x ^ (x << 25n)) & M;
+      return x ^ (x >> 27n);
+    };
+    const view = new DataView(new ArrayBuffer(8));
+    const output = (x: bigint) => {
+      view.setBigUint64(0, (0x3ffn << 52n) | (((x * C) & M) >> 12n));
+      return view.getFloat64(0) - 1;
+    };
+    const mantissa = (r: number) => {
+      view.setFloat64(0, r + 1);
+      return view.getBigUint64(0) & ((1n << 52n) - 1n);
+    };
+    let predicted: number | undefined;
+    for (let low = 0n; low < 4096n && predicted === undefined; low++) {
+      const x1 = (((mantissa(a[1]) << 12n) | low) * inverse) & M;
+      if (output(step64(x1)) !== a[2]) continue;
+      predicted = output(step64(step64(x1)));
+    }
+    assert.notEqual(predicted, b[0]);
+  });
+
   // Engine state a frozen realm does not cover. quickjs-ng (measured as a replacement engine in
   // Session 15, bench/README.md, and declined) keeps a stack-trace hook and limit in the context
   // behind setters of `Error` that a frozen realm still calls: set in one run, the hook ran in the

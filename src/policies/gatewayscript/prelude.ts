@@ -19,6 +19,8 @@
  * left promise jobs, or threw, the host calls `cleanup` again once they are over, and rebuilds the
  * engine unless it answers 'ok'.
  */
+import { randomFillSync } from 'node:crypto';
+
 export const preludeSource = String.raw`(function (host) {
   'use strict';
   var parse = JSON.parse, stringify = JSON.stringify;
@@ -167,6 +169,17 @@ export const preludeSource = String.raw`(function (host) {
   guard(String.prototype, 'padEnd');
   guard(Array.prototype, 'join');
   guard(JSON, 'stringify');
+  // Math.random draws on the host's cryptographic generator, 64 numbers at a time (randomNumbers
+  // below): QuickJS's own xorshift state is one per engine, shared by every run, and two numbers
+  // one consumer's answer showed gave away the next consumer's (found by a review, Session 15).
+  var randoms = [], nextRandom = 0;
+  Math.random = function random() {
+    if (nextRandom >= randoms.length) {
+      randoms = parse(host('random'));
+      nextRandom = 0;
+    }
+    return randoms[nextRandom++];
+  };
   // Intrinsics no global property reaches: the iterator, generator and async-function prototypes
   // (and through them their constructors) exist once per engine and are found only through the
   // objects syntax makes. Left writable, one run could hang a closure on one (an iterator's next)
@@ -257,4 +270,14 @@ export function wrapUserSource(source: string): string {
 export function lineOf(stack: string | undefined): string {
   const match = /:(\d+)(?::(\d+))?\)?\s*$/m.exec(stack ?? '');
   return match === null ? '' : ` (line ${match[1]})`;
+}
+
+const randomWords = new Uint32Array(128);
+
+/** The host's answer to the prelude's `host('random')`: 64 numbers in [0, 1) of 53 random bits each, as JSON. */
+export function randomNumbers(): string {
+  randomFillSync(randomWords);
+  const numbers = new Array<number>(64);
+  for (let i = 0; i < 64; i++) numbers[i] = ((randomWords[2 * i] >>> 11) * 2 ** 32 + randomWords[2 * i + 1]) / 2 ** 53;
+  return JSON.stringify(numbers);
 }

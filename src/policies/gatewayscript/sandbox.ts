@@ -19,7 +19,7 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emsc
 import type { EngineModule } from './engine-module.ts';
 import { directCaller, installHostBridge } from './host-bridge.ts';
 import type { DirectCall } from './host-bridge.ts';
-import { lineOf, preludeSource, wrapUserSource } from './prelude.ts';
+import { lineOf, preludeSource, randomNumbers, wrapUserSource } from './prelude.ts';
 
 /** What a script may do to the request; implemented over the FlowContext by the policy. */
 export interface ScriptHost {
@@ -150,6 +150,7 @@ export class ScriptSandbox {
   }
 
   private hostCall(op: string, a: string | undefined, b: string | undefined): string | undefined {
+    if (op === 'random') return randomNumbers();
     if (op === 'mem') {
       if (this.deadline === 0 || this.engine.heapBytes() <= this.heapCeiling) return undefined;
       this.outOfMemory = true;
