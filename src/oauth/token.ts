@@ -169,6 +169,9 @@ async function authorizationCode(context: EndpointContext, client: Client, form:
 }
 
 async function refreshToken(context: EndpointContext, client: Client, form: URLSearchParams) {
+  // A provider whose refresh tokens were turned off honours none it issued before (fail closed).
+  if (!context.provider.config.refreshToken.enabled)
+    throw new OAuthError('unsupported_grant_type', 'this provider does not issue tokens for this grant type');
   const presented = form.get('refresh_token');
   if (presented === null || presented === '') throw new OAuthError('invalid_request', 'refresh_token is required');
   const hash = hashToken(presented);

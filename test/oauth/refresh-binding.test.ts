@@ -133,6 +133,34 @@ for (const backend of backends) {
       assert.equal((await refresh(exchanged.body!.refresh_token, secret)).status, 200);
     });
 
+    // Found by a review (Session 15): refresh tokens issued before an admin turned refresh
+    // tokens off kept yielding access tokens.
+    test('refresh tokens turned off: one issued before is refused, and works again once they are back on', async () => {
+      const first = await passwordGrant();
+      assert.equal(first.status, 200);
+      const setRefresh = async (enabled: boolean) => {
+        const native = {
+          ...providerFile.native_provider,
+          refresh_token: { ...providerFile.native_provider.refresh_token, enabled },
+        };
+        const put = await o.p.t.call('PUT', '/api/orgs/acme/oauth-providers/demo-oauth', {
+          ...providerFile,
+          native_provider: native,
+        });
+        assert.equal(put.status, 200);
+        await o.p.t.platform.gateway!.reload();
+      };
+      await setRefresh(false);
+      try {
+        const refused = await refresh(first.body!.refresh_token, secret);
+        assert.equal(refused.status, 400);
+        assert.equal(refused.body?.error, 'unsupported_grant_type');
+      } finally {
+        await setRefresh(true);
+      }
+      assert.equal((await refresh(first.body!.refresh_token, secret)).status, 200);
+    });
+
     test("a revoked grant's access token stays refused after access_token_ttl was lowered", async () => {
       const gateway = o.p.t.platform.gateway!;
       const setTtl = async (ttl: number) => {
