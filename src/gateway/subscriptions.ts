@@ -106,12 +106,16 @@ function assemblyLimitsOf(plan: PlanDocument): Record<string, readonly LimitRule
 }
 
 /**
- * The product API keys a plan's `apis:` list covers; undefined when it has none (all of them).
+ * The product API keys a plan's `apis:` list covers; undefined when it has none (all of them);
+ * none for a plan the product's document no longer has.
  * An entry that names `operations` covers nothing: the import refuses it (`plan-operations`), so
  * only a product stored before that rule has one, and the gateway cannot cover part of an API.
  */
 function coveredApis(plan: PlanDocument): ReadonlySet<string> | undefined {
-  const apis = plan?.apis;
+  // A plan the product's document no longer has (dropped by a republish; its row stays for its
+  // subscriptions' history) covers nothing, whatever a subscription to it still says.
+  if (plan === undefined) return new Set();
+  const apis = plan.apis;
   if (typeof apis !== 'object' || apis === null) return undefined;
   const covered = new Set<string>();
   for (const [key, entry] of Object.entries(apis as Record<string, unknown>)) {

@@ -73,7 +73,7 @@ export async function upsertProduct(db: Db, input: ProductInput): Promise<{ prod
 }
 
 async function replacePlans(db: Db, productId: string, plans: PlanInput[]): Promise<void> {
-  const current = await listPlans(db, productId);
+  const current = await allPlans(db, productId);
   const byName = new Map(current.map((p) => [p.name, p]));
   const kept = new Set<string>();
   for (const [position, plan] of plans.entries()) {
@@ -133,8 +133,20 @@ export async function setProductState(db: Db, id: string, state: ProductState): 
   await db.updateTable('products').set({ state, updated_at: now() }).where('id', '=', id).execute();
 }
 
-export function listPlans(db: Db, productId: string): Promise<PlanRow[]> {
+/** Every plan row of a product, including those a republish dropped that subscriptions still name. */
+function allPlans(db: Db, productId: string): Promise<PlanRow[]> {
   return db.selectFrom('plans').selectAll().where('product_id', '=', productId).orderBy('position').execute();
+}
+
+/**
+ * The product's plans as its document has them now. A plan a republish dropped keeps its row while
+ * subscriptions name it (their history), but is listed, offered and subscribed to no more (a
+ * review found it still offered in the portal and the management API, and subscribable).
+ */
+export async function listPlans(db: Db, productId: string): Promise<PlanRow[]> {
+  const [rows, product] = await Promise.all([allPlans(db, productId), findProductById(db, productId)]);
+  const current = product === undefined ? undefined : (JSON.parse(product.document) as { plans?: object }).plans;
+  return rows.filter((row) => current !== undefined && Object.hasOwn(current, row.name));
 }
 
 export function findPlanById(db: Db, id: string): Promise<PlanRow | undefined> {

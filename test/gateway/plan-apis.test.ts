@@ -134,6 +134,51 @@ describe("a plan's apis list at the gateway", () => {
     assert.deepEqual(await get('/secb/thing', onlyA), invalid);
   });
 
+  // Found by a review (Session 15): a plan a republish dropped kept its row (its subscriptions'
+  // history), was still listed in the portal and the management API, could be subscribed to, and
+  // at the gateway covered every API of the product.
+  test('a plan a republish dropped is offered no more, and a subscription naming it covers nothing', async () => {
+    const services = t.platform.services;
+    const consumer = t.platform.consumerServices;
+    const text = (plans: string) =>
+      `product: 1.0.0\ninfo: { name: three, title: Three, version: 1.0.0 }\nplans:\n${plans}apis: { a: { name: 'sec:1.0.0' } }\n`;
+    const put = async (plans: string) => {
+      await services.putProduct(t.orgId, 'sandbox', { text: text(plans), file: 'three.yaml', state: 'published' });
+      await t.platform.gateway!.reload();
+    };
+    await put('  keep: { title: Keep }\n  gone: { title: Gone }\n');
+    const product = await services.product(t.orgId, 'sandbox', 'three', '1.0.0');
+    const { sandbox } = await services.ensureOrg('acme');
+    await consumer.signUp(sandbox.id, { email: 'gone@example.com', password: 'dev-pass-1234', orgTitle: 'gone' });
+    const org = (await findConsumerOrgByName(services.store.db, sandbox.id, 'gone'))!;
+    const { app, credential } = await consumer.createApp(org.id, { title: 'App gone' });
+    const subscription = await consumer.subscribe(org.id, { appId: app.id, productId: product.id, planName: 'gone' });
+    await t.platform.gateway!.reload();
+    assert.deepEqual(await get('/sec/thing', credential.client_id), served);
+
+    await put('  keep: { title: Keep }\n');
+    assert.deepEqual(
+      (await services.productPlans(product.id)).map((plan) => plan.name),
+      ['keep'],
+    );
+    assert.deepEqual(
+      (await consumer.productPlans(product.id)).map((plan) => plan.name),
+      ['keep'],
+    );
+    const { app: other } = await consumer.createApp(org.id, { title: 'Another' });
+    await assert.rejects(
+      consumer.subscribe(org.id, { appId: other.id, productId: product.id, planName: 'gone' }),
+      /has no plan gone/,
+    );
+    // A subscription to it made before this was refused (the republish cancelled this one):
+    // active again, it still lets its app call nothing.
+    const db = services.store.db;
+    await db.updateTable('subscriptions').set({ state: 'active' }).where('id', '=', subscription.id).execute();
+    await recordChange(db, 'subscription', 'sqlite', product.id);
+    await t.platform.gateway!.reload();
+    assert.deepEqual(await get('/sec/thing', credential.client_id), invalid);
+  });
+
   test('an entry with operations, stored before the import refused it, covers nothing (fail closed)', async () => {
     const db = t.platform.services.store.db;
     const product = await t.platform.services.product(t.orgId, 'sandbox', 'two', '1.0.0');

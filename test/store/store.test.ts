@@ -39,7 +39,7 @@ import { storeBackends } from '../helpers/stores.ts';
 import type { TestStore } from '../helpers/stores.ts';
 
 function productInput(catalogId: string, apiId: string, overrides: Partial<ProductInput> = {}): ProductInput {
-  return {
+  const input: ProductInput = {
     catalogId,
     name: 'accessories',
     version: '1.0.0',
@@ -71,6 +71,9 @@ function productInput(catalogId: string, apiId: string, overrides: Partial<Produ
     apis: [{ apiId, key: 'logistics' }],
     ...overrides,
   };
+  // As the import stores a product: its document names the plans its plan rows hold.
+  const plans = Object.fromEntries(input.plans.map((plan) => [plan.name, { title: plan.title }]));
+  return { ...input, document: { ...input.document, plans } };
 }
 
 function event(overrides: Partial<NewActivityEvent>): NewActivityEvent {
