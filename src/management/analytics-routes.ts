@@ -1,6 +1,6 @@
 /** The management API's activity events of a catalog. */
 import type { ProviderServices } from '../services/provider-services.ts';
-import { orgId, param } from './route-spec.ts';
+import { orgId, param, queryParam } from './route-spec.ts';
 import type { RouteSpec } from './route-spec.ts';
 
 /** The analytics routes. */
@@ -14,9 +14,10 @@ export function analyticsRoutes(services: ProviderServices): RouteSpec[] {
       handler: async (request) => {
         const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
         const orgRow = await services.org(orgId(request));
-        const query = request.query as { api?: string; limit?: string };
-        const limit = Math.min(1000, Math.max(1, Number(query.limit ?? 100) || 100));
-        return services.events({ orgName: orgRow?.name, catalogName: catalog.name, apiName: query.api }, limit);
+        // Each filter given once, as text: `?api=a&api=b` is a 400 naming `api`, not an array in the SQL.
+        const apiName = queryParam(request, 'api');
+        const limit = Math.min(1000, Math.max(1, Number(queryParam(request, 'limit') ?? 100) || 100));
+        return services.events({ orgName: orgRow?.name, catalogName: catalog.name, apiName }, limit);
       },
     },
   ];

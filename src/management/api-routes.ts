@@ -1,6 +1,6 @@
 /** The management API's APIs of an org: import (OpenAPI or WSDL), read, add SOAP targets, bring online or take offline, delete. */
 import type { ProviderServices } from '../services/provider-services.ts';
-import { apiParams, apiSummary, documentBody, orgId } from './route-spec.ts';
+import { apiDocumentBody, apiParams, apiSummary, orgId } from './route-spec.ts';
 import type { RouteSpec } from './route-spec.ts';
 
 /** The API routes. */
@@ -19,22 +19,21 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       summary: 'Import an API document (created offline)',
       tag: 'apis',
       status: 201,
-      body: documentBody,
+      body: apiDocumentBody,
       handler: async (request, reply) => {
         const body = request.body as {
           document: string;
           file?: string;
           attachments?: Record<string, string>;
           replace?: boolean;
-          state?: string;
+          state?: 'online' | 'offline';
         };
-        const state = body.state === 'online' || body.state === 'offline' ? body.state : undefined;
         const result = await services.importApi(orgId(request), {
           text: body.document,
           file: body.file ?? 'document',
           attachments: body.attachments,
           replace: body.replace,
-          state,
+          state: body.state,
         });
         if (!result.created) reply.status(200);
         return { ...apiSummary(result.api), created: result.created, changed: result.changed };
@@ -55,7 +54,7 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/apis/:name/:version/targets',
       summary: 'Add a SOAP service from a WSDL to the API as an x-ibm-configuration.targets entry',
       tag: 'apis',
-      body: documentBody,
+      body: apiDocumentBody,
       handler: async (request) => {
         const body = request.body as {
           document: string;

@@ -2,14 +2,14 @@
 import type { FastifyRequest } from 'fastify';
 import type { ProviderServices } from '../services/provider-services.ts';
 import type { ProductState } from '../store/schema.ts';
-import { documentBody, orgId, param, productSummary, stringField } from './route-spec.ts';
+import { orgId, param, productDocumentBody, productSummary, queryParam, stringField } from './route-spec.ts';
 import type { RouteSpec } from './route-spec.ts';
 
 /** The body of a product create or update. */
 interface ProductBody {
   document: string;
   file?: string;
-  state?: string;
+  state?: 'staged' | 'published';
   attachments?: Record<string, string>;
   activate?: boolean;
 }
@@ -18,7 +18,7 @@ interface ProductBody {
 export function productRoutes(services: ProviderServices): RouteSpec[] {
   const moveProduct = async (request: FastifyRequest, state: ProductState) => {
     // `?activate=false` refuses to publish a product whose APIs are offline (default: brings them online).
-    const activate = (request.query as { activate?: string }).activate !== 'false';
+    const activate = queryParam(request, 'activate') !== 'false';
     const [catalog, name, version] = ['catalog', 'name', 'version'].map((key) => param(request, key));
     const moved = await services.setProductState(orgId(request), catalog, name, version, state, activate);
     return { ...productSummary(moved), activated: moved.activated };
@@ -69,11 +69,10 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       summary: 'Create or update a product from its YAML; `state: published` publishes it and brings its APIs online',
       tag: 'products',
       status: 201,
-      body: documentBody,
+      body: productDocumentBody,
       handler: async (request, reply) => {
         const body = request.body as ProductBody;
-        const state = body.state === 'staged' || body.state === 'published' ? body.state : undefined;
-        const { document: text, file = 'product', attachments, activate } = body;
+        const { document: text, file = 'product', state, attachments, activate } = body;
         const result = await services.putProduct(orgId(request), param(request, 'catalog'), {
           text,
           file,

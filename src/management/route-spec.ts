@@ -3,6 +3,7 @@
  * helpers and response summaries, and the OpenAPI document built from the table.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PorticoError } from '../errors.ts';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -25,37 +26,59 @@ export const stringField = (description: string, extra: Record<string, unknown> 
   ...extra,
 });
 
-/** Body of an import: the document as text (YAML or JSON) and the file name it came from. */
-export const documentBody = {
-  type: 'object',
-  required: ['document'],
-  additionalProperties: false,
-  properties: {
-    document: stringField('The definition document, YAML or JSON text', { minLength: 1 }),
-    file: stringField('The file name, used in error messages and to resolve references'),
-    attachments: {
-      type: 'object',
-      additionalProperties: { type: 'string' },
-      description: 'Files the document refers to (WSDL, XSD, API files for product $refs), by name',
+/**
+ * Body of an import: the document as text (YAML or JSON) and the file name it came from, with the
+ * initial states the route accepts (an API: online or offline; a product: staged or published),
+ * so a state the route does not know is a 400 naming `state` and listing them, not ignored.
+ */
+function documentBody(states: readonly string[]) {
+  return {
+    type: 'object',
+    required: ['document'],
+    additionalProperties: false,
+    properties: {
+      document: stringField('The definition document, YAML or JSON text', { minLength: 1 }),
+      file: stringField('The file name, used in error messages and to resolve references'),
+      attachments: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Files the document refers to (WSDL, XSD, API files for product $refs), by name',
+      },
+      replace: {
+        type: 'boolean',
+        description: 'Replace an existing API with the same name and version',
+        default: false,
+      },
+      state: {
+        type: 'string',
+        enum: states,
+        description: `Initial state: ${states.join(' or ')}`,
+      },
+      activate: {
+        type: 'boolean',
+        description:
+          'Publishing a product brings its offline APIs online; false refuses the publish instead, naming them',
+        default: true,
+      },
     },
-    replace: {
-      type: 'boolean',
-      description: 'Replace an existing API with the same name and version',
-      default: false,
-    },
-    state: {
-      type: 'string',
-      enum: ['staged', 'published', 'online', 'offline'],
-      description: 'Initial state',
-    },
-    activate: {
-      type: 'boolean',
-      description:
-        'Publishing a product brings its offline APIs online; false refuses the publish instead, naming them',
-      default: true,
-    },
-  },
-};
+  };
+}
+
+/** Body of an API import (and of a WSDL target added to an API). */
+export const apiDocumentBody = documentBody(['online', 'offline']);
+
+/** Body of a product create or update. */
+export const productDocumentBody = documentBody(['staged', 'published']);
+
+/**
+ * A query parameter as text, undefined when absent. Given twice (`?api=a&api=b` arrives as an
+ * array) it is a 400 naming the parameter, never a value handed on to the store.
+ */
+export function queryParam(request: FastifyRequest, name: string): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.[name];
+  if (value === undefined || typeof value === 'string') return value;
+  throw new PorticoError('MGMT_VALIDATION', { field: name, reason: 'must be given once, as text' });
+}
 
 export function param(request: FastifyRequest, name: string): string {
   return (request.params as Record<string, string>)[name];

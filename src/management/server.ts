@@ -119,8 +119,9 @@ export async function createManagementServer(options: ManagementOptions): Promis
       }
       if (error.validation) {
         const first = error.validation[0] as {
+          keyword?: string;
           instancePath?: string;
-          params?: { missingProperty?: string; additionalProperty?: string };
+          params?: { missingProperty?: string; additionalProperty?: string; allowedValues?: unknown[] };
           message?: string;
         };
         const field =
@@ -128,7 +129,12 @@ export async function createManagementServer(options: ManagementOptions): Promis
           first.params?.additionalProperty ??
           (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.') ??
           'body';
-        const reason = first.params?.additionalProperty ? 'is not a known field' : (first.message ?? 'is invalid');
+        const allowed = first.keyword === 'enum' ? first.params?.allowedValues : undefined;
+        const reason = first.params?.additionalProperty
+          ? 'is not a known field'
+          : allowed
+            ? `must be one of: ${allowed.join(', ')}`
+            : (first.message ?? 'is invalid');
         return reply.status(400).send(new PorticoError('MGMT_VALIDATION', { field: field || 'body', reason }).toJSON());
       }
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')

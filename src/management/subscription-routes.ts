@@ -1,7 +1,7 @@
 /** The management API's subscriptions of a catalog: list them, approve or reject a request, revoke one. */
 import { PorticoError } from '../errors.ts';
 import type { ProviderServices } from '../services/provider-services.ts';
-import { orgId, param } from './route-spec.ts';
+import { orgId, param, queryParam } from './route-spec.ts';
 import type { RouteSpec } from './route-spec.ts';
 
 /** The subscription routes. */
@@ -14,7 +14,7 @@ export function subscriptionRoutes(services: ProviderServices): RouteSpec[] {
       tag: 'subscriptions',
       handler: async (request) => {
         const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
-        const state = (request.query as { state?: string }).state;
+        const state = queryParam(request, 'state');
         if (state !== undefined && !['pending', 'active', 'rejected', 'cancelled'].includes(state)) {
           throw new PorticoError('MGMT_VALIDATION', {
             field: 'state',

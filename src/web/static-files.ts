@@ -32,8 +32,10 @@ export function staticUrl(prefix: string, name: keyof typeof files & string): st
 /** Serves the static files under `${prefix}/`. */
 export function registerStaticFiles(app: FastifyInstance, prefix: string): void {
   app.get(`${prefix}/:name`, async (request, reply) => {
-    const file = files[(request.params as { name: string }).name];
-    if (!file) return reply.callNotFound();
+    // An own property only: `__proto__` or `constructor` is an unknown file (404), not Object.prototype's.
+    const name = (request.params as { name: string }).name;
+    if (!Object.hasOwn(files, name)) return reply.callNotFound();
+    const file = files[name];
     return reply.header('content-type', file.type).header('cache-control', 'public, max-age=86400').send(file.body);
   });
 }

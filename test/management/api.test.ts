@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { startTestPlatform } from '../helpers/platform.ts';
+import { adminPassword, startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
+import { WebClient } from '../helpers/web-client.ts';
 
 const example = (name: string) => readFileSync(new URL(`../../examples/accessories/${name}`, import.meta.url), 'utf8');
 const logistics = example('logistics.yaml');
@@ -288,5 +289,60 @@ describe('publishing and base paths', () => {
       state: 'staged',
     });
     assert.equal(staged.status, 201);
+  });
+});
+
+describe('bad input is a 400 naming the field, never a 500 nor silently ignored', () => {
+  let t: TestPlatform;
+  before(async () => {
+    t = await startTestPlatform({ role: 'management' });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  const refused = (answer: { status: number; body: { error: { code: string; field: string } } }, field: string) => {
+    assert.equal(answer.status, 400);
+    assert.equal(answer.body.error.code, 'MGMT_VALIDATION');
+    assert.equal(answer.body.error.field, field);
+  };
+
+  test('a repeated query filter (analytics, subscriptions) is a 400 naming the parameter', async () => {
+    const events = '/api/catalogs/sandbox/analytics/events';
+    refused(await t.call('GET', `${events}?api=a&api=b`), 'api');
+    refused(await t.call('GET', `${events}?limit=5&limit=6`), 'limit');
+    assert.equal((await t.call('GET', `${events}?api=logistics&limit=5`)).status, 200);
+    refused(await t.call('GET', '/api/catalogs/sandbox/subscriptions?state=pending&state=active'), 'state');
+  });
+
+  test("each import route has its own states: another route's state is a 400 listing them; nothing is stored", async () => {
+    const apiState = await t.call('POST', '/api/apis', { document: logistics, file: 'l.yaml', state: 'published' });
+    refused(apiState, 'state');
+    assert.match(apiState.body.error.message, /online, offline/);
+    assert.deepEqual((await t.call('GET', '/api/apis')).body, []);
+    assert.equal((await t.call('POST', '/api/apis', { document: logistics, file: 'l.yaml' })).status, 201);
+    assert.equal((await t.call('POST', '/api/apis', { document: financing, file: 'f.yaml' })).status, 201);
+    for (const state of ['online', 'offline']) {
+      const productState = await t.call('POST', '/api/catalogs/sandbox/products', { document: product, state });
+      refused(productState, 'state');
+      assert.match(productState.body.error.message, /staged, published/);
+    }
+    assert.deepEqual((await t.call('GET', '/api/catalogs/sandbox/products')).body, []);
+    const staged = await t.call('POST', '/api/catalogs/sandbox/products', { document: product, state: 'staged' });
+    assert.equal(staged.body.state, 'staged');
+    const publish = '/api/catalogs/sandbox/products/accessories/1.0.0/publish';
+    refused(await t.call('POST', `${publish}?activate=false&activate=false`), 'activate');
+    assert.equal((await t.call('GET', '/api/catalogs/sandbox/products/accessories/1.0.0')).body.state, 'staged');
+  });
+
+  test('console static files: __proto__ and constructor are unknown files (404), not Object.prototype', async () => {
+    const web = new WebClient(t.management);
+    await web.get('/console/sign-in');
+    const form = { username: 'admin', password: adminPassword, next: '/console' };
+    assert.equal((await web.post('/console/sign-in', form)).status, 303);
+    assert.equal((await web.get('/console/static/portal.css')).status, 200);
+    for (const name of ['nope.css', '__proto__', 'constructor', 'toString']) {
+      assert.equal((await web.get(`/console/static/${name}`)).status, 404, name);
+    }
   });
 });
