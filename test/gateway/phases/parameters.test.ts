@@ -40,3 +40,20 @@ test('headers and path parameters are read as before', () => {
   );
   assert.deepEqual({ ...values }, { 'X-Trace': 'abc', id: 42 });
 });
+
+// Found by a review (Session 15): the pattern was tested before maxLength, so a value the
+// provider capped still reached a pattern whose backtracking is exponential (^([A-Za-z0-9]+ ?)*$:
+// 5 s for 31 characters on the gateway's thread). The lengths are checked first now: a value too
+// long and not matching is refused for its length, the pattern never run.
+test('a value over maxLength is refused for its length before its pattern runs', () => {
+  const parameter = compileParameter({
+    name: 'q',
+    in: 'query',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]+$', maxLength: 20 },
+  } as Parameters<typeof compileParameter>[0]);
+  assert.throws(
+    () => readParameters([parameter], {}, new URLSearchParams({ q: 'a'.repeat(25) }), {}),
+    (error: unknown) => error instanceof PorticoError && /at most 20 characters/.test(error.message),
+  );
+});
