@@ -126,6 +126,7 @@ export async function startPlatform(
         sessionTtlMs: settings.sessionTtlMs,
         plugins: [consolePlugin],
         trustProxy: settings.trustProxy,
+        metricsToken: settings.metricsToken,
       });
       management = app;
       await app

@@ -14,6 +14,7 @@ import {
   number,
   portalCatalog,
   publicUrl,
+  secret,
   smtpUrl,
   tlsProfiles,
   trustedProxies,
@@ -102,6 +103,8 @@ export interface Settings {
   portalCatalog: string | undefined;
   /** Trust X-Forwarded-* from a reverse proxy in front of the portal (client address, https). */
   trustProxy: boolean;
+  /** The bearer token `/metrics` on the management port asks for; unset: that endpoint is off (404). */
+  metricsToken: string | undefined;
   /** TLS profiles an invoke names by `tls-profile`: PEM file paths and verification, by name. */
   tlsProfiles: Record<string, TlsProfileSetting>;
   /** Header and JSON field names replaced by `[redacted]` in captured activity payloads. */
@@ -185,6 +188,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     namedRateLimits: jsonObject(env, 'PORTICO_NAMED_RATE_LIMITS'),
     portalCatalog: portalCatalog(env),
     trustProxy: boolean(env, 'PORTICO_TRUST_PROXY', false),
+    metricsToken: secret(env, 'PORTICO_METRICS_TOKEN', 16),
     tlsProfiles: tlsProfiles(env),
     introspectionTimeoutMs: integer(env, 'PORTICO_INTROSPECTION_TIMEOUT_MS', 5000, 50, 60_000),
     introspectionCacheSeconds: integer(env, 'PORTICO_INTROSPECTION_CACHE_SECONDS', 60, 0, 86_400),

@@ -196,3 +196,12 @@ export function databaseUrl(env: Env, dataDir: string): string {
     reason: `expected postgres://… or sqlite:<file>, got "${raw}"`,
   });
 }
+
+/** A secret setting of at least `minLength` characters; unset or empty gives undefined. */
+export function secret(env: Env, name: string, minLength: number): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < minLength)
+    throw new PorticoError('CONFIG_INVALID', { setting: name, reason: `must be at least ${minLength} characters` });
+  return raw;
+}

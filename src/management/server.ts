@@ -8,6 +8,7 @@ import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import type { Logger } from 'pino';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { register as metricsRegistry } from 'prom-client';
 import { PorticoError } from '../errors.ts';
 import type { ProviderUser } from '../store/schema.ts';
@@ -28,6 +29,8 @@ export interface ManagementOptions {
    * count per client address, and behind a proxy every caller would otherwise share its address.
    */
   trustProxy?: boolean;
+  /** The bearer token `/metrics` asks for (`PORTICO_METRICS_TOKEN`); unset: `/metrics` is off (404). */
+  metricsToken?: string;
 }
 
 declare module 'fastify' {
@@ -204,10 +207,21 @@ export async function createManagementServer(options: ManagementOptions): Promis
     if (!(await storeAnswers(services))) throw storeUnreachable(services);
     return { status: 'ready' };
   });
-  app.get('/metrics', async (_request, reply) => {
+  // The management port is where providers sign in, often reachable beyond the operator's
+  // network, and its process's metrics hold every API's traffic by name when it also runs a
+  // gateway: only the operator's token reads them (a review found them open to anyone).
+  app.get('/metrics', async (request, reply) => {
+    if (!bearerMatches(request.headers.authorization, options.metricsToken)) return reply.callNotFound();
     reply.header('content-type', metricsRegistry.contentType);
     return metricsRegistry.metrics();
   });
   for (const plugin of options.plugins ?? []) await plugin(app);
   return app;
+}
+
+/** Whether `authorization` is `Bearer <token>` (compared as digests, in constant time); never without a token. */
+function bearerMatches(authorization: string | undefined, token: string | undefined): boolean {
+  if (token === undefined || authorization === undefined || !authorization.startsWith('Bearer ')) return false;
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(authorization.slice(7)), digest(token));
 }
