@@ -115,7 +115,6 @@ function pooled(pool: ScriptPool, source: string, inline?: InlineTier): Step {
   const settings = {
     maxBackendBodyBytes: 1 << 20,
     tlsProfiles: {},
-    invokeDenyHosts: [],
     script: { ...limits, pool, inline },
   };
   const input = {

@@ -68,7 +68,6 @@ const step: Step = compileAssembly(
       maxBackendBodyBytes: 1 << 20,
       tlsProfiles: {},
       script: { timeoutMs: 200, memoryBytes: 16 * 1024 * 1024 },
-      invokeDenyHosts: [],
     },
   },
   policyRegistry,

@@ -125,7 +125,6 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
             ? new InlineTier({ sliceUs: settings.scriptInlineUs, logger: logger.child({ part: 'gatewayscript' }) })
             : undefined,
       },
-      invokeDenyHosts: [],
       counters,
       namedLimits: namedLimits(settings.namedRateLimits),
       userRegistryCache: new VerdictCache({

@@ -49,8 +49,6 @@ export interface PolicySettings {
    * absent), and the gateway thread's inline tier tried first (none when absent).
    */
   script: { timeoutMs: number; memoryBytes: number; pool?: ScriptPool; inline?: InlineTier };
-  /** Host names or CIDRs invoke may not reach (SSRF guard); empty = allow all. */
-  invokeDenyHosts: string[];
   /** Counters for the assembly `ratelimit` policy (the gateway's plan counters). */
   counters?: CounterStore;
   /** Limits defined for the whole gateway or catalog, by name (`source: gateway-named|catalog-named`). */

@@ -16,6 +16,7 @@
  */
 import { PorticoError } from '../errors.ts';
 import type { FlowContext } from './types.ts';
+import { refuseRequestChosenHost } from './invoke/target-host.ts';
 
 type Position = 'url' | 'authority' | 'path' | 'query';
 
@@ -213,31 +214,6 @@ function parseParts(expanded: string): UrlPart[] {
   }
   if (last < expanded.length) parts.push({ kind: 'literal', text: expanded.slice(last) });
   return parts;
-}
-
-/**
- * Fail closed on server-side request forgery: a value the consumer sends (a `{parameter}` or a
- * `$(request.…)` variable) may not make up the whole base URL or the whole host, or the consumer
- * would choose which server the gateway calls. A value inside a host the provider spells out
- * (`http://{region}.backend/`) stays allowed; a flow variable (`$(target-url)`) is the provider's.
- */
-function refuseRequestChosenHost(expanded: string, parts: UrlPart[]): void {
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i];
-    if (part.kind === 'literal' || (part.kind === 'variable' && !/^request\./.test(part.name))) continue;
-    const before = i > 0 ? parts[i - 1] : undefined;
-    const after = parts[i + 1];
-    const wholeHost =
-      part.position === 'authority' &&
-      before?.kind === 'literal' &&
-      /:\/\/$/.test(before.text) &&
-      (after === undefined || (after.kind === 'literal' && /^[:/?#]/.test(after.text)));
-    if (part.position === 'url' || wholeHost) {
-      throw new Error(
-        `target-url "${expanded}": ${part.label} comes from the request and would choose the backend's host`,
-      );
-    }
-  }
 }
 
 function parseTarget(text: string): URL {

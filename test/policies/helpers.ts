@@ -72,7 +72,6 @@ export function apiInput(
       maxBackendBodyBytes: 1 << 20,
       tlsProfiles: {},
       script: { timeoutMs: 200, memoryBytes: 16 * 1024 * 1024 },
-      invokeDenyHosts: [],
       ...settings,
     },
   };

@@ -32,7 +32,6 @@ const baseSettings: PolicySettings = {
   maxBackendBodyBytes: 1 << 20,
   tlsProfiles: {},
   script: { timeoutMs: 200, memoryBytes: 1 << 24 },
-  invokeDenyHosts: [],
 };
 
 function compile(

@@ -59,7 +59,6 @@ function compile(policy: Record<string, unknown>, catchAll = false) {
         maxBackendBodyBytes: 1 << 20,
         tlsProfiles: {},
         script: { timeoutMs: 200, memoryBytes: 1 << 24 },
-        invokeDenyHosts: [],
         counters,
         namedLimits: namedLimits({ global: '3/1hour' }),
       },

@@ -127,7 +127,6 @@ export function policySettings(): PolicySettings {
     maxBackendBodyBytes: 1 << 20,
     tlsProfiles: {},
     script: { timeoutMs: 200, memoryBytes: 1 << 24 },
-    invokeDenyHosts: [],
     counters: createMemoryCounterStore(),
   };
 }
