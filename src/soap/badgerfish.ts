@@ -14,9 +14,9 @@
  */
 import { childElements, NamespaceScope, textOf } from './xml.ts';
 import { ConversionBudget } from './xml-budget.ts';
-import { element as newElement, isXmlName } from './xml-serialize.ts';
+import { element as newElement, isDeclarablePrefix, isXmlName } from './xml-serialize.ts';
 import { XML_NAMESPACE, XmlError } from './xml.ts';
-import type { XmlAttribute, XmlElement } from './xml.ts';
+import type { XmlAttribute, XmlElement, XmlNode } from './xml.ts';
 
 export type Convention = 'badgerFish' | 'relaxedBadgerFish';
 
@@ -165,9 +165,15 @@ function declarationsOf(record: Json | undefined, scope: NamespaceScope): Record
   const xmlns = record?.['@xmlns'];
   if (typeof xmlns !== 'object' || xmlns === null) return declarations;
   for (const [prefix, uri] of Object.entries(xmlns as Json)) {
+    // `$` is the default namespace; any other key must be a prefix that can be declared (not markup).
     const key = prefix === '$' ? '' : prefix;
+    const value = String(uri);
+    if (prefix === '' || !isDeclarablePrefix(key, value))
+      throw new XmlError('malformed', `"${prefix}" cannot be a namespace prefix in @xmlns`);
+    if (key !== '' && value === '')
+      throw new XmlError('malformed', `the prefix "${prefix}" in @xmlns cannot be bound to an empty namespace`);
     // BadgerFish repeats active namespaces on every element: declare only what changes.
-    if (scope.get(key) !== String(uri)) declarations[key] = String(uri);
+    if (scope.get(key) !== value) declarations[key] = value;
   }
   return declarations;
 }
@@ -181,6 +187,11 @@ function attributeOf(key: string, value: unknown, build: Build): XmlAttribute {
   return { name, prefix: placed.prefix, local: placed.local, namespace, value: text };
 }
 
+/** Appends one by one: `push(...items)` passes every item as an argument and overflows the stack on a long list. */
+function appendAll(target: XmlNode[], items: readonly XmlNode[]): void {
+  for (const item of items) target.push(item);
+}
+
 function fill(element: XmlElement, record: Json, build: Build, depth: number): void {
   for (const [key, child] of Object.entries(record)) {
     if (key === '@xmlns') continue;
@@ -189,7 +200,7 @@ function fill(element: XmlElement, record: Json, build: Build, depth: number): v
     } else if (key.startsWith('@')) {
       element.attributes.push(attributeOf(key, child, build));
     } else {
-      element.children.push(...convertJson(key, child, build, depth + 1));
+      appendAll(element.children, convertJson(key, child, build, depth + 1));
     }
   }
 }
@@ -224,7 +235,7 @@ function convertJson(name: string, value: unknown, build: Build, depth: number):
 function wrapList(name: string, items: unknown[], build: Build, depth: number): XmlElement {
   const wrapper = newElement(checkName(name));
   build.budget.spend(tagLength(name));
-  wrapper.children.push(...convertJson(build.options.unnamedElementName, items, build, depth));
+  appendAll(wrapper.children, convertJson(build.options.unnamedElementName, items, build, depth));
   return wrapper;
 }
 

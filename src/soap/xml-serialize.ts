@@ -1,5 +1,5 @@
 /** The one XML serialiser: element trees built in code or parsed, written with names checked and text escaped. */
-import { DEFAULT_MAX_DEPTH, splitQName, XmlError } from './xml.ts';
+import { DEFAULT_MAX_DEPTH, splitQName, XML_NAMESPACE, XmlError } from './xml.ts';
 import type { XmlAttribute, XmlElement, XmlNode } from './xml.ts';
 import type { ConversionBudget } from './xml-budget.ts';
 
@@ -67,9 +67,28 @@ export function isXmlName(name: string): boolean {
   return qualifiedName.test(name);
 }
 
+/** Whether `name` is an NCName (a name without a colon): what a namespace prefix must be. */
+export function isNcName(name: string): boolean {
+  return !name.includes(':') && qualifiedName.test(name);
+}
+
+/**
+ * Whether `prefix` may be declared bound to `uri` (Namespaces in XML 1.0 §3): '' (the default
+ * namespace) or an NCName; never `xmlns`, and `xml` only for its own namespace.
+ */
+export function isDeclarablePrefix(prefix: string, uri: string): boolean {
+  if (prefix === '') return true;
+  if (prefix === 'xmlns') return false;
+  if (prefix === 'xml') return uri === XML_NAMESPACE;
+  return isNcName(prefix);
+}
+
 function openTag(node: XmlElement): string {
   let tag = `<${node.name}`;
   for (const [prefix, uri] of Object.entries(node.declarations)) {
+    // Every writer checks its prefixes; this keeps a prefix from ever carrying markup into the tag.
+    if (!isDeclarablePrefix(prefix, uri))
+      throw new XmlError('malformed', `"${prefix}" is not a namespace prefix that can be declared`);
     tag += ` ${prefix === '' ? 'xmlns' : `xmlns:${prefix}`}="${escapeAttribute(uri)}"`;
   }
   for (const attribute of node.attributes) {

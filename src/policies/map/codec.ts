@@ -7,6 +7,7 @@
  * tree back into XML, guided by the port's schema (bound once per publish by `forPort`).
  */
 import type { CompiledApiInfo, FlowContext, JSONSchema } from '../types.ts';
+import type { MapSource } from './origin.ts';
 import { xmlCodec } from './xml-codec.ts';
 
 /** What a codec may know about the input or output it serves, at publish time. */
@@ -28,10 +29,16 @@ export interface MapPort {
 export interface MapCodec {
   /** Media type this codec handles, e.g. `application/json`. */
   readonly contentType: string;
-  /** The tree the actions read, from the input variable's value (`ctx` for codecs that look at the variable's message). */
-  decode(value: unknown, ctx?: FlowContext): unknown;
-  /** The value written to the output variable, from the tree the actions built. */
-  encode(tree: unknown): unknown;
+  /**
+   * The tree the actions read, from the input variable's value (`ctx` for codecs that look at the
+   * variable's message; `source` says whether the value is still the consumer's request).
+   */
+  decode(value: unknown, ctx?: FlowContext, source?: MapSource): unknown;
+  /**
+   * The value written to the output variable, from the tree the actions built; `source` describes
+   * the map's inputs (whose size bounds an XML output, and whose origin names the fault).
+   */
+  encode(tree: unknown, source?: MapSource): unknown;
   /** A codec bound to one port's schema and options; absent when the codec needs neither. */
   forPort?(port: MapPort): MapCodec;
 }

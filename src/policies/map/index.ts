@@ -14,6 +14,8 @@ import { codecFor } from './codec.ts';
 import type { MapCodec } from './codec.ts';
 import { compileActions, runActions } from './actions.ts';
 import type { MapScope } from './actions.ts';
+import { sourceOf } from './origin.ts';
+import type { MapSource } from './origin.ts';
 import { prototypeSegment, splitPath } from '../variable-names.ts';
 
 export interface MapVariable {
@@ -80,21 +82,30 @@ export const mapPolicy: PolicyType = definePolicy<MapConfig>({
       outputs: new Map(outputs.map((output) => [output.name, output.schema])),
       element: undefined,
     });
-    function writeOutputs(ctx: FlowContext, built: Record<string, unknown>): void {
+    function writeOutputs(ctx: FlowContext, built: Record<string, unknown>, source: MapSource): void {
       for (const output of outputs) {
-        if (Object.hasOwn(built, output.name)) ctx.set(output.variable, output.codec.encode(built[output.name]));
+        if (Object.hasOwn(built, output.name))
+          ctx.set(output.variable, output.codec.encode(built[output.name], source));
       }
     }
     return function mapStep(ctx: FlowContext) {
       // Port names come from the definition: holders without a prototype take any of them.
       const values = Object.create(null) as Record<string, unknown>;
-      // A missing input variable leaves its input undefined: actions reading it fall back to `default`.
-      for (const input of inputs) values[input.name] = input.codec.decode(ctx.get(input.variable), ctx);
+      // What the outputs are made of: the consumer's data or not, and how much (an XML output's bound).
+      const source: MapSource = { fromRequest: false, inputBytes: 0 };
+      for (const input of inputs) {
+        // Looked at before the read, which parses a raw body in place into a new object.
+        const origin = sourceOf(ctx, input.variable);
+        source.fromRequest ||= origin.fromRequest;
+        source.inputBytes += origin.inputBytes;
+        // A missing input variable leaves its input undefined: actions reading it fall back to `default`.
+        values[input.name] = input.codec.decode(ctx.get(input.variable), ctx, origin);
+      }
       const scope: MapScope = { ctx, inputs: values, item: undefined };
       const built = Object.create(null) as Record<string, unknown>;
       const pending = runActions(actions, scope, built);
-      if (pending !== undefined) return pending.then(() => writeOutputs(ctx, built));
-      writeOutputs(ctx, built);
+      if (pending !== undefined) return pending.then(() => writeOutputs(ctx, built, source));
+      writeOutputs(ctx, built, source);
     };
   },
 });

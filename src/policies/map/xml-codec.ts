@@ -2,7 +2,8 @@
  * The map policy's XML codec (IBM "map": `content: application/xml`): inputs are read as
  * xml-read.ts says, outputs written as xml-write.ts says; this file binds both to a port's
  * schema and options, and turns unreadable XML into the consumer's (400) or the backend's
- * (502) error.
+ * (502) error. An output is bounded like json-to-xml's, by a multiple of the map's inputs
+ * (ConversionBudget): past it, the consumer's 400 when an input was the request, else a 500.
  */
 import { PorticoError } from '../../errors.ts';
 import { parseXml, XmlError } from '../../soap/xml.ts';
@@ -15,6 +16,8 @@ import type { XmlSchemaNode } from '../../soap/xml-schema-node.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../types.ts';
 import type { FlowContext } from '../types.ts';
 import type { MapCodec, MapPort } from './codec.ts';
+import { holdsRequestData, sizeOf } from './origin.ts';
+import type { MapSource } from './origin.ts';
 import { setOwn } from '../variable-names.ts';
 import { readElement } from './xml-read.ts';
 import { scalarText, writeElements } from './xml-write.ts';
@@ -28,8 +31,10 @@ interface Bound {
   /** The input variable, e.g. `financingOut.body` ('' when unbound). */
   variable: string;
   title: string;
+  /** Whether the variable is under `request` (a value can also be the request body by identity: see decode). */
   fromRequest: boolean;
-  maxBytes: number;
+  /** The size limit of an XML input that is not the consumer's request. */
+  backendLimit: number;
   includeEmpty: boolean;
   inherit: boolean;
 }
@@ -56,9 +61,9 @@ function raiseFailedCall(value: unknown, ctx: FlowContext, bound: Bound): void {
 }
 
 /** An unreadable XML input: the consumer's fault (400) or the backend's (502). */
-function readFailure(error: XmlError, bound: Bound): AssemblyError {
+function readFailure(error: XmlError, bound: Bound, fromRequest: boolean): AssemblyError {
   const { title } = bound;
-  if (bound.fromRequest) {
+  if (fromRequest) {
     const reason = `${error.message} (policy ${title})`;
     const message = new PorticoError('GW_BAD_REQUEST_BODY', { reason }).message;
     return new AssemblyError('BadRequestError', message, { status: 400, policy: title, cause: error });
@@ -70,19 +75,23 @@ function readFailure(error: XmlError, bound: Bound): AssemblyError {
 function bind(bound: Bound): MapCodec {
   return {
     contentType: 'application/xml',
-    decode(value, ctx) {
+    decode(value, ctx, source) {
       const text = textOfValue(value);
       if (text === undefined) {
         if (ctx !== undefined) raiseFailedCall(value, ctx, bound);
         return value;
       }
       if (text.trim() === '') return undefined;
+      // `message.body` is still the consumer's request until a backend replaces it.
+      const fromRequest =
+        bound.fromRequest ||
+        (source?.fromRequest ?? (ctx !== undefined && bound.variable !== '' && holdsRequestData(ctx, bound.variable)));
       let root: XmlElement;
       try {
-        root = parseXml(text, { maxBytes: bound.maxBytes });
+        root = parseXml(text, { maxBytes: fromRequest ? requestLimit : bound.backendLimit });
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
-        throw readFailure(error, bound);
+        throw readFailure(error, bound, fromRequest);
       }
       // A Fault in a reply answered with HTTP 2xx (invoke raises SOAPError itself for 4xx/5xx).
       const fault = faultOf(root);
@@ -94,12 +103,12 @@ function bind(bound: Bound): MapCodec {
         const budget = new ConversionBudget(Buffer.byteLength(text));
         setOwn(tree, key, readElement(root, bound.node?.properties.get(key), budget));
       } catch (error) {
-        if (error instanceof XmlError) throw readFailure(error, bound);
+        if (error instanceof XmlError) throw readFailure(error, bound, fromRequest);
         throw error;
       }
       return tree;
     },
-    encode(tree) {
+    encode(tree, source?: MapSource) {
       if (tree === undefined || typeof tree === 'string' || Buffer.isBuffer(tree)) return tree;
       if (typeof tree !== 'object' || tree === null || Array.isArray(tree)) return scalarText(tree);
       const keys = Object.keys(tree).filter((key) => (tree as Record<string, unknown>)[key] !== undefined);
@@ -111,17 +120,22 @@ function bind(bound: Bound): MapCodec {
         );
       }
       const top: Scope = { namespace: '', prefix: '', prefixes: new Map() };
+      // As json-to-xml: two budgets of the same size, one stops the tree growing, the other counts the exact text.
+      const inputBytes = source?.inputBytes ?? sizeOf(tree);
+      const options = { includeEmpty: bound.includeEmpty, inherit: bound.inherit };
       try {
         const [root] = writeElements(
           keys[0],
           (tree as Record<string, unknown>)[keys[0]],
           bound.node?.properties.get(keys[0]),
           top,
-          bound,
+          { ...options, budget: new ConversionBudget(inputBytes) },
         );
-        return root === undefined ? undefined : serializeXml(root);
+        return root === undefined ? undefined : serializeXml(root, { budget: new ConversionBudget(inputBytes) });
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
+        // Output made from the consumer's request is a bad request; anything else the flow built stays a 500.
+        if (source?.fromRequest === true) throw readFailure(error, bound, true);
         throw new AssemblyError('TransformError', `map ${bound.title}: ${error.message}`, {
           status: 500,
           policy: bound.title,
@@ -139,7 +153,7 @@ export const xmlCodec: MapCodec = {
     variable: '',
     title: 'map',
     fromRequest: false,
-    maxBytes: requestLimit,
+    backendLimit: requestLimit,
     includeEmpty: false,
     inherit: true,
   }),
@@ -157,7 +171,7 @@ export const xmlCodec: MapCodec = {
       variable: port.variable,
       title: port.title,
       fromRequest,
-      maxBytes: fromRequest ? requestLimit : port.api.settings.maxBackendBodyBytes,
+      backendLimit: port.api.settings.maxBackendBodyBytes,
       includeEmpty: port.options.includeEmptyXMLElements === true,
       inherit: port.options.namespaceInheritance !== false,
     });

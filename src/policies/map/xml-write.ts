@@ -10,16 +10,46 @@
  * `@name` keys and `xml.attribute` properties become attributes, `$` text. A null or missing
  * value writes nothing unless `includeEmptyXMLElements` is true (then an empty element).
  */
-import type { XmlAttribute, XmlElement } from '../../soap/xml.ts';
+import { XmlError } from '../../soap/xml.ts';
+import type { XmlAttribute, XmlElement, XmlNode } from '../../soap/xml.ts';
+import type { ConversionBudget } from '../../soap/xml-budget.ts';
 import { element as newElement } from '../../soap/xml-serialize.ts';
 import type { XmlSchemaNode } from '../../soap/xml-schema-node.ts';
 
-/** The map options that shape the XML written (the port's). */
+/** The map options that shape the XML written (the port's), and the bound on how much is written. */
 export interface XmlWriteOptions {
   /** `includeEmptyXMLElements`: a null or missing value writes an empty element. */
   includeEmpty: boolean;
   /** `namespaceInheritance`: an element the schema says nothing about takes its parent's namespace. */
   inherit: boolean;
+  /**
+   * Counts the XML's characters as elements are built (a key repeated on every item of a list
+   * is written twice per item), so the tree stops growing past the bound.
+   */
+  budget: ConversionBudget;
+}
+
+/** Deeper than this the tree is refused (the serialiser's own limit is lower still). */
+const MAX_DEPTH = 1000;
+
+/** Characters an element costs before its content: `<name>`, `</name>` and its declarations. */
+function elementLength(element: XmlElement): number {
+  let length = 2 * element.name.length + '<></>'.length;
+  for (const [prefix, uri] of Object.entries(element.declarations))
+    length += prefix.length + uri.length + ' xmlns:=""'.length;
+  return length;
+}
+
+/** Appends one by one: `push(...items)` passes every item as an argument and overflows the stack on a long list. */
+function appendAll(target: XmlNode[], items: readonly XmlNode[]): void {
+  for (const item of items) target.push(item);
+}
+
+/** Scalar text for an element, counted against the budget. */
+function textNode(value: unknown, options: XmlWriteOptions): string {
+  const text = scalarText(value);
+  options.budget.spend(text.length);
+  return text;
 }
 
 /** Where an element is written: its namespace and prefix, and the prefixes declared above it. */
@@ -91,29 +121,39 @@ function attributeFor(
   };
 }
 
-/** Writes one property as zero or more elements. */
+/**
+ * Writes one property as zero or more elements.
+ * @throws XmlError `too-expansive` when the XML would exceed `options.budget`, `too-deep` past {@link MAX_DEPTH}.
+ */
 export function writeElements(
   key: string,
   value: unknown,
   node: XmlSchemaNode | undefined,
   parent: Scope,
   options: XmlWriteOptions,
+  depth = 1,
 ): XmlElement[] {
+  if (depth > MAX_DEPTH) throw new XmlError('too-deep', 'the output nests too deeply to write as XML');
   if (Array.isArray(value)) {
     const itemNode = node?.type === 'array' ? (node.items ?? node) : node;
     const named =
       node?.type === 'array' && node.items !== undefined
         ? { ...itemNode!, xml: { ...itemNode!.xml, ...node.xml } }
         : itemNode;
-    return value.flatMap((item) => writeElements(key, item, named, parent, options));
+    const elements: XmlElement[] = [];
+    for (const item of value) appendAll(elements, writeElements(key, item, named, parent, options, depth + 1));
+    return elements;
   }
   if (value === undefined || value === null) {
     if (!options.includeEmpty) return [];
-    return [placeElement(key, node, parent, options).element];
+    const { element } = placeElement(key, node, parent, options);
+    options.budget.spend(elementLength(element));
+    return [element];
   }
   const { element, scope } = placeElement(key, node, parent, options);
+  options.budget.spend(elementLength(element));
   if (typeof value !== 'object') {
-    element.children.push(scalarText(value));
+    element.children.push(textNode(value, options));
     return [element];
   }
   const record = value as Record<string, unknown>;
@@ -121,12 +161,14 @@ export function writeElements(
     const childValue = record[childKey];
     const childNode = node?.properties.get(childKey);
     if (childKey === '$') {
-      if (childValue !== undefined && childValue !== null) element.children.push(scalarText(childValue));
+      if (childValue !== undefined && childValue !== null) element.children.push(textNode(childValue, options));
     } else if (childKey.startsWith('@') || childNode?.xml.attribute) {
-      if (childValue !== undefined && childValue !== null)
-        element.attributes.push(attributeFor(childKey, childValue, childNode, scope, element));
+      if (childValue === undefined || childValue === null) continue;
+      const attribute = attributeFor(childKey, childValue, childNode, scope, element);
+      options.budget.spend(attribute.name.length + attribute.value.length + ' =""'.length);
+      element.attributes.push(attribute);
     } else {
-      element.children.push(...writeElements(childKey, childValue, childNode, scope, options));
+      appendAll(element.children, writeElements(childKey, childValue, childNode, scope, options, depth + 1));
     }
   }
   return [element];
