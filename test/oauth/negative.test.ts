@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { signAccessToken } from '../../src/oauth/keys.ts';
-import { basic, postForm, startOAuthPlatform } from './oauth-helpers.ts';
+import { basic, consentCode, postForm, startOAuthPlatform } from './oauth-helpers.ts';
 import type { OAuthPlatform } from './oauth-helpers.ts';
 
 const verifier = 'v'.repeat(43) + 'erifier-0123456789';
@@ -31,37 +31,7 @@ describe('native OAuth provider: refusals', () => {
     postForm(token, { grant_type: 'client_credentials', ...fields }, basic(o.app.clientId, secret));
 
   /** A code for the app, as the consent page gives it (signed in as alice), without a browser. */
-  async function code(extra: Record<string, string> = {}): Promise<string> {
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: o.app.clientId,
-      redirect_uri: o.redirectUri,
-      scope: 'read',
-      state: 's1',
-      ...extra,
-    });
-    const page = await fetch(`${authorize}?${query}`);
-    assert.equal(page.status, 200);
-    const cookie = page.headers.get('set-cookie')!.split(';')[0];
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
-    const form = new URLSearchParams({
-      ...Object.fromEntries(query),
-      csrf,
-      username: 'alice',
-      password: 'wonderland',
-      decision: 'allow',
-    });
-    const answer = await fetch(authorize, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: form,
-    });
-    assert.equal(answer.status, 302);
-    const location = new URL(answer.headers.get('location')!);
-    assert.equal(location.searchParams.get('state'), 's1');
-    return location.searchParams.get('code')!;
-  }
+  const code = (extra: Record<string, string> = {}) => consentCode(o, extra);
 
   test('a wrong client secret is 401 invalid_client with WWW-Authenticate; nothing issued', async () => {
     const answer = await clientCredentials({}, 'wrong-secret');

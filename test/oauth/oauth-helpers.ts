@@ -155,8 +155,11 @@ export async function consentCode(o: OAuthPlatform, extra: Record<string, string
     headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
     body: form,
   });
-  const code = new URL(answer.headers.get('location') ?? 'about:blank').searchParams.get('code');
+  const location = new URL(answer.headers.get('location') ?? 'about:blank');
+  const code = location.searchParams.get('code');
   if (answer.status !== 302 || code === null) throw new Error(`consent: ${answer.status}, no code`);
+  if (location.searchParams.get('state') !== query.get('state'))
+    throw new Error('consent: the state came back changed');
   return code;
 }
 
