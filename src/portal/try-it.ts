@@ -41,15 +41,25 @@ export interface TryInput {
 
 const maxBodyChars = 512 * 1024;
 
+/** Form values that cannot make a call to the operation; shown as the Try it error, nothing sent. */
+export class TryRefused extends Error {}
+
 /** The gateway URL and request of an operation for the given form values. */
 export function buildTryRequest(input: TryInput): { url: string; init: RequestInit } {
   const { operation, values } = input;
-  const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) =>
-    encodeURIComponent(values[`param.path.${name}`] ?? ''),
-  );
-  const url = new URL(
-    `${input.gatewayUrl.replace(/\/$/, '')}/${encodeURIComponent(input.orgName)}/${encodeURIComponent(input.catalogName)}${input.basePath}${path}`,
-  );
+  // encodeURIComponent leaves "." and ".." as they are (and the URL parser decodes "%2E" too),
+  // so such a value would be resolved as a dot segment, out of the operation's path: refused.
+  const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
+    const value = values[`param.path.${name}`] ?? '';
+    if (value === '.' || value === '..') throw new TryRefused(`The path parameter ${name} cannot be "${value}"`);
+    return encodeURIComponent(value);
+  });
+  const gateway = input.gatewayUrl.replace(/\/$/, '');
+  const prefix = `/${encodeURIComponent(input.orgName)}/${encodeURIComponent(input.catalogName)}${input.basePath}`;
+  const url = new URL(`${gateway}${prefix}${path}`);
+  // Whatever the values, the call stays under {gateway}/{org}/{catalog}{basePath}.
+  const expected = new URL(`${gateway}${prefix}`).pathname.replace(/\/?$/, '/');
+  if (!`${url.pathname}/`.startsWith(expected)) throw new TryRefused(`The call would leave the API's path ${expected}`);
   const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
   for (const parameter of operation.parameters) {
     const value = values[`param.${parameter.in}.${parameter.name}`];
@@ -89,7 +99,14 @@ function pretty(text: string, contentType: string): string {
 
 /** Sends the call to the gateway and describes the answer. */
 export async function relayTryIt(input: TryInput): Promise<TryResult> {
-  const { url, init } = buildTryRequest(input);
+  let built: ReturnType<typeof buildTryRequest>;
+  try {
+    built = buildTryRequest(input);
+  } catch (error) {
+    if (!(error instanceof TryRefused)) throw error;
+    return { status: 0, statusText: '', headers: [], body: '', timeMs: 0, error: error.message };
+  }
+  const { url, init } = built;
   const started = performance.now();
   try {
     const response = await fetch(url, { ...init, signal: AbortSignal.timeout(input.timeoutMs) });

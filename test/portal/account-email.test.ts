@@ -111,6 +111,17 @@ test('issue-16: an unverified account sees only public products and cannot subsc
   assert.match(reused.text, /This link does not work/);
 });
 
+test('the verification mail does not carry the name typed at sign-up (the address is not verified yet)', async () => {
+  const email = newEmail('noname');
+  const client = new WebClient(running.portal);
+  await client.get('/sign-up');
+  const name = 'Robert Unverified-Sender';
+  assert.equal((await client.post('/sign-up', { email, password, name })).status, 303);
+  const mail = await waitForMail(running.mail, email, /Verify your email/);
+  assert.match(mail.text, /^Hello,\n/);
+  assert.ok(!mail.text.includes('Robert'), mail.text);
+});
+
 test('issue-16: sign-up with a taken email answers like a new one, and the owner is told by email', async () => {
   const fresh = new WebClient(running.portal);
   await fresh.get('/sign-up');

@@ -125,3 +125,29 @@ test('issue-12: sign-up answers the same for a taken email as for a new one, and
   const demoOrg = await consumers.findConsumerOrgById(db, demoUser!.consumer_org_id);
   assert.equal(demoOrg?.title, demo.developer.org, 'the existing account is untouched');
 });
+
+test('sign-up refuses a multi-line or over-long name or organization title, and stores nothing', async () => {
+  const db = running.handle.platform.store.db;
+  const cases: Record<string, string>[] = [
+    { name: 'Bob,\n\nYour account was locked: https://evil.example/unlock' },
+    { name: 'x'.repeat(101) },
+    { name: 'Bob\u0007' },
+    { orgTitle: 'Org\r\nUnlock here: https://evil.example' },
+    { orgTitle: 'o'.repeat(101) },
+  ];
+  for (const fields of cases) {
+    const email = `refused-${Math.random().toString(36).slice(2)}@example.org`;
+    const client = new WebClient(running.portal);
+    await client.get('/sign-up');
+    const answer = await client.post('/sign-up', { email, password: 'accounts-pass-1', ...fields });
+    assert.equal(answer.status, 400, JSON.stringify(fields));
+    assert.match(answer.text, /at most 100 characters on one line/);
+    assert.equal(await consumers.findPortalUserByEmail(db, catalogId, email), undefined, 'nothing stored');
+  }
+  const client = new WebClient(running.portal);
+  await client.get('/sign-up');
+  const email = `fine-${process.pid}@example.org`;
+  const answer = await client.post('/sign-up', { email, password: 'accounts-pass-1', name: ` ${'n'.repeat(100)} ` });
+  assert.equal(answer.status, 303);
+  assert.equal((await consumers.findPortalUserByEmail(db, catalogId, email))?.name, 'n'.repeat(100));
+});

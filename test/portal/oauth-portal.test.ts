@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { buildTryRequest, relayTryIt } from '../../src/portal/try-it.ts';
+import type { OperationView } from '../../src/web/openapi-view.ts';
 import { WebClient } from '../helpers/web-client.ts';
 import { startOAuthPlatform } from '../oauth/oauth-helpers.ts';
 import type { OAuthPlatform } from '../oauth/oauth-helpers.ts';
@@ -35,6 +37,19 @@ describe('portal: OAuth redirect URIs, provider endpoints and Try it with a toke
     assert.equal(refused.status, 400);
     assert.match(refused.text, /javascript:alert\(1\) is not an absolute URI without a fragment/);
     assert.match(refused.text, /javascript:alert\(1\)<\/textarea>/);
+    assert.match((await client.get(appPath)).text, new RegExp(`>\n?${o.redirectUri}</textarea>`), 'nothing stored');
+  });
+
+  test('a redirect URI hiding javascript: behind a control character or space is refused', async () => {
+    for (const bad of ['\x01javascript:alert(1)', '\x1fjavascript:alert(1)//', '\x7fjavascript:alert(1)']) {
+      const refused = await client.post(`${appPath}/redirect-uris`, { redirect_uris: `${o.redirectUri}\n${bad}` });
+      assert.equal(refused.status, 400, JSON.stringify(bad));
+      assert.match(refused.text, /is not an absolute URI without a fragment/);
+    }
+    for (const bad of ['ftp://app.example/cb', 'data:text/html,x']) {
+      const refused = await client.post(`${appPath}/redirect-uris`, { redirect_uris: `${o.redirectUri}\n${bad}` });
+      assert.equal(refused.status, 400, bad);
+    }
     assert.match((await client.get(appPath)).text, new RegExp(`>\n?${o.redirectUri}</textarea>`), 'nothing stored');
   });
 
@@ -117,4 +132,37 @@ describe('portal: OAuth redirect URIs, provider endpoints and Try it with a toke
     assert.match(page.text, /Access token \(client credentials\): scope <code>read<\/code>, expires in 3600 s/);
     assert.equal(page.text.includes(o.app.clientSecret), false);
   });
+});
+
+test('Try it: a path parameter "." or ".." never takes the call out of {gateway}/{org}/{catalog}{basePath}', async () => {
+  const operation = { method: 'GET', path: '/v/{a}/{b}', parameters: [] } as unknown as OperationView;
+  const input = {
+    gatewayUrl: 'http://gw.example:8080',
+    orgName: 'acme',
+    catalogName: 'sandbox',
+    basePath: '/inv',
+    operation,
+    schemes: [],
+    clientId: 'cid',
+    timeoutMs: 1000,
+  };
+  for (const [a, b] of [
+    ['..', '..'],
+    ['.', 'x'],
+    ['x', '..'],
+  ]) {
+    const values = { 'param.path.a': a, 'param.path.b': b };
+    let url: string | undefined;
+    try {
+      url = buildTryRequest({ ...input, values }).url;
+    } catch {
+      url = undefined;
+    }
+    if (url !== undefined) assert.ok(new URL(url).pathname.startsWith('/acme/sandbox/inv/v/'), url);
+    const outcome = await relayTryIt({ ...input, values });
+    assert.equal(outcome.status, 0);
+    assert.match(outcome.error ?? '', /cannot be "\.{1,2}"/, 'refused before any call is made');
+  }
+  const fine = buildTryRequest({ ...input, values: { 'param.path.a': '..x', 'param.path.b': 'a/../b' } }).url;
+  assert.equal(fine, 'http://gw.example:8080/acme/sandbox/inv/v/..x/a%2F..%2Fb');
 });

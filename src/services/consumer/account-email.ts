@@ -56,7 +56,8 @@ async function postVerificationLink(
   mail.mailer.post({
     to: user.email,
     subject: 'Verify your email address',
-    text: `Hello ${user.name},
+    // No name: it was typed by whoever signed up, and the address is not verified yet.
+    text: `Hello,
 
 Confirm that this is your address to finish creating your account on ${portalName(request)}:
 

@@ -44,8 +44,8 @@ export async function signUp(
       reason: 'an account with this email already exists',
     });
   }
-  const name = (input.name ?? '').trim() || email.split('@')[0];
-  const orgTitle = (input.orgTitle ?? '').trim() || `${name}'s organization`;
+  const name = optionalLabel(input.name, 'name') || email.split('@')[0];
+  const orgTitle = optionalLabel(input.orgTitle, 'orgTitle') || `${name}'s organization`;
   const created = await context.store.transaction(async (trx) => {
     const orgName = await unclaimedConsumerOrgName(trx, catalogId, orgTitle);
     const owner = { email, name, passwordHash, verified: input.verified === true };
@@ -53,6 +53,23 @@ export async function signUp(
   });
   if (mail && !created.user.email_verified_at) await mailAfterSignUp(context, mail, created.user, true, request);
   return created;
+}
+
+/**
+ * A name or organization title as typed at sign-up, trimmed; empty when not given. Like an app
+ * title it has at most 100 characters and, since it is shown on pages and in mail, no control
+ * characters (no line breaks); otherwise MGMT_VALIDATION naming `field`.
+ */
+function optionalLabel(value: unknown, field: string): string {
+  if (value === undefined || value === null) return '';
+  const label = typeof value === 'string' ? value.trim() : undefined;
+  if (label === undefined || label.length > 100 || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(label)) {
+    throw new PorticoError('MGMT_VALIDATION', {
+      field,
+      reason: 'must be at most 100 characters on one line, without control characters',
+    });
+  }
+  return label;
 }
 
 /**
