@@ -13,7 +13,7 @@ import { oneOfStrings, policy, str } from './schema-kit.ts';
 import type { JSONSchema } from './types.ts';
 import { definePolicy } from './policy.ts';
 import { rateLimitHeaders } from '../ratelimit/headers.ts';
-import type { LimitRule } from '../ratelimit/types.ts';
+import type { CounterStore, LimitRule } from '../ratelimit/types.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CheckScope, CompiledApiInfo, FlowContext, PolicyProblem, PolicyType, Step } from './types.ts';
 
@@ -49,8 +49,28 @@ function unsupported(config: RateLimitConfig, _scope: CheckScope, path: string):
   return problems;
 }
 
+/** The names the policy references, each once (a name in both lists is one limit, counted once). */
 function names(config: RateLimitConfig): string[] {
-  return [...config['rate-limit'], ...config['burst-limit']].map((ref) => ref.name);
+  return [...new Set([...config['rate-limit'], ...config['burst-limit']].map((ref) => ref.name))];
+}
+
+/**
+ * Counts one hit against each named limit under that limit's own key, so every policy that
+ * references the same limit counts the same counter whatever other names it lists. The rule
+ * arrays are the definitions' own (stable per snapshot), so stores can reuse per-rule-set state
+ * (Redis leases). Stops at the first rejection: limits checked before it have counted the hit.
+ */
+async function hitEach(
+  counters: CounterStore,
+  title: string,
+  keys: readonly string[],
+  rules: readonly (readonly LimitRule[])[],
+): Promise<void> {
+  for (let i = 0; i < keys.length; i++) {
+    if (rules[i].length === 0) continue;
+    const decision = await counters.hit(keys[i], rules[i]);
+    if (!decision.allowed) throw exceeded(title, rateLimitHeaders(decision));
+  }
 }
 
 function exceeded(title: string, headers: Array<[string, string]>): AssemblyError {
@@ -71,7 +91,7 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
   const wanted = names(config);
 
   if (source === 'catalog-named' || source === 'gateway-named') {
-    const rules: LimitRule[] = [];
+    const rules: Array<readonly LimitRule[]> = [];
     for (const name of wanted) {
       const named = api.settings.namedLimits?.[name];
       if (!named)
@@ -80,25 +100,37 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
           'unknown-limit',
           `no ${source.replace('-named', '')} rate limit named ${name} (PORTICO_NAMED_RATE_LIMITS)`,
         );
-      rules.push(...named);
+      rules.push(named);
     }
-    const key = `assembly:${source}:${wanted.join(',')}`;
+    // One counter per named limit and source, shared by every policy that references it.
+    const keys = wanted.map((name) => `assembly:${source}:${name}`);
     return async function ratelimit() {
-      const decision = await counters.hit(key, rules);
+      await hitEach(counters, title, keys, rules);
+    };
+  }
+
+  if (source === 'plan-default') {
+    return async function ratelimit(ctx: FlowContext) {
+      const limits = ctx.limits;
+      // An unidentified caller has no plan: plan-sourced limits have nothing to count against.
+      if (limits === undefined || limits.plan.length === 0) return;
+      // The plan's own limits, whatever names the policy lists.
+      const decision = await counters.hit(`assembly:${limits.key}:plan-default:`, limits.plan);
       if (!decision.allowed) throw exceeded(title, rateLimitHeaders(decision));
     };
   }
 
+  // plan-named: one counter per subscription and name, on the plan's own rule arrays.
+  const empty: readonly LimitRule[] = [];
   return async function ratelimit(ctx: FlowContext) {
     const limits = ctx.limits;
-    // An unidentified caller has no plan: plan-sourced limits have nothing to count against.
     if (limits === undefined) return;
-    let rules: readonly LimitRule[];
-    if (source === 'plan-default') rules = limits.plan;
-    else rules = wanted.flatMap((name) => limits.named[name] ?? []);
-    if (rules.length === 0) return;
-    const decision = await counters.hit(`assembly:${limits.key}:${source}:${wanted.join(',')}`, rules);
-    if (!decision.allowed) throw exceeded(title, rateLimitHeaders(decision));
+    for (const name of wanted) {
+      const rules = limits.named[name] ?? empty;
+      if (rules.length === 0) continue;
+      const decision = await counters.hit(`assembly:${limits.key}:plan-named:${name}`, rules);
+      if (!decision.allowed) throw exceeded(title, rateLimitHeaders(decision));
+    }
   };
 }
 

@@ -8,6 +8,7 @@ import { policyRegistry } from '../../src/policies/registry.ts';
 import { AssemblyError, PolicyCompileError } from '../../src/policies/types.ts';
 import type { CallerLimits } from '../../src/policies/types.ts';
 import { createMemoryCounterStore } from '../../src/ratelimit/memory.ts';
+import type { CounterStore, LimitDecision, LimitRule } from '../../src/ratelimit/types.ts';
 import { parseProductDocument } from '../../src/definitions/index.ts';
 
 const counters = createMemoryCounterStore();
@@ -34,7 +35,7 @@ function context(limits?: CallerLimits): GatewayContext {
   });
 }
 
-function compile(policy: Record<string, unknown>, catchAll = false) {
+function compile(policy: Record<string, unknown>, catchAll = false, store: CounterStore = counters) {
   return compileAssembly(
     {
       execute: [{ ratelimit: policy }],
@@ -59,8 +60,8 @@ function compile(policy: Record<string, unknown>, catchAll = false) {
         maxBackendBodyBytes: 1 << 20,
         tlsProfiles: {},
         script: { timeoutMs: 200, memoryBytes: 1 << 24 },
-        counters,
-        namedLimits: namedLimits({ global: '3/1hour' }),
+        counters: store,
+        namedLimits: namedLimits({ global: '3/1hour', shared: '3/1hour', wide: '1000/1hour' }),
       },
     },
     policyRegistry,
@@ -128,4 +129,97 @@ describe('ratelimit policy', () => {
       (error: unknown) => error instanceof PolicyCompileError && error.rule === 'unsupported',
     );
   });
+
+  test('policies referencing the same named limit share its counter, whatever other names they list', async () => {
+    const store = createMemoryCounterStore();
+    const steps = [
+      compile({ source: 'gateway-named', 'rate-limit': [{ name: 'shared' }] }, false, store),
+      compile({ source: 'gateway-named', 'rate-limit': [{ name: 'shared' }, { name: 'wide' }] }, false, store),
+      compile(
+        { source: 'gateway-named', 'burst-limit': [{ name: 'shared' }], 'rate-limit': [{ name: 'wide' }] },
+        false,
+        store,
+      ),
+    ];
+    assert.equal(await admitted(steps, 5), 3);
+
+    const limits: CallerLimits = {
+      key: 'sub-shared',
+      plan: [],
+      named: {
+        search: [{ name: 'search', limit: 3, windowMs: 3_600_000, hard: true }],
+        x: [{ name: 'x', limit: 100, windowMs: 3_600_000, hard: true }],
+      },
+    };
+    const planSteps = [
+      compile({ source: 'plan-named', 'rate-limit': [{ name: 'search' }] }, false, store),
+      compile({ source: 'plan-named', 'rate-limit': [{ name: 'search' }, { name: 'x' }] }, false, store),
+    ];
+    assert.equal(await admitted(planSteps, 5, limits), 3);
+    await store.close();
+  });
+
+  test('a plan-named limit listed in both rate-limit and burst-limit is counted once per call', async () => {
+    const { store, seen } = windowKeyedStore();
+    const named = {
+      search: [
+        { name: 'search', limit: 100, windowMs: 3_600_000, hard: true },
+        { name: 'search', limit: 20, windowMs: 60_000, hard: true },
+      ],
+    };
+    const limits: CallerLimits = { key: 'sub-dup', plan: [], named };
+    const step = compile(
+      { source: 'plan-named', 'rate-limit': [{ name: 'search' }], 'burst-limit': [{ name: 'search' }] },
+      false,
+      store,
+    );
+    assert.equal(await admitted([step], 40, limits), 20);
+    assert.equal(seen.length, 40);
+  });
+
+  test("plan-named limits hand the store the plan's own rule array on every call (Redis leases match it)", async () => {
+    const { store, seen } = windowKeyedStore();
+    const named = { one: [{ name: 'one', limit: 1000, windowMs: 3_600_000, hard: true }] };
+    const step = compile({ source: 'plan-named', 'rate-limit': [{ name: 'one' }] }, false, store);
+    assert.equal(await admitted([step], 5, { key: 'sub-same', plan: [], named }), 5);
+    assert.equal(seen.length, 5);
+    for (const rules of seen) assert.equal(rules, named.one);
+  });
 });
+
+/** Calls the steps in turn, `rounds` times each; how many were admitted (429s counted out). */
+async function admitted(steps: Array<(ctx: GatewayContext) => unknown>, rounds: number, limits?: CallerLimits) {
+  let ok = 0;
+  for (const step of steps)
+    for (let i = 0; i < rounds; i++) {
+      try {
+        await step(context(limits));
+        ok++;
+      } catch (error) {
+        if (!(error instanceof AssemblyError) || error.status !== 429) throw error;
+      }
+    }
+  return ok;
+}
+
+/** A store counting per key, rule name and window like the Redis one; records each hit's rules. */
+function windowKeyedStore(): { store: CounterStore; seen: Array<readonly LimitRule[]> } {
+  const counts = new Map<string, number>();
+  const seen: Array<readonly LimitRule[]> = [];
+  const store: CounterStore = {
+    kind: 'memory',
+    async hit(key, rules): Promise<LimitDecision> {
+      seen.push(rules);
+      const ids = rules.map((r) => `${key}:${r.name}:${r.windowMs}`);
+      const allowed = rules.every((r, i) => !r.hard || (counts.get(ids[i]) ?? 0) < r.limit);
+      if (allowed) for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+      const results = rules.map((rule, i) => {
+        const count = counts.get(ids[i]) ?? 0;
+        return { rule, count, remaining: Math.max(0, rule.limit - count), resetMs: rule.windowMs, exceeded: !allowed };
+      });
+      return { allowed, results, rules, retryAfterSeconds: allowed ? undefined : 1 };
+    },
+    async close() {},
+  };
+  return { store, seen };
+}
