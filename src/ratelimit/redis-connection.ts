@@ -1,7 +1,8 @@
 /**
  * The Redis counter store's connection: ioredis options that never queue or resend a command,
  * and the connection's health as /metrics, /ready and the logs show it — down (no connection:
- * the fail-open/closed decision) told apart from slow (connected, no answer in time: rejected).
+ * the fail-open/closed decision) told apart from slow (connected, no answer in time: rejected)
+ * and from refusing (connected, the command answered with an error reply: rejected).
  */
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
@@ -21,6 +22,10 @@ export const slowRejections = new Counter({
   name: 'portico_ratelimit_slow_rejections_total',
   help: 'Calls rejected because Redis was connected but did not answer within PORTICO_RATELIMIT_TIMEOUT_MS',
 });
+export const errorRejections = new Counter({
+  name: 'portico_ratelimit_error_rejections_total',
+  help: 'Calls rejected because Redis was connected but answered the counting command with an error (OOM, READONLY, BUSY, …)',
+});
 export const outageDecisions = new Counter({
   name: 'portico_ratelimit_unreachable_decisions_total',
   help: 'Calls decided by PORTICO_RATELIMIT_FAIL_OPEN because Redis was unreachable, by decision',
@@ -38,6 +43,8 @@ export type CounterStoreLogger = Pick<Logger, 'warn' | 'info'>;
 export class RedisHealth {
   healthy = true;
   slow = false;
+  /** Connected, but the counting command comes back as an error reply (OOM, READONLY, BUSY, …). */
+  refusing = false;
   lastError = '';
   /** Redis clock − local clock, ms: turns a local deadline into one the script can compare with `TIME`. */
   clockOffset = 0;
@@ -85,6 +92,22 @@ export class RedisHealth {
       { backend: 'redis', timeoutMs: this.timeoutMs },
       'rate-limit counters: Redis connected but not answering in time; rejecting calls',
     );
+  }
+
+  /** An error reply from a connected Redis: logged once per episode; calls are rejected, not failed open. */
+  refused(reason: string): void {
+    if (this.refusing) return;
+    this.refusing = true;
+    this.logger?.warn(
+      { backend: 'redis', err: reason },
+      'rate-limit counters: Redis connected but refusing to count; rejecting calls',
+    );
+  }
+
+  counting(): void {
+    if (!this.refusing) return;
+    this.refusing = false;
+    this.logger?.info({ backend: 'redis' }, 'rate-limit counters: Redis counting again');
   }
 
   prompt(): void {

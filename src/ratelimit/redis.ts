@@ -12,6 +12,10 @@
  *   call rejected (never admitted uncounted). The request carries its deadline on Redis's clock
  *   and the script counts nothing past it, so a command that reaches Redis after its caller gave
  *   up charges nobody; a grant that still arrives late is kept as a lease for the next calls.
+ * - **Refusing is not down either.** An error reply from a connected Redis (OOM at maxmemory,
+ *   READONLY after a failover, BUSY while a script runs, …) gets the call rejected too; the
+ *   connection stays reachable. Such a reply counted nothing: BUSY runs no script, and the grant
+ *   script reads every key before its first write (OOM and READONLY refuse only a first write).
  * - **Down** (no connection): the `failOpen` decision, logged once per outage, on /metrics.
  * - `{<key>}` is a Cluster hash tag: every key one hit touches lives in the same slot.
  * - Scripts go through ioredis' `defineCommand` (`EVALSHA`, `EVAL` on `NOSCRIPT`).
@@ -20,6 +24,7 @@
  * redis-lease-book.ts (leases per key, give-backs); this file decides calls.
  */
 
+import { ReplyError } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import { backendFailureDecision } from './decision.ts';
 import { blockedFromReply, canTake, leaseFromReply, takeFromLease, unused } from './lease.ts';
@@ -27,6 +32,7 @@ import type { Lease } from './lease.ts';
 import {
   RedisHealth,
   connect,
+  errorRejections,
   leaseRequests,
   outageDecisions,
   settledOnce,
@@ -113,6 +119,16 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     return backendFailureDecision(rules, failOpen, `redis: ${reason}`);
   }
 
+  /** Rejects the waiting calls after an error reply from a connected Redis (nothing was counted). */
+  function refused(state: KeyState, message: string): void {
+    health.refused(message);
+    const backendError = `redis: connected but refused the command (${message})`;
+    for (const waiter of state.waiters.splice(0)) {
+      errorRejections.inc();
+      waiter.resolve({ allowed: false, results: [], rules: waiter.rules, backendError, retryAfterSeconds: 1 });
+    }
+  }
+
   /** Admits waiting calls from the leases, in order; asks Redis for another when some are left. */
   function serve(key: string, state: KeyState): void {
     const now = Date.now();
@@ -176,6 +192,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
           return;
         }
         health.up();
+        health.counting();
         const late = settled;
         settled = true;
         state.inFlight = false;
@@ -190,6 +207,11 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
         if (settled) return;
         settled = true;
         state.inFlight = false;
+        if (err instanceof ReplyError) {
+          // Redis is up and answered: not an outage, so never the failOpen decision.
+          refused(state, (err as Error).message);
+          return;
+        }
         health.lastError = err instanceof Error ? err.message : String(err);
         health.down(health.lastError);
         if (state.waiters.length === 0) return;

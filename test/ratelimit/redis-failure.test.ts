@@ -275,4 +275,64 @@ describe('counter store: redis, when Redis fails', () => {
       }
     },
   );
+  it(
+    'an error reply from a connected Redis (OOM, READONLY) gets calls rejected, never failed open; a lost connection still fails open',
+    { timeout: 30_000 },
+    async () => {
+      const redis = await startPrivateRedis();
+      const admin = new Redis(redis.url);
+      const { logger, lines } = capturingLogger();
+      const store = createRedisCounterStore({
+        url: redis.url,
+        failOpen: true,
+        logger,
+        keyPrefix: 'refused:',
+        leaseMax: 1,
+      });
+      const limit: readonly LimitRule[] = [{ name: 'default', limit: 5, windowMs: 3_600_000, hard: true }];
+      let stopped = false;
+      try {
+        assert.equal((await store.hit('refused', limit)).results[0].count, 1);
+        for (const [setup, undo, reply] of [
+          [['config', 'set', 'maxmemory', '1'], ['config', 'set', 'maxmemory', '0'], /OOM/],
+          [['replicaof', '127.0.0.1', '1'], ['replicaof', 'no', 'one'], /READONLY/],
+        ] as const) {
+          await admin.call(setup[0], ...setup.slice(1));
+          const { decisions, slowestMs } = await timedHits(() => store.hit('refused', limit), 20);
+          assert.ok(slowestMs < BOUND_MS, `slowest hit took ${slowestMs} ms`);
+          assert.equal(decisions.filter((d) => d.allowed).length, 0, `${reply}: admitted uncounted`);
+          for (const d of decisions) {
+            assert.match(d.backendError ?? '', reply);
+            assert.deepEqual(headerMap(rateLimitHeaders(d)), { 'Retry-After': '1' });
+          }
+          assert.equal(store.health!().reachable, true, 'a connected Redis stays reachable');
+          await admin.call(undo[0], ...undo.slice(1));
+          const after = await store.hit('refused', limit);
+          assert.equal(after.backendError, undefined);
+          assert.equal(after.allowed, true);
+        }
+        const counted = await store.hit('refused', limit);
+        assert.equal(counted.results[0].count, 4, 'refused calls counted nothing; admitted ones all counted');
+        assert.equal(warnings(lines).length, 2, 'one warning per episode, not per call');
+        assert.match(warnings(lines)[0].msg, /refusing/);
+        assert.equal(infos(lines).length, 2);
+
+        admin.disconnect();
+        await redis.stop();
+        stopped = true;
+        const { decisions } = await timedHits(() => store.hit('refused', limit), 5);
+        assert.ok(
+          decisions.every((d) => d.allowed && d.backendError !== undefined),
+          'a lost connection fails open',
+        );
+        assert.equal(store.health!().reachable, false);
+        assert.match(warnings(lines).at(-1)!.msg, /failing open/);
+      } finally {
+        await store.close();
+        admin.disconnect();
+        // stop() waits for an exit that already happened once the server was killed.
+        if (!stopped) await redis.stop();
+      }
+    },
+  );
 });
