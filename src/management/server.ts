@@ -8,10 +8,10 @@ import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import type { Logger } from 'pino';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { register as metricsRegistry } from 'prom-client';
 import { PorticoError } from '../errors.ts';
 import type { ProviderUser } from '../store/schema.ts';
+import { hashToken, secretMatches } from '../store/secrets.ts';
 import { pingStore } from '../store/store.ts';
 import type { ProviderServices } from '../services/provider-services.ts';
 import { bearer, openApiDocument } from './route-spec.ts';
@@ -210,18 +210,15 @@ export async function createManagementServer(options: ManagementOptions): Promis
   // The management port is where providers sign in, often reachable beyond the operator's
   // network, and its process's metrics hold every API's traffic by name when it also runs a
   // gateway: only the operator's token reads them (a review found them open to anyone).
+  const metricsTokenHash = options.metricsToken === undefined ? undefined : hashToken(options.metricsToken);
   app.get('/metrics', async (request, reply) => {
-    if (!bearerMatches(request.headers.authorization, options.metricsToken)) return reply.callNotFound();
+    const authorization = request.headers.authorization;
+    const presented = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+    if (metricsTokenHash === undefined || presented === undefined || !secretMatches(presented, metricsTokenHash))
+      return reply.callNotFound();
     reply.header('content-type', metricsRegistry.contentType);
     return metricsRegistry.metrics();
   });
   for (const plugin of options.plugins ?? []) await plugin(app);
   return app;
-}
-
-/** Whether `authorization` is `Bearer <token>` (compared as digests, in constant time); never without a token. */
-function bearerMatches(authorization: string | undefined, token: string | undefined): boolean {
-  if (token === undefined || authorization === undefined || !authorization.startsWith('Bearer ')) return false;
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(authorization.slice(7)), digest(token));
 }

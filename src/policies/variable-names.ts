@@ -18,6 +18,15 @@ export function splitPath(name: string): string[] {
 }
 
 /**
+ * The first segment of a variable's path, as `ctx.get` reads it, lower-cased and trimmed (so
+ * `request['headers']`, `request[headers]` and ` Request .x` all give `request`): what decides
+ * whether a variable holds the consumer's data, never the name's text.
+ */
+export function variableRoot(name: string): string {
+  return (splitPath(name)[0] ?? '').trim().toLowerCase();
+}
+
+/**
  * Whether a segment names a prototype link. Compared without case because header bags fold
  * names to lower case, so `__PROTO__` would become `__proto__` on the way in.
  */

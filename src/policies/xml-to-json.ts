@@ -17,6 +17,7 @@ import { ConversionBudget } from '../soap/xml-budget.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalString, readBlock, titleOf } from './policy-config.ts';
+import { variableRoot } from './variable-names.ts';
 
 export interface XmlToJsonConfig {
   version?: string;
@@ -46,7 +47,7 @@ export function bodyText(
   const requestBody = ctx.request.body;
   const requestText = requestBody instanceof RawBody ? undefined : requestBody;
   const fromRequest =
-    input === 'request' ||
+    variableRoot(input) === 'request' ||
     (raw !== undefined && (raw === requestBody || (typeof raw === 'string' && raw === requestText)));
   if (raw instanceof RawBody)
     return { text: raw.bytes.toString('utf8'), fromRequest: fromRequest || raw === requestBody, value: raw };

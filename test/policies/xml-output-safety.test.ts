@@ -127,6 +127,16 @@ describe('map XML output: bounded by its inputs, as json-to-xml', () => {
     assert.match(error.message, amplification);
   });
 
+  // Whose data it is follows the variable's parsed path, not its text (Session 15 review).
+  it('answers 400 whatever spelling names the request: request[\'body\'], request["body"]', async () => {
+    for (const variable of ["request['body']", 'request["body"]']) {
+      const ctx = requestContext(repeatedKey, 'application/json');
+      const error = await refusal(() => compileFlow([map(variable)])(ctx));
+      assert.equal(error.status, 400, variable);
+      assert.match(error.message, amplification);
+    }
+  });
+
   it('answers 500 TransformError when the data is not the consumer’s', async () => {
     const ctx = makeContext({ vars: { built: JSON.parse(repeatedKey) } });
     const error = await refusal(() => compileFlow([map('built')])(ctx));

@@ -27,6 +27,7 @@ import type { CompiledProvider } from '../../oauth/compile.ts';
 import type { Caller, CallerDirectory, Proof, SchemeEnforcer, SchemeFailure, SecurityRequest } from './types.ts';
 import type { CompiledApi, Snapshot } from '../snapshot.ts';
 import { subscriptionFor } from '../subscriptions.ts';
+import type { SubscriptionInfo } from '../subscriptions.ts';
 
 export type { Caller, CallerDirectory, SecurityRequest } from './types.ts';
 export type { IntrospectionSettings } from './introspection.ts';
@@ -194,7 +195,8 @@ async function authenticateAsync(
     // So does an app that cannot call this API and whose owner has not proved itself: a known,
     // unsubscribed client id buys no registry or endpoint call either (nor tells it is known).
     for (const scheme of alternative) {
-      const failed = failures.some((failure) => failure !== undefined) || !appStands(proof, directory);
+      const failed =
+        failures.some((failure) => failure !== undefined) || !appStands(proof, subscriptionOf(proof, directory));
       failures.push(scheme.asynchronous === true && failed ? 'missing' : await scheme.check(request, proof, directory));
     }
     const outcome = conclude(alternative, failures, proof, directory);
@@ -223,18 +225,18 @@ function conclude(
   // id that cannot call this API, presented without its secret, has not held either: were the
   // user's or token's verdict given for it, the answer would tell a known client id (of any
   // organization) from an unknown one.
+  const credential = proof.credential;
+  const subscription = subscriptionOf(proof, directory);
   const appFailed =
     failures.some((failure, index) => failure !== undefined && alternative[index].kind === 'app') ||
-    !appStands(proof, directory);
+    !appStands(proof, subscription);
   for (let index = 0; index < failures.length; index++) {
     const failure = failures[index];
     if (failure === undefined || failure === 'missing' || alternative[index].kind === 'app') continue;
     if (!appFailed || failure === 'unavailable') return { reason: failure, kind: alternative[index].kind };
   }
   if (failures.some((failure) => failure !== undefined)) return failed;
-  const credential = proof.credential;
   if (credential === undefined) return proof.user === undefined ? failed : { user: proof.user };
-  const subscription = directory.subscriptionFor(credential.app.id);
   if (subscription !== undefined && subscription.state === 'active') {
     const caller: Caller = { clientId: proof.clientId, credential, subscription };
     if (proof.scopes !== undefined) Object.assign(caller, { scopes: proof.scopes, claims: proof.claims });
@@ -246,11 +248,14 @@ function conclude(
   return { reason: subscription === undefined ? 'not-subscribed' : 'pending' };
 }
 
+/** The subscription of the app proved so far to this API, if any (looked up once per alternative). */
+function subscriptionOf(proof: Proof, directory: CallerDirectory): SubscriptionInfo | undefined {
+  return proof.credential === undefined ? undefined : directory.subscriptionFor(proof.credential.app.id);
+}
+
 /** Whether the app proved so far may be answered about: none presented, its owner proved, or subscribed to this API. */
-function appStands(proof: Proof, directory: CallerDirectory): boolean {
-  const credential = proof.credential;
-  if (credential === undefined || proof.secretVerified) return true;
-  return directory.subscriptionFor(credential.app.id)?.state === 'active';
+function appStands(proof: Proof, subscription: SubscriptionInfo | undefined): boolean {
+  return proof.credential === undefined || proof.secretVerified || subscription?.state === 'active';
 }
 
 /** The failures of every alternative, and the one answer they make. */

@@ -3,7 +3,7 @@
  * forgery): the check {@link refuseRequestChosenHost} that `url-template.ts` runs at compile
  * time, on the template's parts as it parsed them.
  */
-import { splitPath } from '../variable-names.ts';
+import { variableRoot } from '../variable-names.ts';
 
 /** A part of a compiled template, as far as this check reads it (see url-template.ts). */
 type UrlPart =
@@ -20,12 +20,8 @@ type Dynamic = Exclude<UrlPart, { kind: 'literal' }>;
 function fromConsumer(part: UrlPart): part is Dynamic {
   if (part.kind === 'literal') return false;
   if (part.kind === 'parameter') return true;
-  const root = rootOf(part.name);
+  const root = variableRoot(part.name);
   return root === 'request' || root === 'message';
-}
-
-function rootOf(name: string): string {
-  return (splitPath(name)[0] ?? '').trim().toLowerCase();
 }
 
 // The template's shape for the host check: a consumer value, any other value in the host.
@@ -55,7 +51,7 @@ function hostShape(parts: readonly UrlPart[]): string | undefined {
 }
 
 function choosesHost(expanded: string, part: Dynamic, why = ''): Error {
-  const copy = part.kind === 'variable' && rootOf(part.name) === 'message' ? ' (message holds a copy of it)' : '';
+  const copy = part.kind === 'variable' && variableRoot(part.name) === 'message' ? ' (message holds a copy of it)' : '';
   return new Error(
     `target-url "${expanded}": ${part.label} comes from the request${copy} and would choose the backend's host${why}`,
   );

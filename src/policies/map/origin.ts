@@ -6,6 +6,7 @@
  */
 import { RawBody } from '../types.ts';
 import type { FlowContext } from '../types.ts';
+import { variableRoot } from '../variable-names.ts';
 
 /** The map's inputs as the XML codec sees them, read before the context parses them. */
 export interface MapSource {
@@ -48,7 +49,7 @@ function isRequestBody(value: unknown, requestBody: unknown): boolean {
  * variable is read: reading parses a raw body in place, and the parse is a new object.
  */
 export function holdsRequestData(ctx: FlowContext, variable: string, value = storedValue(ctx, variable)): boolean {
-  if (variable === 'request' || variable.startsWith('request.')) return true;
+  if (variableRoot(variable) === 'request') return true;
   return isRequestBody(value, ctx.request.body);
 }
 

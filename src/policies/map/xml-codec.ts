@@ -22,6 +22,7 @@ import { setOwn } from '../variable-names.ts';
 import { readElement } from './xml-read.ts';
 import { scalarText, writeElements } from './xml-write.ts';
 import type { Scope } from './xml-write.ts';
+import { variableRoot } from '../variable-names.ts';
 
 /** Requests are bounded by the gateway before the flow runs; 4 MiB is its default limit. */
 const requestLimit = 4 * 1024 * 1024;
@@ -165,7 +166,7 @@ export const xmlCodec: MapCodec = {
       if (error instanceof SchemaRefError) throw new PolicyCompileError(port.path, 'unresolved-ref', error.message);
       throw error;
     }
-    const fromRequest = port.variable === 'request' || port.variable.startsWith('request.');
+    const fromRequest = variableRoot(port.variable) === 'request';
     return bind({
       node,
       variable: port.variable,
