@@ -14,6 +14,7 @@ import { appendPath, isRecord, jsonPath } from './json-path.ts';
 import { normaliseApi } from './normalise-api.ts';
 import { ibmConfigurationSchema, openApi30Schema, openApi31Schema, swagger2Schema } from './openapi-schemas.ts';
 import { parseText } from './parse-text.ts';
+import { patternProblems } from './pattern-problems.ts';
 import { apiSecurityRefusal, declaredSchemes, securityLists, securityPlan } from './security-support.ts';
 import { describe, schemaProblems } from './schema-validator.ts';
 
@@ -149,7 +150,8 @@ function missingPathParameters(
 
 /**
  * Security the gateway cannot enforce, refused at import and again at publish (for a document
- * stored before the rule), never served open (see security-support.ts).
+ * stored before the rule), never served open (see security-support.ts); so are the regular
+ * expressions it cannot match in linear time (pattern-problems.ts).
  */
 export function securityProblems(
   document: Record<string, unknown>,
@@ -167,5 +169,6 @@ export function securityProblems(
   }
   const apiWide = apiSecurityRefusal(document);
   if (apiWide) problems.push({ path: jsonPath(apiWide.at), rule: apiWide.rule, reason: apiWide.reason });
+  problems.push(...patternProblems(document));
   return problems;
 }

@@ -11,6 +11,7 @@
  * by path, exactly as `FlowContext.get` reads them (bodies parse on first read).
  */
 import jsonata from 'jsonata';
+import { compileRegexLiterals, LinearRegexEngine } from './linear-regex-engine.ts';
 import { PolicyCompileError, RawBody } from './types.ts';
 import type { FlowContext } from './types.ts';
 
@@ -93,19 +94,10 @@ export function compileCondition(source: unknown, path: string): Condition {
   if (typeof source !== 'string' || source.trim() === '') {
     throw new PolicyCompileError(path, 'required', 'a condition must be a non-empty string');
   }
-  const text = translateJavaScriptCondition(source, path);
-  let expression: jsonata.Expression;
-  try {
-    expression = jsonata(text);
-  } catch (error) {
-    throw new PolicyCompileError(
-      path,
-      'condition-syntax',
-      `condition is not valid JSONata: ${(error as Error).message}`,
-    );
-  }
-  for (const [name, implementation, signature] of extensions)
-    expression.registerFunction(name, implementation as never, signature);
+  // Only what is not JSONata is read as a v5 JavaScript condition: a JSONata regex literal may
+  // hold `!`, `||` or `==`, which the operator swap would refuse or rewrite.
+  const text = isJsonata(source) ? source : translateJavaScriptCondition(source, path);
+  const expression = parseJsonata(text, path, 'condition-syntax', 'condition is not valid JSONata');
   return async function condition(ctx: FlowContext): Promise<boolean> {
     const bindings = { [contextBinding]: ctx };
     return truthy(await expression.evaluate(contextView(ctx), bindings));
@@ -117,21 +109,33 @@ export function compileExpression(
   source: string,
   path: string,
 ): (input: unknown, ctx: FlowContext) => Promise<unknown> {
-  let expression: jsonata.Expression;
-  try {
-    expression = jsonata(source);
-  } catch (error) {
-    throw new PolicyCompileError(
-      path,
-      'expression-syntax',
-      `not a valid JSONata expression: ${(error as Error).message}`,
-    );
-  }
-  for (const [name, implementation, signature] of extensions)
-    expression.registerFunction(name, implementation as never, signature);
+  const expression = parseJsonata(source, path, 'expression-syntax', 'not a valid JSONata expression');
   return function evaluateExpression(input, ctx) {
     return expression.evaluate(input, { [contextBinding]: ctx }) as Promise<unknown>;
   };
+}
+
+/** Parses JSONata with the extensions and its regex literals on the linear engine (linear-regex-engine.ts). */
+function parseJsonata(source: string, path: string, rule: string, what: string): jsonata.Expression {
+  let expression: jsonata.Expression;
+  try {
+    expression = jsonata(source, { RegexEngine: LinearRegexEngine });
+  } catch (error) {
+    throw new PolicyCompileError(path, rule, `${what}: ${(error as Error).message}`);
+  }
+  compileRegexLiterals(expression.ast(), path);
+  for (const [name, implementation, signature] of extensions)
+    expression.registerFunction(name, implementation as never, signature);
+  return expression;
+}
+
+function isJsonata(source: string): boolean {
+  try {
+    jsonata(source);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const jsOperator = /===|!==|==|&&|\|\||!(?!=)/;

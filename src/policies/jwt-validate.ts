@@ -9,9 +9,11 @@
  */
 import { channel } from 'node:diagnostics_channel';
 import { policy, refused, str } from './schema-kit.ts';
-import { definePolicy } from './policy.ts';
+import { definePolicy, problemsOf } from './policy.ts';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
+import { compileLinearPattern, PatternRefusal } from '../definitions/linear-pattern.ts';
+import type { LinearPattern } from '../definitions/linear-pattern.ts';
 import { PorticoError } from '../errors.ts';
 import { dispatcherFor } from './invoke/dispatchers.ts';
 import { candidates, importKeySet, joseAlgorithms, KeyLookupError, RemoteKeySet } from './jose/key-set.ts';
@@ -21,7 +23,7 @@ import type { VerifiedCacheSettings } from './jose/verified-cache.ts';
 import { optionalArray, optionalString, readBlock, titleOf } from './policy-config.ts';
 import type { PolicyBlock } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
-import type { CompiledApiInfo, FlowContext, JwksSettings, PolicyType, Step } from './types.ts';
+import type { CheckScope, CompiledApiInfo, FlowContext, JwksSettings, PolicyType, Step } from './types.ts';
 
 const defaultJwks: JwksSettings = {
   refreshMs: 600_000,
@@ -58,8 +60,10 @@ export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
         'request.headers.authorization',
       ),
       'output-claims': str('Variable the verified claims are written to.', 'decoded.claims'),
-      'iss-claim': str('Regular expression the iss claim must match; empty = not checked.'),
-      'aud-claim': str('Regular expression the aud claim (or one of its values) must match; empty = not checked.'),
+      'iss-claim': str('Regular expression searched anywhere in the iss claim (anchor it: ^…$); empty = not checked.'),
+      'aud-claim': str(
+        'Regular expression searched anywhere in the aud claim or one of its values (anchor it: ^…$); empty = not checked.',
+      ),
       'jws-jwk': str('Variable holding the verification JWK or JWK set (api.properties.* is read once at publish).'),
       'jwks-url': str('Portico: a JWKS URL ($(property) allowed), fetched and kept (PORTICO_JWKS_* settings).'),
       'tls-profile': str('Portico: TLS profile (PORTICO_TLS_PROFILES) for an https jwks-url.'),
@@ -76,6 +80,9 @@ export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
     [],
     { anyOf: [{ required: ['jws-jwk'] }, { required: ['jwks-url'] }] },
   ),
+  check(config: PolicyBlock, _scope: CheckScope, path: string) {
+    return ['iss-claim', 'aud-claim'].flatMap((key) => problemsOf(() => pattern(config, key, path)));
+  },
   compile(config: PolicyBlock, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jwtValidatePolicy, path);
     refuseUnsupported(block, path);
@@ -136,17 +143,19 @@ function refuseUnsupported(block: PolicyBlock, path: string): void {
   }
 }
 
-function pattern(block: PolicyBlock, key: string, path: string): RegExp | undefined {
+/**
+ * A claim pattern, searched anywhere in the claim as API Connect does (unanchored: `^…$` is the
+ * provider's to write), on the linear engine: a claim is text from whoever the key trusts to
+ * issue tokens (an identity provider may let its users shape it), matched on the gateway's thread.
+ */
+function pattern(block: PolicyBlock, key: string, path: string): LinearPattern | undefined {
   const source = optionalString(block, key, path);
   if (source === undefined || source === '') return undefined;
   try {
-    return new RegExp(source, 'u');
+    return compileLinearPattern(source);
   } catch (error) {
-    throw new PolicyCompileError(
-      `${path}.${key}`,
-      'pattern',
-      `${key} is not a valid regular expression: ${(error as Error).message}`,
-    );
+    if (!(error instanceof PatternRefusal)) throw error;
+    throw new PolicyCompileError(`${path}.${key}`, error.rule, `${key}: ${error.reason}`);
   }
 }
 
@@ -280,7 +289,7 @@ function variableKeys(source: KeySource & { kind: 'variable' }, ctx: FlowContext
   return keys;
 }
 
-function checkClaim(value: unknown, expected: RegExp | undefined, claim: string, title: string): void {
+function checkClaim(value: unknown, expected: LinearPattern | undefined, claim: string, title: string): void {
   if (expected === undefined) return;
   const values = Array.isArray(value) ? value : [value];
   if (!values.some((entry) => typeof entry === 'string' && expected.test(entry))) {

@@ -15,6 +15,8 @@ import addFormatsModule from 'ajv-formats';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CheckScope, CompiledApiInfo, FlowContext, JSONSchema, PolicyProblem, PolicyType, Step } from './types.ts';
 import { refResolves, unresolvedReason } from '../definitions/check-refs.ts';
+import { ajvPatternEngine, PatternRefusal } from '../definitions/linear-pattern.ts';
+import { urlFormat } from './url-format.ts';
 import { inlineRefs, optionalString, readBlock, refFor, resolveRef, titleOf } from './policy-config.ts';
 
 export interface ValidateConfig {
@@ -119,7 +121,10 @@ export const validatePolicy: PolicyType = definePolicy<ValidateConfig>({
 
 function newAjv(): Ajv {
   // strict: false because OpenAPI schemas carry `example`, `xml`, `x-*` and `format: float`.
-  return addFormats(new Ajv({ allErrors: false, strict: false, validateFormats: true }));
+  // Patterns run on the linear engine, and so does `format: url`, whose ajv-formats expression
+  // backtracks (linear-pattern.ts, url-format.ts).
+  const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: true, code: { regExp: ajvPatternEngine } });
+  return addFormats(ajv).addFormat('url', urlFormat);
 }
 
 function compileSchema(ajv: Ajv, schema: JSONSchema, api: CompiledApiInfo, path: string): ValidateFunction {
@@ -127,6 +132,8 @@ function compileSchema(ajv: Ajv, schema: JSONSchema, api: CompiledApiInfo, path:
     return ajv.compile(inlineRefs(schema, api, path));
   } catch (error) {
     if (error instanceof PolicyCompileError) throw error;
+    if (error instanceof PatternRefusal)
+      throw new PolicyCompileError(path, error.rule, `a schema pattern: ${error.reason}`);
     throw new PolicyCompileError(path, 'invalid-schema', `the schema cannot be compiled: ${(error as Error).message}`);
   }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PorticoError } from '../../../src/errors.ts';
+import { PatternRefusal } from '../../../src/definitions/linear-pattern.ts';
 import { compileParameter, readParameters } from '../../../src/gateway/parameters.ts';
 
 const header = (name: string, required: boolean) =>
@@ -55,5 +56,50 @@ test('a value over maxLength is refused for its length before its pattern runs',
   assert.throws(
     () => readParameters([parameter], {}, new URLSearchParams({ q: 'a'.repeat(25) }), {}),
     (error: unknown) => error instanceof PorticoError && /at most 20 characters/.test(error.message),
+  );
+});
+
+// The same review: without a maxLength, nothing stood between a crafted value and V8's
+// backtracking. Provider patterns run on the linear engine now (src/definitions/linear-pattern.ts).
+test('a pattern without maxLength answers a crafted value at once', () => {
+  const parameter = compileParameter({
+    name: 'q',
+    in: 'query',
+    required: true,
+    schema: { type: 'string', pattern: '^([A-Za-z0-9]+ ?)*$' },
+  } as Parameters<typeof compileParameter>[0]);
+  assert.throws(
+    () => readParameters([parameter], {}, new URLSearchParams({ q: `${'a'.repeat(100)}!` }), {}),
+    (error: unknown) => error instanceof PorticoError && error.code === 'GW_INVALID_PARAMETER',
+  );
+  assert.deepEqual(
+    { ...readParameters([parameter], {}, new URLSearchParams({ q: 'two words' }), {}) },
+    { q: 'two words' },
+  );
+});
+
+// Found in the same survey: the gateway's own number check, `\d+\.?\d*`, could split a run of
+// digits two ways, so digits followed by a letter took quadratic time (140 ms for 8 000, 27 s
+// for 100 000).
+test('a number parameter of a million digits and a letter is refused at once', () => {
+  const parameter = compileParameter({ name: 'n', in: 'header', required: true, schema: { type: 'number' } });
+  assert.throws(
+    () => readParameters([parameter], { n: `${'1'.repeat(1_000_000)}x` }, undefined, {}),
+    (error: unknown) => error instanceof PorticoError && /expected a number/.test(error.message),
+  );
+  for (const text of ['1', '-1.', '+.5', '1.5e-3', '12E4'])
+    assert.equal(readParameters([parameter], { n: text }, undefined, {}).n, Number(text));
+});
+
+test('a parameter pattern the linear engine cannot run does not compile', () => {
+  assert.throws(
+    () =>
+      compileParameter({
+        name: 'p',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', pattern: '^(?=.*\\d).+$' },
+      }),
+    (error: unknown) => error instanceof PatternRefusal && error.rule === 'unsupported-pattern',
   );
 });
