@@ -11,7 +11,6 @@ import { definePolicy } from './policy.ts';
 import { badgerfishToXml } from '../soap/badgerfish.ts';
 import { XmlError } from '../soap/xml.ts';
 import { ConversionBudget } from '../soap/xml-budget.ts';
-import { serializeXml } from '../soap/xml-serialize.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalString, readBlock, titleOf } from './policy-config.ts';
@@ -94,9 +93,7 @@ export const jsonToXmlPolicy: PolicyType = definePolicy<JsonToXmlConfig>({
       const inputBytes = text === undefined ? jsonLength(json) : Buffer.byteLength(text);
       let xml: string;
       try {
-        // Two budgets of the same size: one stops the tree growing, the other counts the exact text.
-        const tree = badgerfishToXml(json, options, new ConversionBudget(inputBytes));
-        xml = serializeXml(tree, { budget: new ConversionBudget(inputBytes) });
+        xml = badgerfishToXml(json, options, new ConversionBudget(inputBytes));
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
         // The consumer's own JSON is a bad request; anything else the flow (or its backend) produced stays a 500.

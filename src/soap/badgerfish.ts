@@ -14,9 +14,9 @@
  */
 import { childElements, NamespaceScope, textOf } from './xml.ts';
 import { ConversionBudget } from './xml-budget.ts';
-import { element as newElement, isDeclarablePrefix, isXmlName } from './xml-serialize.ts';
+import { isDeclarablePrefix, isXmlName, XmlWriter } from './xml-serialize.ts';
 import { XML_NAMESPACE, XmlError } from './xml.ts';
-import type { XmlAttribute, XmlElement, XmlNode } from './xml.ts';
+import type { XmlElement } from './xml.ts';
 
 export type Convention = 'badgerFish' | 'relaxedBadgerFish';
 
@@ -139,25 +139,19 @@ function checkName(name: string): string {
   return name;
 }
 
-function resolveName(name: string, scope: NamespaceScope, what: string) {
+/** Checks that a name's prefix has an `@xmlns` declaration in scope (no prefix: always in scope). */
+function checkPrefix(name: string, scope: NamespaceScope, what: string): void {
   const colon = name.indexOf(':');
   const prefix = colon < 0 ? '' : name.slice(0, colon);
-  const namespace = scope.get(prefix);
-  if (prefix !== '' && namespace === undefined)
+  if (prefix !== '' && scope.get(prefix) === undefined)
     throw new XmlError('namespace', `the prefix "${prefix}" of ${what} "${name}" has no @xmlns declaration in scope`);
-  return { prefix, local: colon < 0 ? name : name.slice(colon + 1), namespace: namespace ?? '' };
 }
 
 interface Build {
   options: JsonToXmlOptions;
   scope: NamespaceScope;
-  /** Counts the XML's characters as elements are built, before the tree can grow past the bound. */
-  budget: ConversionBudget;
-}
-
-/** Characters an element costs before its content: `<name>` and `</name>`. */
-function tagLength(name: string): number {
-  return 2 * name.length + '<></>'.length;
+  /** Writes the XML as the JSON is walked, counting its characters: no element tree is built. */
+  writer: XmlWriter;
 }
 
 function declarationsOf(record: Json | undefined, scope: NamespaceScope): Record<string, string> {
@@ -178,79 +172,59 @@ function declarationsOf(record: Json | undefined, scope: NamespaceScope): Record
   return declarations;
 }
 
-function attributeOf(key: string, value: unknown, build: Build): XmlAttribute {
-  const name = checkName(key.slice(1));
-  const placed = resolveName(name, build.scope, 'attribute');
-  const text = scalarText(value);
-  build.budget.spend(name.length + text.length + ' =""'.length);
-  const namespace = placed.prefix === '' ? '' : placed.namespace;
-  return { name, prefix: placed.prefix, local: placed.local, namespace, value: text };
-}
-
-/** Appends one by one: `push(...items)` passes every item as an argument and overflows the stack on a long list. */
-function appendAll(target: XmlNode[], items: readonly XmlNode[]): void {
-  for (const item of items) target.push(item);
-}
-
-function fill(element: XmlElement, record: Json, build: Build, depth: number): void {
-  for (const [key, child] of Object.entries(record)) {
-    if (key === '@xmlns') continue;
-    if (key === '$') {
-      if (child !== null && child !== undefined) element.children.push(textNode(child, build));
-    } else if (key.startsWith('@')) {
-      element.attributes.push(attributeOf(key, child, build));
-    } else {
-      appendAll(element.children, convertJson(key, child, build, depth + 1));
-    }
+/** The `@name` keys of a record as attributes, their prefixes declared in the element's scope. */
+function attributesOf(record: Json | undefined, scope: NamespaceScope): Array<[string, string]> {
+  const attributes: Array<[string, string]> = [];
+  if (record === undefined) return attributes;
+  for (const [key, value] of Object.entries(record)) {
+    if (!key.startsWith('@') || key === '@xmlns') continue;
+    const name = checkName(key.slice(1));
+    checkPrefix(name, scope, 'attribute');
+    attributes.push([name, scalarText(value)]);
   }
+  return attributes;
 }
 
-function textNode(value: unknown, build: Build): string {
-  const text = scalarText(value);
-  build.budget.spend(text.length);
-  return text;
-}
-
-function convertJson(name: string, value: unknown, build: Build, depth: number): XmlElement[] {
+function writeJson(name: string, value: unknown, build: Build, depth: number): void {
   if (depth > 1000) throw new XmlError('too-deep', 'the JSON nests too deeply to convert');
   if (Array.isArray(value)) {
-    return value.flatMap((item) =>
-      Array.isArray(item)
-        ? [wrapList(build.options.unnamedElementName, item, build, depth + 1)]
-        : convertJson(name, item, build, depth + 1),
-    );
+    for (const item of value) {
+      if (Array.isArray(item)) writeList(build.options.unnamedElementName, item, build, depth + 1);
+      else writeJson(name, item, build, depth + 1);
+    }
+    return;
   }
   const record = typeof value === 'object' && value !== null ? (value as Json) : undefined;
   const declarations = declarationsOf(record, build.scope);
   const saved = build.scope.enter(declarations);
-  const placed = resolveName(checkName(name), build.scope, 'element');
-  const element = newElement(name, { namespace: placed.namespace, declarations });
-  build.budget.spend(tagLength(name) + JSON.stringify(declarations).length);
-  if (record !== undefined) fill(element, record, build, depth);
-  else if (value !== null && value !== undefined) element.children.push(textNode(value, build));
+  checkPrefix(checkName(name), build.scope, 'element');
+  build.writer.start(name, declarations, attributesOf(record, build.scope));
+  if (record !== undefined) {
+    for (const [key, child] of Object.entries(record)) {
+      if (key.startsWith('@')) continue;
+      if (key !== '$') writeJson(key, child, build, depth + 1);
+      else if (child !== null && child !== undefined) build.writer.text(scalarText(child));
+    }
+  } else if (value !== null && value !== undefined) build.writer.text(scalarText(value));
+  build.writer.end(name);
   build.scope.leave(saved);
-  return [element];
 }
 
-function wrapList(name: string, items: unknown[], build: Build, depth: number): XmlElement {
-  const wrapper = newElement(checkName(name));
-  build.budget.spend(tagLength(name));
-  appendAll(wrapper.children, convertJson(build.options.unnamedElementName, items, build, depth));
-  return wrapper;
+function writeList(name: string, items: unknown[], build: Build, depth: number): void {
+  build.writer.start(checkName(name), {}, []);
+  writeJson(build.options.unnamedElementName, items, build, depth);
+  build.writer.end(name);
 }
 
 /**
  * The XML for a BadgerFish (or plain) JSON value: one top-level property is the root element;
- * several, a list or a scalar are wrapped in `rootElementName` (IBM "JSON to XML").
- * @param budget bounds the XML's length (a JSON key repeated on every item of a list is written once per item).
+ * several, a list or a scalar are wrapped in `rootElementName` (IBM "JSON to XML"). The text is
+ * written as the JSON is walked, so the heap it takes is about the XML's length.
+ * @param budget bounds the XML's length, escaping included (a JSON key repeated on every item of a list is written twice per item).
  * @throws XmlError when a name cannot be an XML name, a prefix is not declared, or the XML would exceed the budget.
  */
-export function badgerfishToXml(
-  value: unknown,
-  options: JsonToXmlOptions,
-  budget = new ConversionBudget(0),
-): XmlElement {
-  const build: Build = { options, scope: new NamespaceScope(), budget };
+export function badgerfishToXml(value: unknown, options: JsonToXmlOptions, budget = new ConversionBudget(0)): string {
+  const build: Build = { options, scope: new NamespaceScope(), writer: new XmlWriter(budget) };
   const record = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
   const keys = record === undefined ? [] : Object.keys(record);
   if (
@@ -260,9 +234,9 @@ export function badgerfishToXml(
     keys[0] !== '$' &&
     !Array.isArray(record[keys[0]]) &&
     !options.alwaysOutputRootElement
-  ) {
-    return convertJson(keys[0], record[keys[0]], build, 1)[0];
-  }
-  if (Array.isArray(value)) return wrapList(options.rootElementName, value, build, 1);
-  return convertJson(options.rootElementName, value, build, 1)[0];
+  )
+    writeJson(keys[0], record[keys[0]], build, 1);
+  else if (Array.isArray(value)) writeList(options.rootElementName, value, build, 1);
+  else writeJson(options.rootElementName, value, build, 1);
+  return build.writer.toString();
 }

@@ -1,5 +1,5 @@
 /** The output bound of every XML conversion (DESIGN §6: output bounded by a small multiple of the input). */
-import { XmlError } from './xml.ts';
+import { XmlError } from './xml-error.ts';
 
 /**
  * A conversion (XML → JSON, JSON → XML, the map's XML reading) writes at most this many

@@ -1,10 +1,16 @@
-/** The one XML serialiser: element trees built in code or parsed, written with names checked and text escaped. */
-import { DEFAULT_MAX_DEPTH, splitQName, XML_NAMESPACE, XmlError } from './xml.ts';
-import type { XmlAttribute, XmlElement, XmlNode } from './xml.ts';
+/**
+ * The one XML serialiser: {@link XmlWriter} writes text as a conversion walks its JSON, names
+ * checked and text escaped, and no element tree in between: a tree costs a few hundred bytes of
+ * heap per element whatever its text, so 4 MB of `{"a":[1,1,…]}` took 1.3 GB as a tree and takes
+ * about its output's length as text (docs/security.md, XML amplification).
+ */
+import { DEFAULT_MAX_DEPTH, XML_NAMESPACE, XmlError } from './xml.ts';
 import type { ConversionBudget } from './xml-budget.ts';
 
 /** Escapes character data (XML 1.0 §2.4). */
 export function escapeText(text: string): string {
+  // Most text has nothing to escape: three scans are cheaper than a regular expression call.
+  if (text.indexOf('&') < 0 && text.indexOf('<') < 0 && text.indexOf('>') < 0) return text;
   return text.replace(/[&<>]/g, (char) => (char === '&' ? '&amp;' : char === '<' ? '&lt;' : '&gt;'));
 }
 
@@ -21,41 +27,6 @@ const attributeEscapes: Record<string, string> = {
 /** Escapes an attribute value for double quotes; white space is kept through references (XML 1.0 §3.3.3). */
 export function escapeAttribute(text: string): string {
   return text.replace(/[&<>"\r\n\t]/g, (char) => attributeEscapes[char]);
-}
-
-/** A new element for building; `declarations` as given (the serialiser adds none of its own). */
-export function element(
-  name: string,
-  options: {
-    namespace?: string;
-    attributes?: XmlAttribute[];
-    declarations?: Record<string, string>;
-    children?: XmlNode[];
-  } = {},
-): XmlElement {
-  const { prefix, local } = splitQName(name);
-  return {
-    name,
-    prefix,
-    local,
-    namespace: options.namespace ?? '',
-    attributes: options.attributes ?? [],
-    declarations: options.declarations ?? {},
-    children: options.children ?? [],
-  };
-}
-
-/**
- * Serialises an element tree (no XML declaration unless asked); names are checked, text escaped.
- * With a `budget`, the characters written count against it (escaping included).
- */
-export function serializeXml(
-  root: XmlElement,
-  options: { declaration?: boolean; budget?: ConversionBudget } = {},
-): string {
-  const parts: string[] = options.declaration ? ['<?xml version="1.0" encoding="UTF-8"?>'] : [];
-  write(root, parts, 1, options.budget);
-  return parts.join('');
 }
 
 // XML 1.0 §2.3 Name (ASCII subset plus any non-ASCII letter), with one optional prefix.
@@ -83,37 +54,97 @@ export function isDeclarablePrefix(prefix: string, uri: string): boolean {
   return isNcName(prefix);
 }
 
-function openTag(node: XmlElement): string {
-  let tag = `<${node.name}`;
-  for (const [prefix, uri] of Object.entries(node.declarations)) {
-    // Every writer checks its prefixes; this keeps a prefix from ever carrying markup into the tag.
-    if (!isDeclarablePrefix(prefix, uri))
-      throw new XmlError('malformed', `"${prefix}" is not a namespace prefix that can be declared`);
-    tag += ` ${prefix === '' ? 'xmlns' : `xmlns:${prefix}`}="${escapeAttribute(uri)}"`;
-  }
-  for (const attribute of node.attributes) {
-    if (!isXmlName(attribute.name))
-      throw new XmlError('malformed', `"${attribute.name}" is not a valid XML attribute name`);
-    tag += ` ${attribute.name}="${escapeAttribute(attribute.value)}"`;
-  }
-  return node.children.length === 0 ? `${tag}/>` : `${tag}>`;
-}
+/** Pieces gathered before they are joined into one flat chunk: a few KB, so no long chain of small strings stays alive. */
+const PIECES_PER_CHUNK = 4096;
 
-function write(node: XmlElement, parts: string[], depth: number, budget: ConversionBudget | undefined): void {
-  if (depth > DEFAULT_MAX_DEPTH * 10) throw new XmlError('too-deep', 'the tree to serialise nests too deeply');
-  if (!isXmlName(node.name)) throw new XmlError('malformed', `"${node.name}" is not a valid XML element name`);
-  const tag = openTag(node);
-  budget?.spend(tag.length);
-  parts.push(tag);
-  if (node.children.length === 0) return;
-  for (const child of node.children) {
-    if (typeof child !== 'string') write(child, parts, depth + 1, budget);
-    else {
-      const text = escapeText(child);
-      budget?.spend(text.length);
-      parts.push(text);
+/**
+ * Writes one XML document (no declaration) from start, text and end events. Every name and
+ * prefix is checked where it is written and text is escaped, so no value can add markup; every
+ * character written counts against the budget, escaping included. One root element only.
+ */
+export class XmlWriter {
+  private readonly chunks: string[] = [];
+  private pieces: string[] = [];
+  /** Whether the last start tag still waits for its `>` (an element without content ends in `/>`). */
+  private openTag = false;
+  private depth = 0;
+  private rootWritten = false;
+
+  constructor(private readonly budget?: ConversionBudget) {}
+
+  /** Whether the root element has been written and closed. */
+  get complete(): boolean {
+    return this.rootWritten && this.depth === 0;
+  }
+
+  /** Opens an element: `declarations` are prefix ('' = default) → URI, `attributes` name → value in order. */
+  start(name: string, declarations: Record<string, string>, attributes: ReadonlyArray<[string, string]>): void {
+    if (this.complete) throw new XmlError('malformed', `a second root element <${name}> cannot be written`);
+    if (this.depth >= DEFAULT_MAX_DEPTH * 10) throw new XmlError('too-deep', 'the XML to write nests too deeply');
+    if (!isXmlName(name)) throw new XmlError('malformed', `"${name}" is not a valid XML element name`);
+    this.closeStartTag();
+    this.write('<');
+    this.write(name);
+    for (const prefix of Object.keys(declarations)) {
+      const uri = declarations[prefix];
+      // Every caller checks its prefixes; this keeps a prefix from ever carrying markup into the tag.
+      if (!isDeclarablePrefix(prefix, uri))
+        throw new XmlError('malformed', `"${prefix}" is not a namespace prefix that can be declared`);
+      this.write(prefix === '' ? ' xmlns="' : ` xmlns:${prefix}="`);
+      this.write(escapeAttribute(uri));
+      this.write('"');
+    }
+    for (const [attribute, value] of attributes) {
+      if (!isXmlName(attribute)) throw new XmlError('malformed', `"${attribute}" is not a valid XML attribute name`);
+      this.write(' ');
+      this.write(attribute);
+      this.write('="');
+      this.write(escapeAttribute(value));
+      this.write('"');
+    }
+    this.openTag = true;
+    this.depth += 1;
+    this.rootWritten = true;
+  }
+
+  /** Character data inside the open element (an empty string still gives the element an end tag). */
+  text(value: string): void {
+    this.closeStartTag();
+    this.write(escapeText(value));
+  }
+
+  /** Closes the element opened last: `/>` when it has no content. */
+  end(name: string): void {
+    this.depth -= 1;
+    if (this.openTag) {
+      this.openTag = false;
+      this.write('/>');
+    } else {
+      this.write('</');
+      this.write(name);
+      this.write('>');
     }
   }
-  budget?.spend(node.name.length + 3);
-  parts.push('</', node.name, '>');
+
+  /** The document written. */
+  toString(): string {
+    this.chunks.push(this.pieces.join(''));
+    this.pieces = [];
+    return this.chunks.join('');
+  }
+
+  private closeStartTag(): void {
+    if (!this.openTag) return;
+    this.openTag = false;
+    this.write('>');
+  }
+
+  private write(piece: string): void {
+    this.budget?.spend(piece.length);
+    this.pieces.push(piece);
+    if (this.pieces.length >= PIECES_PER_CHUNK) {
+      this.chunks.push(this.pieces.join(''));
+      this.pieces = [];
+    }
+  }
 }

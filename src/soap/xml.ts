@@ -6,11 +6,13 @@
  * Safety rules (DESIGN §6; OWASP "XML External Entity Prevention"): a document type
  * declaration is refused outright, so no external entity (XXE) is ever resolved and no entity
  * is ever expanded (billion laughs); only the five predefined entities and character
- * references are decoded (XML 1.0 §4.6, §4.1); the input size and the element nesting depth
- * are capped before and while parsing. fast-xml-parser (≥ 5.12) does the tokenising with its
- * own entity processing switched off.
+ * references are decoded (XML 1.0 §4.6, §4.1); the input size, its nodes per byte
+ * (xml-node-count.ts) and the element nesting depth are capped before and while parsing.
+ * fast-xml-parser (≥ 5.12) does the tokenising with its own entity processing switched off.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XmlError } from './xml-error.ts';
+import { checkXmlNodes } from './xml-node-count.ts';
 
 /** XML namespace of the `xml:` prefix (Namespaces in XML 1.0 §3). */
 export const XML_NAMESPACE = 'http://www.w3.org/XML/1998/namespace';
@@ -41,29 +43,17 @@ export interface XmlElement {
   prefix: string;
   local: string;
   namespace: string;
-  attributes: XmlAttribute[];
+  readonly attributes: readonly XmlAttribute[];
   /** `xmlns` / `xmlns:p` declared on this element: prefix ('' = default) → URI. */
-  declarations: Record<string, string>;
-  children: XmlNode[];
+  readonly declarations: Readonly<Record<string, string>>;
+  readonly children: readonly XmlNode[];
 }
 
 /** Element or character data. */
 export type XmlNode = XmlElement | string;
 
-/** Why a document was refused; `code` is stable, `message` says what and where. */
-export type XmlErrorCode =
-  'doctype' | 'too-large' | 'too-deep' | 'too-many-attributes' | 'too-expansive' | 'malformed' | 'entity' | 'namespace';
-
-/** A refused or malformed XML document. */
-export class XmlError extends Error {
-  constructor(
-    readonly code: XmlErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'XmlError';
-  }
-}
+export { XmlError } from './xml-error.ts';
+export type { XmlErrorCode } from './xml-error.ts';
 
 export interface XmlLimits {
   /** Largest accepted input, in bytes (UTF-8). */
@@ -143,7 +133,7 @@ function tokenizerFor(maxDepth: number): XMLParser {
   return parser;
 }
 
-/** Checks size and refuses DTDs before anything tokenises the text. */
+/** Checks size and node count and refuses DTDs before anything tokenises the text. */
 function screen(input: string | Buffer, maxBytes: number): string {
   const size = typeof input === 'string' ? Buffer.byteLength(input, 'utf8') : input.length;
   if (size > maxBytes)
@@ -160,6 +150,7 @@ function screen(input: string | Buffer, maxBytes: number): string {
   // the tokeniser would keep it, and no store can hold a name or title with it.
   const nul = text.indexOf('\0');
   if (nul >= 0) throw new XmlError('malformed', `U+0000 at offset ${nul} is not an XML character`);
+  checkXmlNodes(text, size);
   return text;
 }
 
@@ -255,6 +246,11 @@ function attributesOf(raw: Record<string, string>, scope: NamespaceScope): XmlAt
   return attributes;
 }
 
+// Shared by every element without attributes, declarations or children (most of a large
+// document's), which would otherwise each hold empty containers of their own.
+const none: readonly never[] = Object.freeze([]);
+const noDeclarations: Readonly<Record<string, string>> = Object.freeze({});
+
 function elementOf(token: Token, depth: number, walk: Walk): XmlElement {
   if (depth > walk.maxDepth) throw new XmlError('too-deep', `elements nest deeper than ${walk.maxDepth} levels`);
   const name = Object.keys(token).find((key) => key !== attributesKey)!;
@@ -264,15 +260,28 @@ function elementOf(token: Token, depth: number, walk: Walk): XmlElement {
   const { prefix, local } = splitQName(name);
   const namespace = resolvePrefix(walk.scope, prefix, `element <${name}>`);
   const attributes = attributesOf(raw, walk.scope);
+  const tokens = (token[name] ?? []) as Array<Token | undefined>;
   const children: XmlNode[] = [];
-  for (const child of (token[name] ?? []) as Token[]) {
+  for (let i = 0; i < tokens.length; i++) {
+    const child = tokens[i]!;
+    // Each token goes once read: the tokens and the tree are never both whole in memory.
+    tokens[i] = undefined;
     if (Object.hasOwn(child, textKey)) children.push(decodeEntities(String(child[textKey])));
     else if (Object.hasOwn(child, cdataKey))
       children.push(((child[cdataKey] as Token[]) ?? []).map((part) => String(part[textKey] ?? '')).join(''));
     else if (!Object.keys(child).some((key) => key.startsWith('?'))) children.push(elementOf(child, depth + 1, walk));
   }
   walk.scope.leave(saved);
-  return { name, prefix, local, namespace, attributes, declarations, children };
+  return {
+    name,
+    prefix,
+    local,
+    namespace,
+    // A copy holds exactly its items; an array grown by push holds room for 17 from its first.
+    attributes: attributes.length === 0 ? none : attributes.slice(),
+    declarations: Object.keys(declarations).length === 0 ? noDeclarations : declarations,
+    children: children.length === 0 ? none : children.slice(),
+  };
 }
 
 /**

@@ -1,5 +1,8 @@
 // issue-12 finding 5 at the policy level: each XML conversion refuses an amplifying document
 // with the catalogued error of its origin (the consumer's request 400, a backend reply 502).
+// The review after it: a document of many tiny nodes is refused before it is tokenised (the
+// node bound), and a JSON list of many small items is written as text, never as a tree
+// (test/soap/xml-conversion-memory.test.ts shows both in a gateway whose heap is capped).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { policyRegistry } from '../../src/policies/registry.ts';
@@ -124,5 +127,66 @@ describe('json-to-xml bound (issue-12 finding 5)', () => {
     const ctx = makeContext({ message });
     await compileFlow([{ 'json-to-xml': {} }])(ctx);
     assert.equal(ctx.get('message.body'), '<r><k>1</k><k>2</k></r>');
+  });
+});
+
+describe('the node bound of XML inputs (conversion memory review)', () => {
+  /** 4 MB of empty elements, one node per 4 bytes; the bound is one per 8. */
+  const flood = `<r>${'<a/>'.repeat(1_000_000)}</r>`;
+  const nodes = /the 4000007-byte XML document has more than 500000 nodes \(one per 8 bytes, at least 65536\)/;
+
+  it('xml-to-json answers 400 to a request of 4 MB of <a/>, before tokenising it', async () => {
+    const step = compileFlow([{ 'xml-to-json': { version: '2.0.0', title: 'to json' } }]);
+    const started = performance.now();
+    const error = await refusal(() => step(requestContext(new RawBody(Buffer.from(flood), 'application/xml'))));
+    const ms = performance.now() - started;
+    assert.equal(error.status, 400);
+    assert.equal(error.errorName, 'BadRequestError');
+    assert.match(error.message, nodes);
+    // Tokenising it took 1.6 s before; the scan takes tens of milliseconds (the bound is loose for a shared machine).
+    assert.ok(ms < 1000, `${ms.toFixed(0)} ms`);
+  });
+
+  it('xml-to-json answers 502 naming the policy to a backend reply as dense', async () => {
+    const step = compileFlow([{ 'xml-to-json': { version: '2.0.0', title: 'to json', input: 'reply' } }]);
+    // 1 MB: the tests' backend limit.
+    const error = await refusal(() => step(replyContext(`<r>${'<a/>'.repeat(250_000)}</r>`)));
+    assert.equal(error.status, 502);
+    assert.match(error.message, /^The backend response could not be read in policy to json: /);
+    assert.match(error.message, /the 1000007-byte XML document has more than 125000 nodes/);
+  });
+
+  it('the map answers 400 to the same as an XML request input', async () => {
+    const map = {
+      map: {
+        title: 'read',
+        inputs: { input: { variable: 'request.body', content: 'application/xml' } },
+        outputs: { output: { variable: 'message.body', content: 'application/json' } },
+        actions: [{ set: 'output.value', from: 'input.r' }],
+      },
+    };
+    const body = new RawBody(Buffer.from(flood), 'application/xml');
+    const error = await refusal(() => compileFlow([map])(requestContext(body)));
+    assert.equal(error.status, 400);
+    assert.match(error.message, nodes);
+  });
+
+  it('converts a document as dense under the floor of 65536 nodes', async () => {
+    const xml = `<r>${'<a/>'.repeat(65_000)}</r>`;
+    const ctx = replyContext(xml);
+    await compileFlow([{ 'xml-to-json': { input: 'reply', output: 'converted' } }])(ctx);
+    const converted = ctx.get('converted.body') as { r: { a: unknown[] } };
+    assert.equal(converted.r.a.length, 65_000);
+  });
+});
+
+describe('json-to-xml of a long list of small items (conversion memory review)', () => {
+  it('writes every item, with the exact text, and the element nesting of the tree it used to build', async () => {
+    const items = Array.from({ length: 1000 }, (_, i) => i);
+    const message = { body: { r: { a: items, b: { '@c': 'd', $: 'e' }, f: [] } }, headers: {} };
+    const ctx = makeContext({ message: { ...message, status: { code: 200, reason: 'OK' } } });
+    await compileFlow([{ 'json-to-xml': {} }])(ctx);
+    const expected = `<r>${items.map((i) => `<a>${i}</a>`).join('')}<b c="d">e</b></r>`;
+    assert.equal(ctx.get('message.body'), expected);
   });
 });

@@ -9,7 +9,7 @@ import { PorticoError } from '../../errors.ts';
 import { parseXml, XmlError } from '../../soap/xml.ts';
 import type { XmlElement } from '../../soap/xml.ts';
 import { ConversionBudget } from '../../soap/xml-budget.ts';
-import { serializeXml } from '../../soap/xml-serialize.ts';
+import { XmlWriter } from '../../soap/xml-serialize.ts';
 import { faultOf, faultText } from '../../soap/soap-fault.ts';
 import { compileXmlSchema, SchemaRefError } from '../../soap/xml-schema-node.ts';
 import type { XmlSchemaNode } from '../../soap/xml-schema-node.ts';
@@ -121,18 +121,12 @@ function bind(bound: Bound): MapCodec {
         );
       }
       const top: Scope = { namespace: '', prefix: '', prefixes: new Map() };
-      // As json-to-xml: two budgets of the same size, one stops the tree growing, the other counts the exact text.
-      const inputBytes = source?.inputBytes ?? sizeOf(tree);
-      const options = { includeEmpty: bound.includeEmpty, inherit: bound.inherit };
+      const writer = new XmlWriter(new ConversionBudget(source?.inputBytes ?? sizeOf(tree)));
+      const options = { includeEmpty: bound.includeEmpty, inherit: bound.inherit, writer };
       try {
-        const [root] = writeElements(
-          keys[0],
-          (tree as Record<string, unknown>)[keys[0]],
-          bound.node?.properties.get(keys[0]),
-          top,
-          { ...options, budget: new ConversionBudget(inputBytes) },
-        );
-        return root === undefined ? undefined : serializeXml(root, { budget: new ConversionBudget(inputBytes) });
+        const value = (tree as Record<string, unknown>)[keys[0]];
+        writeElements(keys[0], value, bound.node?.properties.get(keys[0]), top, options);
+        return writer.complete ? writer.toString() : undefined;
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
         // Output made from the consumer's request is a bad request; anything else the flow built stays a 500.

@@ -11,46 +11,24 @@
  * value writes nothing unless `includeEmptyXMLElements` is true (then an empty element).
  */
 import { XmlError } from '../../soap/xml.ts';
-import type { XmlAttribute, XmlElement, XmlNode } from '../../soap/xml.ts';
-import type { ConversionBudget } from '../../soap/xml-budget.ts';
-import { element as newElement } from '../../soap/xml-serialize.ts';
+import type { XmlWriter } from '../../soap/xml-serialize.ts';
 import type { XmlSchemaNode } from '../../soap/xml-schema-node.ts';
 
-/** The map options that shape the XML written (the port's), and the bound on how much is written. */
+/** The map options that shape the XML written (the port's), and where it is written. */
 export interface XmlWriteOptions {
   /** `includeEmptyXMLElements`: a null or missing value writes an empty element. */
   includeEmpty: boolean;
   /** `namespaceInheritance`: an element the schema says nothing about takes its parent's namespace. */
   inherit: boolean;
   /**
-   * Counts the XML's characters as elements are built (a key repeated on every item of a list
-   * is written twice per item), so the tree stops growing past the bound.
+   * Receives the XML as the tree is walked, no element tree in between; its budget stops the
+   * writing past the bound (a key repeated on every item of a list is written twice per item).
    */
-  budget: ConversionBudget;
+  writer: XmlWriter;
 }
 
-/** Deeper than this the tree is refused (the serialiser's own limit is lower still). */
+/** Deeper than this the tree is refused (the writer's own limit is the same). */
 const MAX_DEPTH = 1000;
-
-/** Characters an element costs before its content: `<name>`, `</name>` and its declarations. */
-function elementLength(element: XmlElement): number {
-  let length = 2 * element.name.length + '<></>'.length;
-  for (const [prefix, uri] of Object.entries(element.declarations))
-    length += prefix.length + uri.length + ' xmlns:=""'.length;
-  return length;
-}
-
-/** Appends one by one: `push(...items)` passes every item as an argument and overflows the stack on a long list. */
-function appendAll(target: XmlNode[], items: readonly XmlNode[]): void {
-  for (const item of items) target.push(item);
-}
-
-/** Scalar text for an element, counted against the budget. */
-function textNode(value: unknown, options: XmlWriteOptions): string {
-  const text = scalarText(value);
-  options.budget.spend(text.length);
-  return text;
-}
 
 /** Where an element is written: its namespace and prefix, and the prefixes declared above it. */
 export interface Scope {
@@ -60,13 +38,13 @@ export interface Scope {
   prefixes: ReadonlyMap<string, string>;
 }
 
-/** Name, namespace and the declarations needed for an element described by `node`. */
+/** Name and the declarations needed for an element described by `node`, and the scope of its content. */
 function placeElement(
   key: string,
   node: XmlSchemaNode | undefined,
   parent: Scope,
   options: XmlWriteOptions,
-): { element: XmlElement; scope: Scope } {
+): { name: string; declarations: Record<string, string>; scope: Scope } {
   const local = node?.xml.name ?? key;
   const namespace = node?.xml.namespace ?? (options.inherit ? parent.namespace : '');
   let prefix = node?.xml.prefix ?? (namespace === parent.namespace ? parent.prefix : '');
@@ -81,8 +59,8 @@ function placeElement(
     Object.keys(declarations).length === 0
       ? parent.prefixes
       : new Map([...parent.prefixes, ...Object.entries(declarations)]);
-  const element = newElement(prefix === '' ? local : `${prefix}:${local}`, { namespace, declarations });
-  return { element, scope: { namespace, prefix, prefixes } };
+  const name = prefix === '' ? local : `${prefix}:${local}`;
+  return { name, declarations, scope: { namespace, prefix, prefixes } };
 }
 
 /** A scalar as element or attribute text; anything else as its JSON. */
@@ -100,30 +78,54 @@ function orderedKeys(value: Record<string, unknown>, node: XmlSchemaNode | undef
   return [...declared, ...keys.filter((key) => !node.properties.has(key))];
 }
 
-/** An attribute for `key` (`@name` or a schema `xml.attribute` property), its prefix declared on `holder` where needed. */
+/** Whether a property is written as an attribute: `@name`, or `xml.attribute` in its schema (`$` is always text). */
+function isAttribute(key: string, node: XmlSchemaNode | undefined): boolean {
+  return key !== '$' && (key.startsWith('@') || node?.properties.get(key)?.xml.attribute === true);
+}
+
+/** An attribute for `key` (`@name` or a schema `xml.attribute` property), its prefix added to `declarations` where needed. */
 function attributeFor(
   key: string,
   value: unknown,
   node: XmlSchemaNode | undefined,
   scope: Scope,
-  holder: XmlElement,
-): XmlAttribute {
+  declarations: Record<string, string>,
+): [string, string] {
   const local = node?.xml.name ?? key.replace(/^@/, '');
   const namespace = node?.xml.namespace !== undefined && node.xml.prefix !== undefined ? node.xml.namespace : '';
   const prefix = namespace === '' ? '' : node!.xml.prefix!;
-  if (prefix !== '' && scope.prefixes.get(prefix) !== namespace) holder.declarations[prefix] = namespace;
-  return {
-    name: prefix === '' ? local : `${prefix}:${local}`,
-    prefix,
-    local,
-    namespace,
-    value: scalarText(value),
-  };
+  if (prefix !== '' && scope.prefixes.get(prefix) !== namespace) declarations[prefix] = namespace;
+  return [prefix === '' ? local : `${prefix}:${local}`, scalarText(value)];
+}
+
+/** Writes one object as an element: its attributes in the start tag, then its text and child elements in order. */
+function writeRecord(
+  record: Record<string, unknown>,
+  node: XmlSchemaNode | undefined,
+  placed: ReturnType<typeof placeElement>,
+  options: XmlWriteOptions,
+  depth: number,
+): void {
+  const keys = orderedKeys(record, node);
+  const attributes: Array<[string, string]> = [];
+  for (const key of keys) {
+    const value = record[key];
+    if (value === undefined || value === null || !isAttribute(key, node)) continue;
+    attributes.push(attributeFor(key, value, node?.properties.get(key), placed.scope, placed.declarations));
+  }
+  options.writer.start(placed.name, placed.declarations, attributes);
+  for (const key of keys) {
+    const value = record[key];
+    if (isAttribute(key, node)) continue;
+    if (key !== '$') writeElements(key, value, node?.properties.get(key), placed.scope, options, depth + 1);
+    else if (value !== undefined && value !== null) options.writer.text(scalarText(value));
+  }
+  options.writer.end(placed.name);
 }
 
 /**
  * Writes one property as zero or more elements.
- * @throws XmlError `too-expansive` when the XML would exceed `options.budget`, `too-deep` past {@link MAX_DEPTH}.
+ * @throws XmlError `too-expansive` past the writer's budget, `too-deep` past {@link MAX_DEPTH}.
  */
 export function writeElements(
   key: string,
@@ -132,7 +134,10 @@ export function writeElements(
   parent: Scope,
   options: XmlWriteOptions,
   depth = 1,
-): XmlElement[] {
+): void {
+  const { writer } = options;
+  // A document has one root: of a list at the top, the first element written is the output.
+  if (writer.complete) return;
   if (depth > MAX_DEPTH) throw new XmlError('too-deep', 'the output nests too deeply to write as XML');
   if (Array.isArray(value)) {
     const itemNode = node?.type === 'array' ? (node.items ?? node) : node;
@@ -140,36 +145,16 @@ export function writeElements(
       node?.type === 'array' && node.items !== undefined
         ? { ...itemNode!, xml: { ...itemNode!.xml, ...node.xml } }
         : itemNode;
-    const elements: XmlElement[] = [];
-    for (const item of value) appendAll(elements, writeElements(key, item, named, parent, options, depth + 1));
-    return elements;
+    for (const item of value) writeElements(key, item, named, parent, options, depth + 1);
+    return;
   }
-  if (value === undefined || value === null) {
-    if (!options.includeEmpty) return [];
-    const { element } = placeElement(key, node, parent, options);
-    options.budget.spend(elementLength(element));
-    return [element];
+  if ((value === undefined || value === null) && !options.includeEmpty) return;
+  const placed = placeElement(key, node, parent, options);
+  if (typeof value === 'object' && value !== null) {
+    writeRecord(value as Record<string, unknown>, node, placed, options, depth);
+    return;
   }
-  const { element, scope } = placeElement(key, node, parent, options);
-  options.budget.spend(elementLength(element));
-  if (typeof value !== 'object') {
-    element.children.push(textNode(value, options));
-    return [element];
-  }
-  const record = value as Record<string, unknown>;
-  for (const childKey of orderedKeys(record, node)) {
-    const childValue = record[childKey];
-    const childNode = node?.properties.get(childKey);
-    if (childKey === '$') {
-      if (childValue !== undefined && childValue !== null) element.children.push(textNode(childValue, options));
-    } else if (childKey.startsWith('@') || childNode?.xml.attribute) {
-      if (childValue === undefined || childValue === null) continue;
-      const attribute = attributeFor(childKey, childValue, childNode, scope, element);
-      options.budget.spend(attribute.name.length + attribute.value.length + ' =""'.length);
-      element.attributes.push(attribute);
-    } else {
-      appendAll(element.children, writeElements(childKey, childValue, childNode, scope, options, depth + 1));
-    }
-  }
-  return [element];
+  writer.start(placed.name, placed.declarations, []);
+  if (value !== undefined && value !== null) writer.text(scalarText(value));
+  writer.end(placed.name);
 }
