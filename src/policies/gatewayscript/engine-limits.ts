@@ -15,3 +15,17 @@ export function engineCeilingBytes(env: Record<string, string | undefined> = pro
   }
   return bytes;
 }
+
+/**
+ * What one GatewayScript run's writes may carry to the gateway thread (`PORTICO_SCRIPT_WRITE_BYTES`,
+ * default 16 MiB; write-budget.ts says how a write counts). The engine's own limits bound what a
+ * script holds, not what it hands over to the request's context on the gateway's heap.
+ */
+export function scriptWriteBytes(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.PORTICO_SCRIPT_WRITE_BYTES;
+  const bytes = raw === undefined || raw === '' ? 16 * 1024 * 1024 : Number(raw);
+  if (!Number.isInteger(bytes) || bytes < 64 * 1024 || bytes > 1024 * 1024 * 1024) {
+    throw new Error(`PORTICO_SCRIPT_WRITE_BYTES must be a whole number of bytes from 64 KiB to 1 GiB, got "${raw}"`);
+  }
+  return bytes;
+}

@@ -2,9 +2,10 @@
  * `gatewayscript` (IBM "gatewayscript"): runs the policy's JavaScript `source` in a sandbox
  * (sandbox.ts) with the API Connect script API: the `context` object of DataPower API Gateway,
  * the v5 `apim` module (global, and through `require('local:///isp/policy/apim.custom.js')`)
- * and `console`. Values cross the boundary as JSON copies. A thrown exception, a time-out or
- * memory exhaustion raises `JavaScriptError` (500); `context.reject(name, message)` and
- * `apim.error(...)` raise the named error for the assembly's catch.
+ * and `console`. Values cross the boundary as JSON copies. A thrown exception, a time-out,
+ * memory exhaustion or writes past the run's budget (write-budget.ts) raise `JavaScriptError`
+ * (500); `context.reject(name, message)` and `apim.error(...)` raise the named error for the
+ * assembly's catch.
  *
  * The source is checked for syntax here, at publish (syntax.ts); runs happen on the gateway
  * thread when they are short (inline.ts, when the settings have an inline tier), otherwise in
@@ -23,6 +24,7 @@ import type { InlineHost, InlineTier } from './inline.ts';
 import { ReadAhead, readAheadNames } from './read-ahead.ts';
 import type { ScriptFailure } from './sandbox.ts';
 import { checkSyntax } from './syntax.ts';
+import { WriteJournal } from './write-journal.ts';
 
 export interface GatewayScriptConfig {
   version?: string;
@@ -67,7 +69,7 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
       const outcome: Outcome = { error: undefined };
       // An inline run that must go to the pool applied nothing: the pool's run starts from scratch.
       const inlined = inline?.run(script, scriptHost(ctx, title, outcome));
-      const failure = inlined ? inlined.failure : await runInPool(pool, script, scriptHost(ctx, title, outcome), title);
+      const failure = inlined ? inlined.failure : await runInPool(pool, script, ctx, title, outcome);
       if (failure !== undefined) {
         throw new AssemblyError('JavaScriptError', `GatewayScript policy ${title}: ${failure.message}`, {
           status: 500,
@@ -85,15 +87,22 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
   },
 });
 
-/** A run that found no free worker in time answers 503 (GW_SCRIPT_BUSY), catchable as JavaScriptError. */
+/**
+ * A run in the pool. A run that found no free worker in time answers 503 (GW_SCRIPT_BUSY),
+ * catchable as JavaScriptError; one past its write budget leaves none of its writes applied.
+ */
 async function runInPool(
   pool: ScriptPool,
   script: PooledScript,
-  host: JobHost,
+  ctx: FlowContext,
   title: string,
+  outcome: Outcome,
 ): Promise<ScriptFailure | undefined> {
+  const journal = new WriteJournal(ctx);
   try {
-    return await pool.run(script, host);
+    const failure = await pool.run(script, scriptHost(ctx, title, outcome, journal));
+    if (failure?.kind === 'writes') journal.undo();
+    return failure;
   } catch (error) {
     if (!(error instanceof ScriptBusyError)) throw error;
     const message = formatMessage(errorCatalogue.GW_SCRIPT_BUSY.message, {
@@ -149,7 +158,8 @@ function fromJson(text: string | undefined): unknown {
   return text === undefined ? undefined : JSON.parse(text);
 }
 
-function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): JobHost & InlineHost {
+/** The script API over `ctx`; a pool run's `journal` keeps what each write changes (write-journal.ts). */
+function scriptHost(ctx: FlowContext, title: string, outcome: Outcome, journal?: WriteJournal): JobHost & InlineHost {
   const readAhead = new ReadAhead(ctx);
   return {
     readAhead: (names) => readAhead.take(names, toJson),
@@ -162,12 +172,15 @@ function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): JobHost 
           readAhead.touched(a ?? '');
           return undefined;
         case 'set':
+          journal?.before(op, a ?? '');
           ctx.set(a ?? '', fromJson(b));
           return undefined;
         case 'add':
-          addValue(ctx, a ?? '', fromJson(b));
+          journal?.before(op, a ?? '');
+          addValue(ctx, a ?? '', fromJson(b), journal);
           return undefined;
         case 'clear':
+          journal?.before(op, a ?? '');
           ctx.clear(a ?? '');
           return undefined;
         case 'reject':
@@ -192,11 +205,13 @@ function scriptHost(ctx: FlowContext, title: string, outcome: Outcome): JobHost 
 }
 
 /** `apim.setvariable(name, value, 'add')`: a header gains a value, a list an item. */
-function addValue(ctx: FlowContext, name: string, value: unknown): void {
+function addValue(ctx: FlowContext, name: string, value: unknown, journal?: WriteJournal): void {
   const current = ctx.get(name);
   if (current === undefined || current === null || current === '') ctx.set(name, value);
-  else if (Array.isArray(current)) current.push(value);
-  else if (/(^|\.)headers\.[^.]+$/.test(name)) ctx.set(name, `${String(current)}, ${String(value)}`);
+  else if (Array.isArray(current)) {
+    journal?.keep(current);
+    current.push(value);
+  } else if (/(^|\.)headers\.[^.]+$/.test(name)) ctx.set(name, `${String(current)}, ${String(value)}`);
   else ctx.set(name, [current, value]);
 }
 

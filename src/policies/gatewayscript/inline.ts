@@ -9,7 +9,8 @@
  * it (read-ahead.ts), its writes are queued as a worker queues them (write-queue.ts), and only
  * when it completes is the queue applied, with the pool's rule. It is abandoned, with nothing
  * applied, and the run handed to the pool from scratch when it uses up its slice, reads after a
- * write, makes a write that would have to wait, reads a large value, runs out of QuickJS stack
+ * write, makes a write that would have to wait or would pass the run's write budget
+ * (write-budget.ts: the pool's run fails it), reads a large value, runs out of QuickJS stack
  * (32 KiB here; the gateway thread's native stack is small) or memory, or its engine fails. So a
  * script's outcome is the pool's; an exception the script throws itself is final here too.
  *
@@ -19,10 +20,12 @@
  * way waits 4 096 runs, and after a second overrun in a row the script never runs inline again.
  */
 import { EngineModule } from './engine-module.ts';
+import { scriptWriteBytes } from './engine-limits.ts';
 import type { PooledScript } from './pool.ts';
 import type { ReadAheadEntry } from './read-ahead.ts';
 import { ScriptSandbox } from './sandbox.ts';
 import type { ScriptFailure, ScriptHost } from './sandbox.ts';
+import { WriteBudget } from './write-budget.ts';
 import { WriteQueue, applyQueued, fireAndForget, writesVariable } from './write-queue.ts';
 
 export interface InlineOptions {
@@ -32,6 +35,8 @@ export interface InlineOptions {
   logger?: { warn(fields: object, message: string): void };
   /** Ceiling of the inline module's WebAssembly memory; default 64 MiB. */
   engineBytes?: number;
+  /** Bytes one run's writes may carry to the gateway; default `PORTICO_SCRIPT_WRITE_BYTES` (engine-limits.ts). */
+  writeBytes?: number;
 }
 
 /** The request's side of an inline run: its ops, and reads that change nothing (read-ahead.ts). */
@@ -89,6 +94,7 @@ export class InlineTier {
   private loading: Promise<void> | undefined;
   private readonly scripts = new Map<number, ScriptState>();
   private readonly sliceMs: number;
+  private readonly writeBytes: number;
   private readonly counts: InlineCounts = {
     runs: 0,
     aborts: { slice: 0, read: 0, write: 0, stack: 0, memory: 0, engine: 0, compile: 0 },
@@ -101,6 +107,7 @@ export class InlineTier {
 
   constructor(private readonly options: InlineOptions) {
     this.sliceMs = options.sliceUs / 1000;
+    this.writeBytes = options.writeBytes ?? scriptWriteBytes();
     this.load();
   }
 
@@ -151,7 +158,7 @@ export class InlineTier {
         return this.abandon(state, module, 'compile');
       }
     }
-    const run = new InlineRun(host, state.sandbox);
+    const run = new InlineRun(host, state.sandbox, new WriteBudget(this.writeBytes));
     const started = performance.now();
     const failure = state.sandbox.run(run, this.sliceMs);
     // Far past its slice: stuck in one native call (or the thread was descheduled). Such a
@@ -236,6 +243,7 @@ class InlineRun implements ScriptHost {
   constructor(
     private readonly host: InlineHost,
     private readonly sandbox: ScriptSandbox,
+    private readonly budget: WriteBudget,
   ) {}
 
   call(op: string, a: string | undefined, b: string | undefined): string | undefined {
@@ -253,7 +261,7 @@ class InlineRun implements ScriptHost {
     }
     // Throws, as in a worker, for a name the context refuses whatever the request holds.
     const queueable = fireAndForget(op, a);
-    if (!queueable || !this.queue.offer(op, a, b)) return this.stop('write');
+    if (!queueable || !this.budget.charge(op, a, b) || !this.queue.offer(op, a, b)) return this.stop('write');
     if (writesVariable(op)) this.wrote = true;
     return undefined;
   }

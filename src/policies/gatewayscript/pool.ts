@@ -8,9 +8,12 @@
  * another API's script still finds a worker; a run waits in the queue at most `queueMs` (by
  * default its own time limit; then {@link ScriptBusyError}); a worker that does not answer within the time limit plus
  * `graceMs` is terminated and replaced, as is one whose QuickJS module broke (engine-module.ts). Workers are unreferenced: only pending runs keep a process alive.
+ * What one run's writes carry to this thread is bounded by `writeBytes` (write-budget.ts): the
+ * watchdog bounds a run's time, not what it leaves on this thread's heap.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
+import { scriptWriteBytes } from './engine-limits.ts';
 import type { ReadAheadEntry } from './read-ahead.ts';
 import type { ScriptFailure, ScriptHost, SandboxLimits } from './sandbox.ts';
 import type { OpReply, RunMessage, WorkerReply } from './worker.ts';
@@ -31,6 +34,8 @@ export interface ScriptPoolOptions {
   queueMs?: number;
   /** WebAssembly memory ceiling of each worker's engine. */
   engineBytes: number;
+  /** Bytes one run's writes may carry to this thread; default `PORTICO_SCRIPT_WRITE_BYTES` (engine-limits.ts). */
+  writeBytes?: number;
 }
 
 /** A compiled script as the pool runs it; `id` is unique per compiled policy, `api` groups the cap. */
@@ -99,12 +104,14 @@ export class ScriptPool {
   private readonly queue: Job[] = [];
   private readonly busy = new Map<string, number>();
   private readonly perApi: number;
+  private readonly writeBytes: number;
   private closed = false;
   private keepAlive: NodeJS.Timeout | undefined;
   private readonly counts = { answered: 0, applied: 0, readAhead: 0 };
 
   constructor(private readonly options: ScriptPoolOptions) {
     this.perApi = Math.min(options.workers, options.perApi ?? Math.max(1, options.workers - 1));
+    this.writeBytes = options.writeBytes ?? scriptWriteBytes();
   }
 
   /** Starts the workers now rather than at the first run. */
@@ -265,7 +272,8 @@ export class ScriptPool {
     } catch {
       // Nothing read ahead: every read goes to this thread.
     }
-    slot.worker.postMessage({ type: 'run', id, source, filename, limits, readAhead } satisfies RunMessage);
+    const run: RunMessage = { type: 'run', id, source, filename, limits, writeBytes: this.writeBytes, readAhead };
+    slot.worker.postMessage(run);
     slot.watchdog = setTimeout(() => {
       this.settle(slot, {
         kind: 'timeout',

@@ -46,13 +46,14 @@ export interface SandboxOptions {
   inline?: boolean;
 }
 
-/** Why a run failed; `slice` and `stopped` only happen in an inline sandbox. */
+/** Why a run failed; `slice` and `stopped` only happen in an inline sandbox, `writes` in a worker (write-budget.ts). */
 export type ScriptFailure =
   | { kind: 'timeout'; message: string }
   | { kind: 'memory'; message: string }
   | { kind: 'exception'; message: string }
   | { kind: 'slice'; message: string }
-  | { kind: 'stopped'; message: string };
+  | { kind: 'stopped'; message: string }
+  | { kind: 'writes'; message: string };
 
 /** A script compiled for repeated runs. */
 export class ScriptSandbox {

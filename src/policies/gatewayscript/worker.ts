@@ -15,6 +15,9 @@
  *   this thread cannot see, such as a list's length) fails the run with the same message an
  *   uncaught exception would have; a write to a list index, the one a script could expect to be
  *   refused, therefore still waits for its answer.
+ * - Every write is charged to the run's write budget (write-budget.ts) before it is queued or
+ *   sent: the write past it stays here, the run is stopped and fails, whatever the script does
+ *   with the error, and its writes still queued are dropped (the pool undoes the ones applied).
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
@@ -23,6 +26,7 @@ import { engineCeilingBytes } from './engine-limits.ts';
 import type { ReadAheadEntry } from './read-ahead.ts';
 import { ScriptSandbox } from './sandbox.ts';
 import type { SandboxLimits, ScriptFailure, ScriptHost } from './sandbox.ts';
+import { WriteBudget } from './write-budget.ts';
 import { WriteQueue, fireAndForget, writesVariable } from './write-queue.ts';
 import type { QueuedOp } from './write-queue.ts';
 
@@ -35,6 +39,8 @@ export interface RunMessage {
   source: string;
   filename: string;
   limits: SandboxLimits;
+  /** Bytes the run's writes may carry to the main thread (write-budget.ts). */
+  writeBytes: number;
   /** Values of the names the script reads literally, read on the main thread for this run. */
   readAhead: ReadAheadEntry[];
 }
@@ -78,6 +84,9 @@ const engines = new Map<number, ScriptSandbox>();
 const maxEngines = 64;
 
 const queue = new WriteQueue();
+const budget = new WriteBudget(0);
+// The engine of the run under way, stopped when the run goes past its write budget.
+let running: ScriptSandbox | undefined;
 // The current run's read-ahead (name → JSON text, and whether a read is reported), while valid.
 let readAheadValues = new Map<string, { json: string | undefined; touch: boolean }>();
 let readAheadServed = 0;
@@ -101,6 +110,12 @@ const host: ScriptHost = {
       if (served !== undefined) return served.json;
     }
     const queueable = fireAndForget(op, a);
+    if (op !== 'get' && !budget.charge(op, a, b)) {
+      // The run fails: the writes still queued never go to the main thread either.
+      queue.take();
+      running?.stop();
+      throw new Error(budget.exceeded);
+    }
     // A write may change what any name reads (one variable can hold another's tree): the
     // read-ahead is over, and later reads see the writes on the main thread.
     if (writesVariable(op)) readAheadValues.clear();
@@ -135,13 +150,21 @@ function drop(id: number): void {
 
 function run(message: RunMessage): ScriptFailure | undefined {
   queue.take();
+  budget.reset(message.writeBytes);
   readAheadServed = 0;
   readAheadValues = new Map(message.readAhead.map(([name, json, touch]) => [name, { json, touch }]));
+  let failure: ScriptFailure | undefined;
   try {
-    return engineFor(message).run(host);
+    running = engineFor(message);
+    failure = running.run(host);
   } catch (error) {
-    return { kind: 'exception', message: (error as Error).message };
+    failure = { kind: 'exception', message: (error as Error).message };
+  } finally {
+    running = undefined;
   }
+  if (budget.exceeded === undefined) return failure;
+  queue.take();
+  return { kind: 'writes', message: budget.exceeded };
 }
 
 parent.on('message', (message: RunMessage | DropMessage) => {
