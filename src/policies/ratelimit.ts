@@ -54,21 +54,31 @@ function names(config: RateLimitConfig): string[] {
   return [...new Set([...config['rate-limit'], ...config['burst-limit']].map((ref) => ref.name))];
 }
 
+/** A limit the policy names, and its counter key after the caller's part (fixed at publish time). */
+interface NamedCounter {
+  name: string;
+  key: string;
+}
+
 /**
- * Counts one hit against each named limit under that limit's own key, so every policy that
- * references the same limit counts the same counter whatever other names it lists. The rule
- * arrays are the definitions' own (stable per snapshot), so stores can reuse per-rule-set state
- * (Redis leases). Stops at the first rejection: limits checked before it have counted the hit.
+ * Counts one hit against each named limit under `callerKey + key`, so every policy that names
+ * the same limit in the same scope counts the same counter whatever other names it lists. The
+ * rule arrays are the definitions' own (stable per snapshot), so stores can reuse per-rule-set
+ * state (Redis leases). Only a name `rulesByName` holds as its own counts: a limit named
+ * `constructor` is not `Object`. Stops at the first rejection: limits checked before it have
+ * counted the hit.
  */
 async function hitEach(
   counters: CounterStore,
   title: string,
-  keys: readonly string[],
-  rules: readonly (readonly LimitRule[])[],
+  callerKey: string,
+  named: readonly NamedCounter[],
+  rulesByName: Readonly<Record<string, readonly LimitRule[]>>,
 ): Promise<void> {
-  for (let i = 0; i < keys.length; i++) {
-    if (rules[i].length === 0) continue;
-    const decision = await counters.hit(keys[i], rules[i]);
+  for (const { name, key } of named) {
+    if (!Object.hasOwn(rulesByName, name) || rulesByName[name].length === 0) continue;
+    // `'' + key` is `key` itself, hash cached: limits counted across all callers build no string.
+    const decision = await counters.hit(callerKey + key, rulesByName[name]);
     if (!decision.allowed) throw exceeded(title, rateLimitHeaders(decision));
   }
 }
@@ -91,21 +101,19 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
   const wanted = names(config);
 
   if (source === 'catalog-named' || source === 'gateway-named') {
-    const rules: Array<readonly LimitRule[]> = [];
+    const namedLimits = api.settings.namedLimits ?? {};
     for (const name of wanted) {
-      const named = api.settings.namedLimits?.[name];
-      if (!named)
+      if (!Object.hasOwn(namedLimits, name))
         throw new PolicyCompileError(
           path,
           'unknown-limit',
           `no ${source.replace('-named', '')} rate limit named ${name} (PORTICO_NAMED_RATE_LIMITS)`,
         );
-      rules.push(named);
     }
     // One counter per named limit and source, shared by every policy that references it.
-    const keys = wanted.map((name) => `assembly:${source}:${name}`);
+    const named = wanted.map((name) => ({ name, key: `assembly:${source}:${name}` }));
     return async function ratelimit() {
-      await hitEach(counters, title, keys, rules);
+      await hitEach(counters, title, '', named, namedLimits);
     };
   }
 
@@ -121,16 +129,11 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
   }
 
   // plan-named: one counter per subscription and name, on the plan's own rule arrays.
-  const empty: readonly LimitRule[] = [];
+  const named = wanted.map((name) => ({ name, key: `plan-named:${name}` }));
   return async function ratelimit(ctx: FlowContext) {
     const limits = ctx.limits;
     if (limits === undefined) return;
-    for (const name of wanted) {
-      const rules = limits.named[name] ?? empty;
-      if (rules.length === 0) continue;
-      const decision = await counters.hit(`assembly:${limits.key}:plan-named:${name}`, rules);
-      if (!decision.allowed) throw exceeded(title, rateLimitHeaders(decision));
-    }
+    await hitEach(counters, title, `assembly:${limits.key}:`, named, limits.named);
   };
 }
 

@@ -15,23 +15,31 @@ export interface Lease {
   used: number;
   /** Per rule: the window's count in Redis right after the grant (the whole batch included). */
   readonly countsAfter: readonly number[];
-  /** Per rule: local time its window ends, reckoned from before the request left (never late). */
+  /** Per rule: when its window ends on the node's steady clock, reckoned from before the request left (never late). */
   readonly resetAt: readonly number[];
   /** Per rule: the window index, which names the exact key when unused hits go back. */
   readonly windows: readonly number[];
-  /** When the first of its windows ends: no hit is taken from the lease after it. */
+  /** When the first of its windows ends, on the steady clock: no hit is taken from the lease after it. */
   readonly expiresAt: number;
+  /**
+   * The same end on the wall clock. The lease ends when either clock reaches its end: each can
+   * lag real time, in different cases (the steady clock over a host suspend, the wall clock
+   * after a step back), and a lease used late admits hits counted in a window already over.
+   */
+  readonly wallExpiresAt: number;
   lastUsed: number;
 }
 
 /**
- * The lease in a grant reply `{ granted, count_1, reset_1, window_1, … }`, for a request sent at
- * `sentAt` (local clock). Undefined when nothing was granted.
+ * The lease in a grant reply `{ granted, now, count_1, reset_1, window_1, … }`, for a request
+ * sent at `sentAt` on the node's steady clock, `wallSentAt` on its wall clock. Undefined when
+ * nothing was granted.
  */
 export function leaseFromReply(
   rules: readonly LimitRule[],
   reply: readonly number[],
   sentAt: number,
+  wallSentAt: number,
 ): Lease | undefined {
   const granted = reply[0];
   if (granted <= 0) return undefined;
@@ -40,12 +48,13 @@ export function leaseFromReply(
   const windows: number[] = [];
   let expiresAt = Infinity;
   for (let i = 0; i < rules.length; i++) {
-    countsAfter.push(reply[i * 3 + 1]);
-    resetAt.push(sentAt + reply[i * 3 + 2]);
-    windows.push(reply[i * 3 + 3]);
+    countsAfter.push(reply[i * 3 + 2]);
+    resetAt.push(sentAt + reply[i * 3 + 3]);
+    windows.push(reply[i * 3 + 4]);
     if (resetAt[i] < expiresAt) expiresAt = resetAt[i];
   }
-  return { rules, granted, used: 0, countsAfter, resetAt, windows, expiresAt, lastUsed: sentAt };
+  const wallExpiresAt = wallSentAt + (expiresAt - sentAt);
+  return { rules, granted, used: 0, countsAfter, resetAt, windows, expiresAt, wallExpiresAt, lastUsed: sentAt };
 }
 
 /** The decision of a grant reply that granted nothing: a hard rule is at its limit. */
@@ -53,8 +62,8 @@ export function blockedFromReply(rules: readonly LimitRule[], reply: readonly nu
   const counts = new Array<number>(rules.length);
   const resets = new Array<number>(rules.length);
   for (let i = 0; i < rules.length; i++) {
-    counts[i] = reply[i * 3 + 1];
-    resets[i] = reply[i * 3 + 2];
+    counts[i] = reply[i * 3 + 2];
+    resets[i] = reply[i * 3 + 3];
   }
   return buildDecision(rules, counts, resets, true);
 }
@@ -64,9 +73,15 @@ export function unused(lease: Lease): number {
   return lease.granted - lease.used;
 }
 
-/** Whether `rules` can be admitted from `lease` at `now`. */
+/** Whether `rules` can be admitted from `lease` at `now` (steady clock). */
 export function canTake(lease: Lease | undefined, rules: readonly LimitRule[], now: number): lease is Lease {
-  return lease !== undefined && lease.rules === rules && lease.used < lease.granted && now < lease.expiresAt;
+  return (
+    lease !== undefined &&
+    lease.rules === rules &&
+    lease.used < lease.granted &&
+    now < lease.expiresAt &&
+    Date.now() < lease.wallExpiresAt
+  );
 }
 
 /**

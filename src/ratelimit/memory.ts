@@ -3,9 +3,14 @@
  * bucket per key holding a slot per rule. A hit is a Map lookup plus a loop over the rules, with
  * no timer per key: windows roll over lazily on the next hit and a periodic, unref'd sweep drops
  * buckets whose every window has ended.
+ *
+ * `now` is the steady clock (steady-now.ts), not `Date.now()`: a slot starts afresh whenever the
+ * window index differs, so on the wall clock a step back into the window before, or ahead into
+ * the next, would each reopen a full window within the same real one.
  */
 
 import { buildDecision } from './decision.ts';
+import { steadyNow } from './steady-now.ts';
 import type { CounterStore, LimitDecision, LimitRule } from './types.ts';
 
 interface Bucket {
@@ -20,13 +25,13 @@ interface Bucket {
 export interface MemoryCounterStoreOptions {
   /** How often expired buckets are dropped. Default 60 s. */
   sweepIntervalMs?: number;
-  /** Clock, for tests of window arithmetic. Default `Date.now`. */
+  /** A clock that never steps, for tests of window arithmetic. Default `steadyNow`. */
   now?: () => number;
 }
 
 /** Creates the in-process counter store (the embedded default; one gateway node only). */
 export function createMemoryCounterStore(options: MemoryCounterStoreOptions = {}): CounterStore {
-  const now = options.now ?? Date.now;
+  const now = options.now ?? steadyNow;
   const buckets = new Map<string, Bucket>();
   // Scratch space reused across calls: the store is synchronous, so no hit sees another's values.
   let resets = new Float64Array(8);

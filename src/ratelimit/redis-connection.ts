@@ -46,8 +46,6 @@ export class RedisHealth {
   /** Connected, but the counting command comes back as an error reply (OOM, READONLY, BUSY, …). */
   refusing = false;
   lastError = '';
-  /** Redis clock − local clock, ms: turns a local deadline into one the script can compare with `TIME`. */
-  clockOffset = 0;
 
   constructor(
     private readonly client: Redis | Cluster,
@@ -64,7 +62,6 @@ export class RedisHealth {
     client.on('ready', () => {
       this.lastError = '';
       this.up();
-      void this.measureClockOffset();
     });
   }
 
@@ -114,17 +111,6 @@ export class RedisHealth {
     if (!this.slow) return;
     this.slow = false;
     this.logger?.info({ backend: 'redis' }, 'rate-limit counters: Redis answering in time again');
-  }
-
-  private async measureClockOffset(): Promise<void> {
-    try {
-      const sent = Date.now();
-      const [seconds, micros] = await this.client.time();
-      const received = Date.now();
-      this.clockOffset = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - Math.round((sent + received) / 2);
-    } catch {
-      // Keep the last offset: the next 'ready' measures again.
-    }
   }
 }
 

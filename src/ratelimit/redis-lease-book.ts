@@ -34,6 +34,8 @@ export interface LeaseBookOptions {
   idleMs: number;
   /** Whether the connection can take a command now (give-backs are not queued). */
   isReady(): boolean;
+  /** The store's steady clock, which lease ends and idle times are on. */
+  now(): number;
 }
 
 export class LeaseBook {
@@ -87,7 +89,7 @@ export class LeaseBook {
     if (this.keys.get(key) !== state) {
       // Swept or closed while the grant was on its way: the hits go straight back.
       this.giveBack(key, lease);
-    } else if (!canTake(state.lease, lease.rules, Date.now())) {
+    } else if (!canTake(state.lease, lease.rules, this.options.now())) {
       if (state.lease !== undefined) this.giveBack(key, state.lease);
       state.lease = lease;
     } else if (state.next === undefined) {
@@ -99,7 +101,7 @@ export class LeaseBook {
 
   /** Gives back the leases of keys with nothing waiting or in flight and no lease in use; forgets those keys. */
   sweepIdle(): void {
-    const now = Date.now();
+    const now = this.options.now();
     for (const [key, state] of this.keys) {
       if (state.inFlight || state.waiters.length > 0) continue;
       if (this.inUse(state.lease, now) || this.inUse(state.next, now)) continue;

@@ -7,18 +7,19 @@ import type { LimitRule } from './types.ts';
 
 /**
  * Grants a lease. KEYS[i]: the window key of rule i without its window index. ARGV[1]: the
- * caller's deadline in ms on Redis's clock (past it, nothing is counted: reply { -1 });
+ * caller's deadline in ms on Redis's clock (past it, nothing is counted: reply { -1, now });
  * ARGV[2]: most hits to grant; then limit, windowMs, hard (1/0) per rule. A hard rule at its
  * limit blocks (granted 0, nothing counted); else the grant is at most 1/8 of the smallest hard
  * remainder (at least 1), so the batch shrinks as the window fills. Returns
- * { granted, count_1, resetMs_1, window_1, … } with the counts after the grant.
+ * { granted, now, count_1, resetMs_1, window_1, … } with the counts after the grant; `now` (ms,
+ * Redis's `TIME`) keeps the node's reckoning of Redis's clock current.
  */
 const GRANT_SCRIPT = `
 if redis.replicate_commands then redis.replicate_commands() end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local deadline = tonumber(ARGV[1])
-if deadline > 0 and now > deadline then return { -1 } end
+if deadline > 0 and now > deadline then return { -1, now } end
 local n = #KEYS
 local keys, counts, resets, windows = {}, {}, {}, {}
 local room = nil
@@ -41,11 +42,11 @@ if granted > 0 then
     if counts[i] == granted then redis.call('PEXPIRE', keys[i], resets[i] + 1000) end
   end
 end
-local reply = { granted }
+local reply = { granted, now }
 for i = 1, n do
-  reply[i * 3 - 1] = counts[i]
-  reply[i * 3] = resets[i]
-  reply[i * 3 + 1] = windows[i]
+  reply[i * 3] = counts[i]
+  reply[i * 3 + 1] = resets[i]
+  reply[i * 3 + 2] = windows[i]
 end
 return reply
 `;
@@ -67,7 +68,7 @@ type ScriptCommand = (numberOfKeys: number, ...args: string[]) => Promise<number
 
 /** The two scripts as calls on one client. */
 export interface CounterScripts {
-  /** `grant(keys, deadline, leaseMax, argv)`: the grant reply `{ granted, count_1, resetMs_1, window_1, … }`. */
+  /** `grant(keys, deadline, leaseMax, argv)`: the grant reply `{ granted, now, count_1, resetMs_1, window_1, … }`. */
   grant(keys: string[], deadline: number, leaseMax: string, argv: readonly string[]): Promise<number[]>;
   /** Takes `hits` off each of the exact window keys (never below 0). */
   giveBack(windowKeys: string[], hits: number): Promise<unknown>;

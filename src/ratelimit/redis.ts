@@ -12,6 +12,10 @@
  *   call rejected (never admitted uncounted). The request carries its deadline on Redis's clock
  *   and the script counts nothing past it, so a command that reaches Redis after its caller gave
  *   up charges nobody; a grant that still arrives late is kept as a lease for the next calls.
+ * - **Clocks.** Deadlines are reckoned on the node's steady clock (steady-now.ts), which a
+ *   wall-clock step does not move; the offset to Redis's clock is checked against the `TIME`
+ *   each reply carries (redis-clock.ts), so a step of either clock costs no call. A lease ends
+ *   when the steady or the wall clock says its window is over, whichever comes first (lease.ts).
  * - **Refusing is not down either.** An error reply from a connected Redis (OOM at maxmemory,
  *   READONLY after a failover, BUSY while a script runs, …) gets the call rejected too; the
  *   connection stays reachable. Such a reply counted nothing: BUSY runs no script, and the grant
@@ -21,7 +25,8 @@
  * - Scripts go through ioredis' `defineCommand` (`EVALSHA`, `EVAL` on `NOSCRIPT`).
  *
  * Parts: redis-scripts.ts (the Lua), redis-connection.ts (connection options, health, metrics),
- * redis-lease-book.ts (leases per key, give-backs); this file decides calls.
+ * redis-clock.ts (Redis's clock), redis-lease-book.ts (leases per key, give-backs); this file
+ * decides calls.
  */
 
 import { ReplyError } from 'ioredis';
@@ -29,6 +34,7 @@ import type { RedisOptions } from 'ioredis';
 import { backendFailureDecision } from './decision.ts';
 import { blockedFromReply, canTake, leaseFromReply, takeFromLease, unused } from './lease.ts';
 import type { Lease } from './lease.ts';
+import { RedisClock } from './redis-clock.ts';
 import {
   RedisHealth,
   connect,
@@ -42,6 +48,7 @@ import type { CounterStoreLogger } from './redis-connection.ts';
 import { LeaseBook, rejectWaiting } from './redis-lease-book.ts';
 import type { KeyState } from './redis-lease-book.ts';
 import { defineScripts, ruleCompiler } from './redis-scripts.ts';
+import { steadyNow } from './steady-now.ts';
 import type { CounterStore, LimitDecision, LimitRule } from './types.ts';
 
 export type { CounterStoreLogger } from './redis-connection.ts';
@@ -67,6 +74,8 @@ export interface RedisCounterStoreOptions {
    * `{ sentinels: [{ host, port }], name: 'mymaster' }`.
    */
   redisOptions?: RedisOptions;
+  /** The node's clock for deadlines and leases, one that never steps. Default `steadyNow`. */
+  now?: () => number;
 }
 
 /** Creates the Redis counter store (scaled-out gateways share its counters). */
@@ -76,16 +85,20 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   const leaseMax = String(Math.max(1, options.leaseMax ?? 20));
   const leaseIdleMs = options.leaseIdleMs ?? 1000;
   const keyPrefix = options.keyPrefix ?? 'portico:rl:';
+  const clock = options.now ?? steadyNow;
   const client = connect(options.url, timeoutMs, options);
   const scripts = defineScripts(client);
   const compile = ruleCompiler();
   const health = new RedisHealth(client, failOpen, timeoutMs, options.logger);
+  const redisClock = new RedisClock(clock);
+  client.on('ready', () => void redisClock.measure(client));
   const book = new LeaseBook({
     scripts,
     compile,
     keyPrefix,
     idleMs: leaseIdleMs,
     isReady: () => client.status === 'ready',
+    now: clock,
   });
   const grantsInFlight = new Set<Promise<unknown>>();
 
@@ -131,7 +144,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
 
   /** Admits waiting calls from the leases, in order; asks Redis for another when some are left. */
   function serve(key: string, state: KeyState): void {
-    const now = Date.now();
+    const now = clock();
     while (state.waiters.length > 0) {
       const lease = book.usableLease(key, state, state.waiters[0].rules, now);
       if (lease === undefined) break;
@@ -150,7 +163,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
       for (const waiter of state.waiters.splice(0)) waiter.resolve({ ...decision, rules: waiter.rules });
       return;
     }
-    const now = Date.now();
+    const now = clock();
     // Leases of another rule set (a republished plan) or of an ended window are of no more use.
     if (state.lease !== undefined && !canTake(state.lease, rules, now)) book.giveBack(key, state.lease);
     if (state.next !== undefined && !canTake(state.next, rules, now)) {
@@ -159,8 +172,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     }
     const { keySuffixes, argv } = compile(rules);
     const base = keyPrefix + '{' + key;
-    const sentAt = now;
-    const giveUpAt = sentAt + timeoutMs;
+    const giveUpAt = now + timeoutMs;
     const windowKeys = keySuffixes.map((suffix) => base + suffix);
     state.inFlight = true;
     leaseRequests.inc();
@@ -184,42 +196,51 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
         });
       }
     };
-    const done = scripts.grant(windowKeys, giveUpAt + health.clockOffset, leaseMax, argv).then(
-      (reply) => {
-        clearTimeout(timer);
-        if (reply[0] === -1) {
-          if (!settled) giveUp();
-          return;
-        }
-        health.up();
-        health.counting();
-        const late = settled;
-        settled = true;
-        state.inFlight = false;
-        if (!late) health.prompt();
-        const lease = leaseFromReply(rules, reply, sentAt);
-        if (lease !== undefined) book.place(key, state, lease);
-        else if (!late) rejectWaiting(state, rules, blockedFromReply(rules, reply));
-        serve(key, state);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        if (settled) return;
-        settled = true;
-        state.inFlight = false;
-        if (err instanceof ReplyError) {
-          // Redis is up and answered: not an outage, so never the failOpen decision.
-          refused(state, (err as Error).message);
-          return;
-        }
-        health.lastError = err instanceof Error ? err.message : String(err);
-        health.down(health.lastError);
-        if (state.waiters.length === 0) return;
-        outageDecisions.inc({ decision: failOpen ? 'admitted' : 'rejected' });
-        const decision = backendFailureDecision(rules, failOpen, `redis: ${health.lastError}`);
-        for (const waiter of state.waiters.splice(0)) waiter.resolve({ ...decision, rules: waiter.rules });
-      },
-    );
+    // The caller's deadline goes on Redis's clock as last reckoned. A reply past it that shows the
+    // reckoning stale (a clock stepped) counted nothing, and is asked again once: a step costs no call.
+    const ask = (mayAskAgain: boolean): Promise<void> => {
+      const askedAt = clock();
+      const wallAskedAt = Date.now();
+      return scripts.grant(windowKeys, redisClock.toRedis(giveUpAt), leaseMax, argv).then(
+        (reply) => {
+          const stepped = redisClock.observe(reply[1], askedAt, clock());
+          if (reply[0] === -1 && stepped && mayAskAgain && !settled) return ask(false);
+          clearTimeout(timer);
+          if (reply[0] === -1) {
+            if (!settled) giveUp();
+            return;
+          }
+          health.up();
+          health.counting();
+          const late = settled;
+          settled = true;
+          state.inFlight = false;
+          if (!late) health.prompt();
+          const lease = leaseFromReply(rules, reply, askedAt, wallAskedAt);
+          if (lease !== undefined) book.place(key, state, lease);
+          else if (!late) rejectWaiting(state, rules, blockedFromReply(rules, reply));
+          serve(key, state);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          if (settled) return;
+          settled = true;
+          state.inFlight = false;
+          if (err instanceof ReplyError) {
+            // Redis is up and answered: not an outage, so never the failOpen decision.
+            refused(state, (err as Error).message);
+            return;
+          }
+          health.lastError = err instanceof Error ? err.message : String(err);
+          health.down(health.lastError);
+          if (state.waiters.length === 0) return;
+          outageDecisions.inc({ decision: failOpen ? 'admitted' : 'rejected' });
+          const decision = backendFailureDecision(rules, failOpen, `redis: ${health.lastError}`);
+          for (const waiter of state.waiters.splice(0)) waiter.resolve({ ...decision, rules: waiter.rules });
+        },
+      );
+    };
+    const done = ask(true);
     grantsInFlight.add(done);
     void done.then(() => grantsInFlight.delete(done));
   }
@@ -238,7 +259,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     if (rules.length === 0) return { allowed: true, results: [], rules };
     if (firstConnection !== undefined) await firstConnection;
     const state = book.stateOf(key);
-    const now = Date.now();
+    const now = clock();
     const lease = state.waiters.length === 0 ? book.usableLease(key, state, rules, now) : undefined;
     if (lease !== undefined) return take(key, state, lease, now);
     if (client.status !== 'ready' && !state.inFlight) {

@@ -130,6 +130,25 @@ describe('ratelimit policy', () => {
     );
   });
 
+  test('a limit named like an Object.prototype member is unknown unless defined: refused at publish, or not counted', async () => {
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      assert.throws(
+        () => compile({ source: 'gateway-named', 'rate-limit': [{ name }] }),
+        (error: unknown) => error instanceof PolicyCompileError && error.rule === 'unknown-limit',
+        name,
+      );
+    }
+    const { store, seen } = windowKeyedStore();
+    const step = compile(
+      { source: 'plan-named', 'rate-limit': [{ name: 'constructor' }, { name: 'x' }] },
+      false,
+      store,
+    );
+    const x = [{ name: 'x', limit: 2, windowMs: 3_600_000, hard: true }];
+    assert.equal(await admitted([step], 3, { key: 'sub-proto', plan: [], named: { x } }), 2);
+    assert.deepEqual(seen, [x, x, x], 'only the limit the plan defines is counted');
+  });
+
   test('policies referencing the same named limit share its counter, whatever other names they list', async () => {
     const store = createMemoryCounterStore();
     const steps = [
