@@ -8,41 +8,33 @@
  * oldest first and counted (`portico_analytics_events_dropped_total`).
  *
  * Where they are written: a SQLite file from a writer thread (sqlite-writer.ts), one transaction
- * per batch; PostgreSQL through the store's pool; in-memory SQLite (tests) on the connection.
+ * per batch; PostgreSQL through a pool of their own whose every statement is bounded in time
+ * (pg-writer.ts: a server that never answers fails the write, it does not hold it for ever);
+ * in-memory SQLite (tests) on the connection.
  *
  * To the writer thread, events go in chunks of {@link eventsPerHandOff} as row arrays and the
- * batch is collected there (issue 18): this thread holds one chunk at most, not a batch of 500
- * that lived through scavenges and was promoted. The sink still ends each batch (`batchSize`
- * handed over, `flushMs` after its first event, a flush), so commits are full batches under load
- * and no event waits much longer than `flushMs`; it sums the batch's rollups as the chunks go (a
- * handful of rows) and sends them with the last chunk. While commits fail, the thread keeps the
- * events (beyond `maxQueued`, the oldest batches dropped whole and reported) and retries when the
- * sink's back-off says so. If the thread dies, the events it held are counted as dropped and
- * logged; later events wait here, bounded by `maxQueued`, until the retry starts a new thread.
- * The pool and in-memory writers keep whole batches here.
+ * batch is collected there (issue 18; sqlite-writer.ts): this thread holds one chunk at most. The
+ * sink still ends each batch (`batchSize` handed over, `flushMs` after its first event, a flush)
+ * and sums its rollups as the chunks go. While commits fail, the thread keeps the events and
+ * retries when the sink's back-off says so; if it dies, the events it held are counted as dropped
+ * and logged, and later ones wait here until the retry starts a new thread. The pool and
+ * in-memory writers keep whole batches here.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import { insertEvents, insertEventsSqlite, rollupValues } from '../store/analytics-writes.ts';
+import { rollupValues } from '../store/analytics-writes.ts';
 import { RollupSum } from '../store/rollup.ts';
 import type { NewActivityEvent } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
+import { batchWriter } from './batch-writer.ts';
+import type { BatchWriter } from './batch-writer.ts';
 import { SqliteWriterThread } from './sqlite-writer.ts';
 import type { WriterReport } from './sqlite-writer.ts';
 import { ScopeRefs } from './scope-refs.ts';
 
-// Writes on the event loop itself are synchronous (better-sqlite3): one 500-row insert holds it
-// for ~4 ms, which every request in flight waits out. Smaller statements with a turn of the event
-// loop between them keep each stall well under a millisecond.
-const rowsPerWrite = 50;
-
 /** Events handed to the writer thread at a time: at 2 000 calls/s, 16 ms' worth (a scavenge came every ~220 ms). */
 export const eventsPerHandOff = 32;
-
-/** Lets the requests waiting on the event loop run before the next write. */
-function yieldToRequests(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 export interface AnalyticsSinkOptions {
   store: Store;
@@ -51,6 +43,12 @@ export interface AnalyticsSinkOptions {
   flushMs: number;
   /** Events held at most while the store is slow or down; beyond it the oldest are dropped (counted). */
   maxQueued?: number;
+  /** PostgreSQL: the store's URL, for the writes' own pool (required there). */
+  databaseUrl?: string;
+  /** PostgreSQL: the longest one statement of a write may take (default 10 s; the client waits a second more). */
+  writeTimeoutMs?: number;
+  /** PostgreSQL: the longest `close()` waits for the last writes (default 5 s); what is left is logged and counted as dropped. */
+  closeTimeoutMs?: number;
 }
 
 /** Longest wait between write attempts while the store is down. */
@@ -92,14 +90,12 @@ export class AnalyticsSink {
   /** Where batches are written: a writer thread (SQLite file), the event loop (in-memory SQLite), or the PostgreSQL pool. */
   readonly writer: 'thread' | 'loop' | 'pool';
   private readonly thread: SqliteWriterThread | undefined;
-  /** The loop's or the pool's batch write (the thread takes chunks: {@link handOff}). */
-  private readonly write: ((batch: NewActivityEvent[]) => Promise<void> | void) | undefined;
-  private readonly eventsPerWrite: number;
+  /** The loop's or the pool's writer (the thread takes chunks: {@link handOff}). */
+  private readonly batches: BatchWriter | undefined;
   private readonly maxQueued: number;
 
   constructor(private readonly options: AnalyticsSinkOptions) {
-    const { store } = options;
-    const { sqlite } = store;
+    const { sqlite } = options.store;
     this.maxQueued = options.maxQueued ?? 100_000;
     if (sqlite && !sqlite.memory) {
       this.writer = 'thread';
@@ -109,14 +105,10 @@ export class AnalyticsSink {
         onReport: (report) => this.threadReported(report),
         onStopped: (error) => this.threadStopped(error),
       });
-    } else if (sqlite) {
-      this.writer = 'loop';
-      this.write = (batch) => insertEventsSqlite(sqlite, batch);
     } else {
-      this.writer = 'pool';
-      this.write = (batch) => store.transaction((trx) => insertEvents(trx, batch));
+      this.batches = batchWriter(options.store, options);
+      this.writer = this.batches.kind;
     }
-    this.eventsPerWrite = this.writer === 'loop' ? Math.min(options.batchSize, rowsPerWrite) : options.batchSize;
   }
 
   /** Queues one event; never blocks, never throws. */
@@ -253,14 +245,14 @@ export class AnalyticsSink {
   }
 
   private async writeQueued(mode: 'full' | 'due' | 'all'): Promise<void> {
-    const write = this.write;
-    if (write === undefined) return;
+    const { batches } = this;
+    if (batches === undefined) return;
     let due = mode === 'all' ? Number.POSITIVE_INFINITY : mode === 'due' ? this.queue.length : 0;
-    while (this.queue.length > 0 && (due > 0 || this.queue.length >= this.eventsPerWrite)) {
-      const batch = this.queue.splice(0, this.eventsPerWrite);
+    while (this.queue.length > 0 && (due > 0 || this.queue.length >= batches.eventsPerWrite)) {
+      const batch = this.queue.splice(0, batches.eventsPerWrite);
       due -= batch.length;
       try {
-        await write(batch);
+        await batches.write(batch);
       } catch (error) {
         // Keep the batch for the next attempt; the store may be restarting. Events recorded
         // while it was out may have filled the queue: the bound holds, the oldest go first.
@@ -275,7 +267,7 @@ export class AnalyticsSink {
       }
       this.written += batch.length;
       this.writeSucceeded();
-      if (this.writer === 'loop' && this.queue.length > 0) await yieldToRequests();
+      if (this.queue.length > 0) await batches.between();
     }
     // What arrived meanwhile and fills no batch waits for the interval.
     if (this.queue.length > 0 && !this.closed) this.armTimer();
@@ -330,11 +322,19 @@ export class AnalyticsSink {
     return this.queue.length + this.inThread;
   }
 
-  /** Flushes and stops accepting events. */
+  /**
+   * Flushes and stops accepting events. A write still waiting on PostgreSQL after `closeTimeoutMs`
+   * is cut short; what could not be written is logged and counted as dropped.
+   */
   async close(): Promise<void> {
-    await this.flush();
+    // The writer thread answers within SQLite's busy timeout (5 s); it cannot be ended mid-statement.
+    if (this.thread) await this.flush();
+    else await Promise.race([this.flush(), sleep(this.options.closeTimeoutMs ?? 5000, undefined, { ref: false })]);
     this.closed = true;
     this.stopTimer();
+    // A write still waiting on the store is cut short (its batch comes back to the queue).
+    await this.batches?.close();
+    await this.writing;
     if (this.pending > 0) {
       this.options.logger.warn(
         { lost: this.pending },

@@ -28,7 +28,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { callInsertSql, scopeInsertSql, scopeSelectSql } from '../store/analytics-writes.ts';
-import { rollupUpsertSql } from '../store/rollup.ts';
+import { rollupSinceSql, rollupUpsertSql } from '../store/rollup.ts';
 
 const threadCode = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -58,9 +58,14 @@ function statements() {
     const findScope = db.prepare(workerData.scopeSelectSql).pluck();
     const insert = db.prepare(workerData.insertSql);
     const upsert = db.prepare(workerData.upsertSql);
+    const rollupSince = db.prepare(workerData.rollupSinceSql);
     // Values as arguments, not one array: better-sqlite3 reads an array's elements one by one
     // through V8's generic property lookup (~0.5 µs more per row).
     write = db.transaction((batch, added) => {
+      // A call stored already (same time and transaction id) is skipped; then the rollups are
+      // those of the calls this transaction inserted, not the rows summed for the whole batch.
+      let first;
+      let skipped = false;
       for (const chunk of batch.chunks) {
         const { rows, scopes } = chunk;
         for (let i = 0; i < rows.length; i++) {
@@ -72,10 +77,13 @@ function statements() {
             id = findScope.get(...values);
             added.set(values, id);
           }
-          insert.run(id, ...rows[i]);
+          const result = insert.run(id, ...rows[i]);
+          if (result.changes === 0) skipped = true;
+          else if (first === undefined) first = result.lastInsertRowid;
         }
       }
-      for (const row of batch.rollups) upsert.run(...row);
+      if (!skipped) for (const row of batch.rollups) upsert.run(...row);
+      else if (first !== undefined) rollupSince.run(first);
     });
   }
   return write;
@@ -208,6 +216,7 @@ export class SqliteWriterThread {
         scopeSelectSql,
         insertSql: callInsertSql,
         upsertSql: rollupUpsertSql,
+        rollupSinceSql,
         maxQueued: this.options.maxQueued,
       },
     });

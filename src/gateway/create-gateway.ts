@@ -87,6 +87,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
         });
   const sink = new AnalyticsSink({
     store,
+    databaseUrl: settings.databaseUrl,
     logger,
     batchSize: settings.analyticsBatchSize,
     flushMs: settings.analyticsFlushMs,

@@ -3,13 +3,18 @@
  * `activity_scopes` (the names and ids shared by every call of one subscription to one
  * operation, inserted once); both writers also add each event to the hourly rollups. Multi-row
  * inserts through Kysely, and on SQLite statements prepared once per database.
+ *
+ * A call is keyed by its time and the gateway's transaction id (unique, migration 0014): a batch
+ * written again — its commit landed, the answer was lost, the sink tried once more — skips the
+ * calls stored already, and only the calls inserted add to the rollups, in the same transaction.
  */
 import type SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Insertable } from 'kysely';
 import type { Db } from './store.ts';
-import type { ActivityCallTable, ActivityRollupTable, NewActivityEvent } from './schema.ts';
+import type { ActivityCallTable, NewActivityEvent } from './schema.ts';
 import { addToRollup, aggregateRollup, rollupColumns, rollupUpsertSql } from './rollup.ts';
+import type { RollupRow } from './rollup.ts';
 
 // PostgreSQL accepts at most 65 535 bind parameters per statement; 16 columns per call row.
 const rowsPerInsert = 1000;
@@ -130,15 +135,22 @@ export const scopeInsertSql = `insert into activity_scopes (${scopeColumns.join(
 /** A stored scope's id, by its values in {@link scopeColumns} order. */
 export const scopeSelectSql = `select id from activity_scopes where ${scopeColumns.map((c) => `${c} = ?`).join(' and ')}`;
 
-/** The insert of one call: its scope's id, then its values in {@link callColumns} order. */
-export const callInsertSql = `insert into activity_calls (scope_id, ${callColumns.join(', ')}) values (?, ${callColumns.map(() => '?').join(', ')})`;
+/** The insert of one call: its scope's id, then its values in {@link callColumns} order; none when stored already. */
+export const callInsertSql = `insert into activity_calls (scope_id, ${callColumns.join(', ')}) values (?, ${callColumns.map(() => '?').join(', ')})
+  on conflict (ts, tx_id) do nothing`;
+
+/** A call's identity: its time and the gateway's transaction id (the unique key of `activity_calls`). */
+function callKey(call: { ts: number | string; tx_id: string }): string {
+  return `${Number(call.ts)}:${call.tx_id}`;
+}
 
 /**
  * The ids of these scopes (distinct, by key), stored first where new: one multi-row insert and one
  * select for the whole batch, whatever the number of scopes in it (inside the caller's transaction).
  */
 async function scopeIds(db: Db, scopes: Map<string, readonly string[]>): Promise<Map<string, number>> {
-  const all = [...scopes.values()];
+  // In key order: two gateway nodes adding the same new scopes must not wait on each other in a circle.
+  const all = [...scopes.keys()].sort().map((key) => scopes.get(key)!);
   const ids = new Map<string, number>();
   // 13 parameters per scope, twice: well within either database's bound per batch of 500.
   await db
@@ -177,17 +189,31 @@ export async function insertEvents(db: Db, events: NewActivityEvent[]): Promise<
     const row = Object.fromEntries(callColumns.map((column, i) => [column, values[i]]));
     return { scope_id: ids.get(keys[n])!, ...(row as Omit<Insertable<ActivityCallTable>, 'scope_id'>) };
   });
+  const inserted = new Map<string, number>();
   for (let i = 0; i < rows.length; i += rowsPerInsert) {
-    await db
+    const added = await db
       .insertInto('activity_calls')
       .values(rows.slice(i, i + rowsPerInsert))
+      .onConflict((conflict) => conflict.columns(['ts', 'tx_id']).doNothing())
+      .returning(['ts', 'tx_id'])
       .execute();
+    for (const call of added) inserted.set(callKey(call), (inserted.get(callKey(call)) ?? 0) + 1);
   }
-  await addToRollup(db, events);
+  await addToRollup(db, inserted.size === events.length ? events : taken(events, inserted));
+}
+
+/** The events a multi-row insert stored (each key as many times as it was inserted: once). */
+function taken(events: readonly NewActivityEvent[], inserted: Map<string, number>): NewActivityEvent[] {
+  return events.filter((e) => {
+    const key = callKey(e);
+    const left = inserted.get(key) ?? 0;
+    if (left > 0) inserted.set(key, left - 1);
+    return left > 0;
+  });
 }
 
 /** Rollup rows as the prepared upsert takes them: values in {@link rollupColumns} order. */
-export function rollupValues(rows: readonly ActivityRollupTable[]): unknown[][] {
+export function rollupValues(rows: readonly RollupRow[]): unknown[][] {
   return rows.map((row) => rollupColumns.map((column) => row[column]));
 }
 
@@ -211,7 +237,9 @@ export function insertEventsSqlite(sqlite: SqliteDatabase.Database, events: read
     const upsert = sqlite.prepare(rollupUpsertSql);
     const known = new Map<string, number>();
     const write = sqlite.transaction((batch: readonly NewActivityEvent[], added: Map<string, number>) => {
-      for (const e of batch) {
+      let stored: NewActivityEvent[] | undefined;
+      for (let i = 0; i < batch.length; i++) {
+        const e = batch[i];
         const values = scopeValues(e);
         const key = scopeKey(values);
         let id = known.get(key) ?? added.get(key);
@@ -220,9 +248,11 @@ export function insertEventsSqlite(sqlite: SqliteDatabase.Database, events: read
           id = findScope.get(...values) as number;
           added.set(key, id);
         }
-        insert.run(id, ...callValues(e));
+        const { changes } = insert.run(id, ...callValues(e));
+        if (changes === 0) stored ??= batch.slice(0, i);
+        else stored?.push(e);
       }
-      for (const row of rollupValues(aggregateRollup(batch))) upsert.run(...row);
+      for (const row of rollupValues(aggregateRollup(stored ?? batch))) upsert.run(...row);
     });
     writer = {
       write: (batch) => {

@@ -2,7 +2,7 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { Db } from './store.ts';
 import type { ActivityEvent } from './schema.ts';
-import { hourMs, latencyBounds } from './rollup.ts';
+import { hourMs, latencyBounds, refusedBeforePlanLimit } from './rollup.ts';
 
 export interface EventFilter {
   orgName?: string;
@@ -48,9 +48,107 @@ function rolled(db: Db, filter: EventFilter) {
   return query;
 }
 
-/** The latest events, newest first (payload columns included). */
-export function listEvents(db: Db, filter: EventFilter, limit = 100): Promise<ActivityEvent[]> {
-  return filtered(db, filter).selectAll().orderBy('ts', 'desc').orderBy('id', 'desc').limit(limit).execute();
+/** Whether a filter names any scope column (all but the time window do). */
+function scoped(filter: EventFilter): boolean {
+  return [filter.orgName, filter.catalogName, filter.apiName, filter.appId, filter.subscriptionId].some(
+    (value) => value !== undefined,
+  );
+}
+
+/** The ids of the scopes a filter names (the unique key of activity_scopes leads with org, catalog, API). */
+function scopesOf(db: Db, filter: EventFilter) {
+  let query = db.selectFrom('activity_scopes').select('activity_scopes.id');
+  if (filter.orgName !== undefined) query = query.where('org_name', '=', filter.orgName);
+  if (filter.catalogName !== undefined) query = query.where('catalog_name', '=', filter.catalogName);
+  if (filter.apiName !== undefined) query = query.where('api_name', '=', filter.apiName);
+  if (filter.appId !== undefined) query = query.where('app_id', '=', filter.appId);
+  if (filter.subscriptionId !== undefined) query = query.where('subscription_id', '=', filter.subscriptionId);
+  return query;
+}
+
+/** Calls in a time window, `fromTs` included and `toTs` not. */
+function callsBetween(db: Db, fromTs: number | undefined, toTs: number | undefined) {
+  let query = db.selectFrom('activity_calls');
+  if (fromTs !== undefined) query = query.where('ts', '>=', fromTs);
+  if (toTs !== undefined) query = query.where('ts', '<', toTs);
+  return query;
+}
+
+/** How many of the newest calls (any org's) are looked through before an org's scopes are gone through one by one. */
+const probedPerEvent = 20;
+
+/**
+ * The latest events, newest first (payload columns included). What it reads follows the rows of
+ * the filter's scopes, not the table: 436 ms for an org with 5 events beside two million of other
+ * orgs, when PostgreSQL walked every newer call to find them. First the newest
+ * `probedPerEvent × limit` calls of the window (a busy org's latest are there); what is missing
+ * is older than all of them, and comes from each of the filter's scopes in turn (index
+ * `scope_id, ts`: the newest `limit` of each, by LATERAL on PostgreSQL; SQLite's planner goes
+ * through the scopes by itself).
+ */
+export async function listEvents(db: Db, filter: EventFilter, limit = 100): Promise<ActivityEvent[]> {
+  if (!scoped(filter))
+    return filtered(db, filter).selectAll().orderBy('ts', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  const { fromTs, toTs } = filter;
+  const edge = await callsBetween(db, fromTs, toTs)
+    .select('ts')
+    .orderBy('ts', 'desc')
+    .limit(1)
+    .offset(probedPerEvent * limit - 1)
+    .executeTakeFirst();
+  const latest = await callsBetween(db, edge === undefined ? fromTs : Math.max(fromTs ?? 0, edge.ts), toTs)
+    .select(['id', 'ts'])
+    .where('scope_id', 'in', scopesOf(db, filter))
+    .orderBy('ts', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  if (edge !== undefined && latest.length < limit)
+    latest.push(...(await olderCalls(db, filter, edge.ts, limit - latest.length)));
+  if (latest.length === 0) return [];
+  return db
+    .selectFrom('activity_events')
+    .selectAll()
+    .where(
+      'id',
+      'in',
+      latest.map((call) => call.id),
+    )
+    .orderBy('ts', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** The newest `limit` calls of the filter's scopes before `beforeTs`. */
+function olderCalls(db: Db, filter: EventFilter, beforeTs: number, limit: number) {
+  const toTs = Math.min(filter.toTs ?? beforeTs, beforeTs);
+  if (!isPostgres(db))
+    return callsBetween(db, filter.fromTs, toTs)
+      .select(['id', 'ts'])
+      .where('scope_id', 'in', scopesOf(db, filter))
+      .orderBy('ts', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  return db
+    .selectFrom(scopesOf(db, filter).as('s'))
+    .crossJoinLateral((eb) =>
+      eb
+        .selectFrom('activity_calls as c')
+        .select(['c.id', 'c.ts'])
+        .whereRef('c.scope_id', '=', 's.id')
+        .where('c.ts', '<', toTs)
+        .$if(filter.fromTs !== undefined, (query) => query.where('c.ts', '>=', filter.fromTs!))
+        .orderBy('c.ts', 'desc')
+        .orderBy('c.id', 'desc')
+        .limit(limit)
+        .as('c'),
+    )
+    .select(['c.id', 'c.ts'])
+    .orderBy('c.ts', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 export function findEvent(db: Db, id: number): Promise<ActivityEvent | undefined> {
@@ -117,21 +215,22 @@ export async function countBy(db: Db, filter: EventFilter, dimension: EventDimen
 }
 
 /**
- * Calls a subscription made from `fromTs` on that its plan's limits count: every call but the
- * ones the gateway turned away with 429. From the hourly rollups when `fromTs` starts an hour
- * (windows of an hour or more, aligned to the epoch as the gateway's counters are), else from
- * the events. The gateway's counter stays the authority; this is what the analytics recorded.
+ * Calls a subscription made from `fromTs` on that its plan's limits counted: those let in by the
+ * plan-limit phase, whatever the assembly answered after (an assembly `rate-limit` policy's 429
+ * included); not those refused before it (parameters, 400) or by it (429 `GW_RATE_LIMIT`; see
+ * `countedByPlan`). From the hourly rollups' `plan_calls` when `fromTs` starts an hour (windows of
+ * an hour or more, aligned to the epoch as the gateway's counters are), else from the events.
+ * The gateway's counter stays the authority; this is what the analytics recorded.
  */
 export async function subscriptionCallsSince(db: Db, subscriptionId: string, fromTs: number): Promise<number> {
   const row =
     fromTs % hourMs === 0
       ? await rolled(db, { subscriptionId, fromTs })
-          .select(sql<number>`coalesce(sum(calls), 0)`.as('calls'))
-          .where('status', '<>', 429)
+          .select(sql<number>`coalesce(sum(plan_calls), 0)`.as('calls'))
           .executeTakeFirst()
       : await filtered(db, { subscriptionId, fromTs })
           .select(sql<number>`count(*)`.as('calls'))
-          .where('status', '<>', 429)
+          .where('error_name', 'not in', [...refusedBeforePlanLimit])
           .executeTakeFirst();
   return Number(row?.calls ?? 0);
 }

@@ -2,9 +2,10 @@
  * Hourly analytics rollups: for every hour and combination of the console's dimensions (API,
  * operation, status, app, plan, product, subscription, consumer org — each by id and name, so
  * two orgs' apps of the same name stay apart), the number of calls, the sum of their
- * latencies and a latency histogram. The sink adds each batch to them as it writes the raw
- * events, so the console's charts over days read thousands of rows, not millions; percentiles
- * over long windows come from the histogram (to the bucket's upper bound).
+ * latencies, a latency histogram and the calls the plan's limits counted (`plan_calls`). The
+ * sink adds each batch to them as it writes the raw events, so the console's charts over days
+ * read thousands of rows, not millions; percentiles over long windows come from the histogram
+ * (to the bucket's upper bound).
  */
 import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
@@ -53,7 +54,25 @@ function bucketOf(latencyMs: number): number {
   return latencyBounds.length - 1;
 }
 
-type RollupRow = ActivityRollupTable;
+/**
+ * Errors the gateway answers before its plan-limit phase counts the call (DESIGN §3: parameters
+ * are checked before the limit), and the limit's own refusal: such calls of a subscription are
+ * not in `plan_calls`. A required body found missing is a `GW_MISSING_PARAMETER` from after the
+ * limit; the event cannot tell it from a missing parameter, so it is left out too.
+ */
+export const refusedBeforePlanLimit: ReadonlySet<string> = new Set([
+  'GW_MISSING_PARAMETER',
+  'GW_INVALID_PARAMETER',
+  'GW_RATE_LIMIT',
+]);
+
+/** Whether the plan's limits counted this call: one of a subscription, let in by its plan limit. */
+export function countedByPlan(event: Pick<NewActivityEvent, 'subscription_id' | 'error_name'>): boolean {
+  return (event.subscription_id ?? '') !== '' && !refusedBeforePlanLimit.has(event.error_name);
+}
+
+/** A rollup row; `plan_calls` (migration 0014) is the part of `calls` the plan's limits counted. */
+export type RollupRow = ActivityRollupTable;
 type Histogram = Pick<ActivityRollupTable, `h${0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13}`>;
 
 const histogramKeys = latencyBounds.map((_, i) => `h${i}`) as Array<keyof Histogram>;
@@ -107,6 +126,7 @@ function emptyRow(event: NewActivityEvent, bucket: number): RollupRow {
     consumer_org_id: event.consumer_org_id ?? '',
     consumer_org_name: event.consumer_org_name,
     calls: 0,
+    plan_calls: 0,
     latency_sum: 0,
     h0: 0,
     h1: 0,
@@ -169,6 +189,7 @@ export class RollupSum {
       }
       last = row;
       row.calls++;
+      if (countedByPlan(event)) row.plan_calls++;
       row.latency_sum += event.latency_ms;
       row[histogramKeys[bucketOf(event.latency_ms)]]++;
     }
@@ -193,39 +214,57 @@ export function aggregateRollup(events: readonly NewActivityEvent[]): RollupRow[
   return sum.take();
 }
 
+/** What a rollup row sums, after its key. */
+const sumColumns = ['calls', 'latency_sum', ...histogramKeys, 'plan_calls'] as const;
+
 /** The rollup columns in a fixed order (for prepared statements). */
-export const rollupColumns = ['bucket_ts', ...rollupDimensions, 'calls', 'latency_sum', ...histogramKeys] as const;
+export const rollupColumns = ['bucket_ts', ...rollupDimensions, ...sumColumns] as const;
+
+const rollupKey = `bucket_ts, ${rollupDimensions.join(', ')}`;
+const addSums = sumColumns.map((c) => `${c} = activity_rollup.${c} + excluded.${c}`).join(', ');
 
 /** `INSERT … ON CONFLICT … DO UPDATE` adding a rollup row to the one stored (SQLite and PostgreSQL). */
 export const rollupUpsertSql = `insert into activity_rollup (${rollupColumns.join(', ')}) values (${rollupColumns.map(() => '?').join(', ')})
-  on conflict (bucket_ts, ${rollupDimensions.join(', ')}) do update set ${['calls', 'latency_sum', ...histogramKeys].map((c) => `${c} = activity_rollup.${c} + excluded.${c}`).join(', ')}`;
+  on conflict (${rollupKey}) do update set ${addSums}`;
 
-/** Adds a batch of events to the rollups (one upsert per hour × dimensions combination). */
+/** Orders rollup rows by their key: writers that lock rows in one order cannot deadlock each other. */
+export function byRollupKey(a: RollupRow, b: RollupRow): number {
+  if (a.bucket_ts !== b.bucket_ts) return a.bucket_ts - b.bucket_ts;
+  for (const column of rollupDimensions) {
+    const x = a[column];
+    const y = b[column];
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+// 31 values per row: PostgreSQL takes at most 65 535 bind parameters per statement.
+const rowsPerUpsert = 1000;
+
+/**
+ * Adds a batch of events to the rollups: one multi-row upsert, its rows in key order. Two gateway
+ * nodes upserting the same rows in different orders deadlocked (40P01, ~3 batches in 30).
+ */
 export async function addToRollup(db: Db, events: readonly NewActivityEvent[]): Promise<void> {
-  for (const row of aggregateRollup(events)) {
-    // `excluded` is the row that conflicted (SQLite and PostgreSQL name it alike).
-    const additions = Object.fromEntries(
-      ['calls', 'latency_sum', ...histogramKeys].map((column) => [
-        column,
-        sql<number>`${sql.ref(`activity_rollup.${column}`)} + ${sql.ref(`excluded.${column}`)}`,
-      ]),
-    ) as Record<'calls' | 'latency_sum' | keyof Histogram, RawBuilder<number>>;
+  const rows = aggregateRollup(events).sort(byRollupKey);
+  // `excluded` is the row that conflicted (SQLite and PostgreSQL name it alike).
+  const additions = Object.fromEntries(
+    sumColumns.map((column) => [
+      column,
+      sql<number>`${sql.ref(`activity_rollup.${column}`)} + ${sql.ref(`excluded.${column}`)}`,
+    ]),
+  ) as Record<(typeof sumColumns)[number], RawBuilder<number>>;
+  for (let i = 0; i < rows.length; i += rowsPerUpsert) {
     await db
       .insertInto('activity_rollup')
-      .values(row)
+      .values(rows.slice(i, i + rowsPerUpsert))
       .onConflict((conflict) => conflict.columns(['bucket_ts', ...rollupDimensions]).doUpdateSet(additions))
       .execute();
   }
 }
 
-/**
- * Rebuilds the rollups from the stored events (migration, or after a bulk load); a migration
- * passes the dimensions of the table as it was then.
- */
-export async function rebuildRollup(
-  db: Kysely<unknown> | Db,
-  dimensions: readonly string[] = rollupDimensions,
-): Promise<void> {
+/** The rollup rows of the events the `where` clause selects from `activity_events` (a GROUP BY of them). */
+function rollupSelect(dimensions: readonly string[], planCalls: boolean, where: string): string {
   const histogram = latencyBounds
     .map((bound, i) => {
       const low = i === 0 ? null : latencyBounds[i - 1];
@@ -237,13 +276,33 @@ export async function rebuildRollup(
       return `sum(case when ${condition} then 1 else 0 end) as h${i}`;
     })
     .join(', ');
+  const refused = [...refusedBeforePlanLimit].map((name) => `'${name}'`).join(', ');
+  const counted = planCalls
+    ? `, sum(case when subscription_id <> '' and error_name not in (${refused}) then 1 else 0 end) as plan_calls`
+    : '';
   const dims = dimensions.join(', ');
+  return `insert into activity_rollup (bucket_ts, ${dims}, calls, latency_sum, ${histogramKeys.join(', ')}${planCalls ? ', plan_calls' : ''})
+    select (ts / ${hourMs}) * ${hourMs} as bucket_ts, ${dims}, count(*) as calls, sum(latency_ms) as latency_sum, ${histogram}${counted}
+    from activity_events where ${where} group by (ts / ${hourMs}) * ${hourMs}, ${dims}`;
+}
+
+/**
+ * The writer thread's rollups when some calls of its batch were stored already (the rows summed
+ * beforehand counted those too): the calls from the first id its transaction inserted on. On
+ * SQLite, with AUTOINCREMENT and the write lock held, those are the transaction's own.
+ */
+export const rollupSinceSql = `${rollupSelect(rollupDimensions, true, 'id >= ?')}
+  on conflict (${rollupKey}) do update set ${addSums}`;
+
+/**
+ * Rebuilds the rollups from the stored events (migration, or after a bulk load); a migration
+ * passes the dimensions of the table as it was then, and whether it had `plan_calls`.
+ */
+export async function rebuildRollup(
+  db: Kysely<unknown> | Db,
+  dimensions: readonly string[] = rollupDimensions,
+  planCalls = true,
+): Promise<void> {
   await sql.raw(`delete from activity_rollup`).execute(db as Kysely<unknown>);
-  await sql
-    .raw(
-      `insert into activity_rollup (bucket_ts, ${dims}, calls, latency_sum, ${latencyBounds.map((_, i) => `h${i}`).join(', ')})
-       select (ts / ${hourMs}) * ${hourMs} as bucket_ts, ${dims}, count(*) as calls, sum(latency_ms) as latency_sum, ${histogram}
-       from activity_events group by (ts / ${hourMs}) * ${hourMs}, ${dims}`,
-    )
-    .execute(db as Kysely<unknown>);
+  await sql.raw(rollupSelect(dimensions, planCalls, 'true')).execute(db as Kysely<unknown>);
 }

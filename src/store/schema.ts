@@ -281,6 +281,8 @@ export interface ActivityRollupTable {
   h11: number;
   h12: number;
   h13: number;
+  /** The part of `calls` the plan's limits counted (migration 0014; the portal's "used"). */
+  plan_calls: number;
 }
 
 export interface ChangeTable {
@@ -344,6 +346,8 @@ export interface OAuthCodeTable {
   catalog_id: string;
   client_id: string;
   redirect_uri: string;
+  /** 1 when the authorization request named `redirect_uri` (RFC 6749 §4.1.3: the token request must repeat it). */
+  redirect_uri_named: number;
   scope: string;
   username: string;
   challenge: string | null;

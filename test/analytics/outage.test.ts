@@ -92,14 +92,22 @@ describe('analytics sink: issue-15, PostgreSQL outage', () => {
       const store = await openStore(viaRelay.toString());
       const lines: Array<{ level: number; msg: string }> = [];
       const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-      const sink = new AnalyticsSink({ store, logger, batchSize: 100, flushMs: 50, maxQueued: 3000 });
+      const sink = new AnalyticsSink({
+        store,
+        databaseUrl: viaRelay.toString(),
+        logger,
+        batchSize: 100,
+        flushMs: 50,
+        maxQueued: 3000,
+      });
       const droppedBefore = await droppedOnMetrics();
       try {
         await relay.cut();
         let inFlight = 0;
         let mostInFlight = 0;
-        const write = (sink as unknown as { write: (b: NewActivityEvent[]) => Promise<void> }).write;
-        (sink as unknown as { write: (b: NewActivityEvent[]) => Promise<void> }).write = async (batch) => {
+        const writer = (sink as unknown as { batches: { write: (b: NewActivityEvent[]) => Promise<void> } }).batches;
+        const write = writer.write;
+        writer.write = async (batch) => {
           mostInFlight = Math.max(mostInFlight, ++inFlight);
           try {
             await write(batch);

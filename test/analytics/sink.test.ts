@@ -60,7 +60,8 @@ function watchBatches(sink: AnalyticsSink): number[] {
     };
     return sizes;
   }
-  const target = sink as unknown as { write: (batch: NewActivityEvent[]) => Promise<void> | void };
+  const target = (sink as unknown as { batches: { write: (batch: NewActivityEvent[]) => Promise<void> | void } })
+    .batches;
   const write = target.write;
   target.write = (batch) => {
     sizes.push(batch.length);
@@ -106,7 +107,7 @@ async function withSink(
   open: () => Promise<TestStore> = sqliteTestStore,
 ): Promise<void> {
   const t = await open();
-  const sink = new AnalyticsSink({ store: t.store, logger: quiet, batchSize, flushMs: 60_000 });
+  const sink = new AnalyticsSink({ store: t.store, databaseUrl: t.url, logger: quiet, batchSize, flushMs: 60_000 });
   try {
     await check(sink, t);
   } finally {
@@ -161,6 +162,32 @@ describe('analytics sink', () => {
     } finally {
       await again.close();
       await t.dispose().catch(() => undefined);
+    }
+  });
+
+  test('close() returns once the busy timeout passes while another connection holds the write lock, counting what it could not write', async () => {
+    const t = await sqliteTestStore();
+    const { logger, lines } = capturedLogger();
+    const sink = new AnalyticsSink({ store: t.store, logger, batchSize: 500, flushMs: 60_000 });
+    try {
+      // The writer thread's commit waits for the lock up to its busy timeout (5 s), then fails.
+      t.store.sqlite!.exec('begin immediate');
+      for (let i = 0; i < 10; i++) sink.record(event(i));
+      const started = Date.now();
+      await sink.close();
+      const took = Date.now() - started;
+      assert.ok(took < 8000, `close() took ${took} ms`);
+      assert.equal(sink.dropped, 10);
+      assert.deepEqual(
+        lines.filter((l) => l.level >= 40).map((l) => [l.msg, l.lost]),
+        [
+          ['analytics events not written; holding them and retrying with back-off', undefined],
+          ['analytics events not written at stop: the store is unreachable', 10],
+        ],
+      );
+    } finally {
+      t.store.sqlite!.exec('rollback');
+      await t.dispose();
     }
   });
 

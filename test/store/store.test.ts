@@ -76,10 +76,13 @@ function productInput(catalogId: string, apiId: string, overrides: Partial<Produ
   return { ...input, document: { ...input.document, plans } };
 }
 
+// Each event its own transaction id: a call stored again with the same one is skipped (migration 0014).
+let eventCount = 0;
+
 function event(overrides: Partial<NewActivityEvent>): NewActivityEvent {
   return {
     ts: 1_700_000_000_000,
-    tx_id: 'tx',
+    tx_id: `tx-${eventCount++}`,
     org_name: 'acme',
     catalog_name: 'sandbox',
     api_name: 'logistics',
@@ -487,7 +490,15 @@ for (const backend of storeBackends) {
 
     test("issue-16: a subscription's calls in the current window, from the rollups or the events, without 429s", async () => {
       const hourStart = 1_720_000_800_000 - (1_720_000_800_000 % 3_600_000);
-      const sub = (ts: number, status = 200) => event({ org_name: 'issue16u', ts, status, subscription_id: 'sub-u' });
+      const sub = (ts: number, status = 200) =>
+        event({
+          org_name: 'issue16u',
+          ts,
+          status,
+          subscription_id: 'sub-u',
+          // The plan limit's own refusal (an assembly rate limit's 429 counts: test/store/plan-usage.test.ts).
+          error_name: status === 429 ? 'GW_RATE_LIMIT' : '',
+        });
       const events = [
         sub(hourStart - 1000),
         sub(hourStart + 1000),
@@ -524,6 +535,7 @@ for (const backend of storeBackends) {
         const code = {
           ...owner,
           redirect_uri: 'https://app.example/cb',
+          redirect_uri_named: 1,
           challenge: null,
           challenge_method: null,
         };
@@ -548,8 +560,8 @@ for (const backend of storeBackends) {
         assert.deepEqual(await oauth.loadRevocations(t.store.db, 0), ['jti-live']);
         assert.equal(await oauth.findRefreshToken(t.store.db, 'refresh-old'), undefined);
         assert.equal((await oauth.findRefreshToken(t.store.db, 'refresh-live'))?.scope, 'read');
-        assert.equal(await oauth.takeCode(t.store.db, 'code-old'), undefined);
-        assert.equal((await oauth.takeCode(t.store.db, 'code-live'))?.first, true);
+        assert.equal(await oauth.takeCode(t.store.db, 'code-old', 'app'), undefined);
+        assert.equal((await oauth.takeCode(t.store.db, 'code-live', 'app'))?.first, true);
       } finally {
         await t.dispose();
       }
@@ -599,7 +611,7 @@ describe('activity events on SQLite through prepared statements', () => {
         )
           .map((r) => r.name)
           .sort();
-      assert.deepEqual(indexes('activity_calls'), ['activity_calls_scope_ts', 'activity_calls_ts']);
+      assert.deepEqual(indexes('activity_calls'), ['activity_calls_scope_ts', 'activity_calls_ts_tx']);
       assert.equal(indexes('activity_scopes').length, 1, 'the unique key of all its columns');
       const view = sqlite.prepare(`select type from sqlite_master where name = 'activity_events'`).get() as {
         type: string;

@@ -43,17 +43,21 @@ export function analyticsRollup(dialect: DialectName): Migration {
         .on('activity_rollup')
         .columns(['org_name', 'catalog_name', 'bucket_ts'])
         .execute();
-      await rebuildRollup(db, [
-        'org_name',
-        'catalog_name',
-        'api_name',
-        'operation_id',
-        'status',
-        'app_name',
-        'plan_name',
-        'product_name',
-        'consumer_org_name',
-      ]);
+      await rebuildRollup(
+        db,
+        [
+          'org_name',
+          'catalog_name',
+          'api_name',
+          'operation_id',
+          'status',
+          'app_name',
+          'plan_name',
+          'product_name',
+          'consumer_org_name',
+        ],
+        false,
+      );
     },
   };
 }

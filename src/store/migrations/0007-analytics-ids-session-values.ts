@@ -53,7 +53,7 @@ export function analyticsIdsAndSessionValues(dialect: DialectName): Migration {
         .on('activity_rollup')
         .columns(['subscription_id', 'bucket_ts'])
         .execute();
-      await rebuildRollup(db);
+      await rebuildRollup(db, rollupDimensions, false);
       await db.schema
         .createTable('session_values')
         .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id').onDelete('cascade'))

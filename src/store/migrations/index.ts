@@ -17,6 +17,8 @@ import { changeRefs } from './0010-change-refs.ts';
 import { subscriptionIndexes } from './0011-subscription-indexes.ts';
 import { dropSubscriptionStateIndex } from './0012-drop-subscription-state-index.ts';
 import { refreshTokenPublicClient } from './0013-refresh-token-public-client.ts';
+import { activityCallKeyAndPlanCalls } from './0014-activity-call-key-plan-calls.ts';
+import { codeRedirectUriNamed } from './0015-code-redirect-uri-named.ts';
 import type { DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
@@ -39,6 +41,8 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0011-subscription-indexes': subscriptionIndexes(),
         '0012-drop-subscription-state-index': dropSubscriptionStateIndex(),
         '0013-refresh-token-public-client': refreshTokenPublicClient(),
+        '0014-activity-call-key-plan-calls': activityCallKeyAndPlanCalls(dialect),
+        '0015-code-redirect-uri-named': codeRedirectUriNamed(),
       };
     },
   };
