@@ -118,47 +118,70 @@ function pkceHolds(challenge: string | null, method: string | null, verifier: st
 interface Redeemable {
   provider_id: string;
   catalog_id: string;
-  grant_id: string;
   client_id: string;
   expires_at: number;
 }
 
 /**
- * A one-time code or refresh token taken from the store: this provider's and catalog's, used for
- * the first time (a second use revokes its whole grant), unexpired and the client's own.
+ * A one-time code or refresh token as the store holds it, checked before it is used: this
+ * provider's and catalog's, the authenticated client's own, and unexpired. Anything else is
+ * `invalid`, the answer an unknown one gets, so another client learns nothing and uses up nothing.
  */
-async function redeemed<T extends Redeemable>(
+function owned<T extends Redeemable>(
   context: EndpointContext,
   client: Client,
-  taken: { row: T; first: boolean } | undefined,
+  row: T | undefined,
   invalid: OAuthError,
-): Promise<T> {
-  if (taken === undefined || taken.row.provider_id !== context.provider.id) throw invalid;
-  const { row } = taken;
-  if (row.catalog_id !== context.provider.catalogId) throw invalid;
+): T {
+  if (row === undefined || row.provider_id !== context.provider.id) throw invalid;
+  if (row.catalog_id !== context.provider.catalogId || row.client_id !== client.clientId) throw invalid;
+  if (row.expires_at <= nowSeconds()) throw invalid;
+  return row;
+}
+
+/**
+ * Uses a checked code or refresh token up. Taken before (a replay by its own client, or a
+ * redemption racing this one): someone holds a copy, so the whole grant is revoked (RFC 6749
+ * §4.1.2, §10.5; OAuth 2.0 Security BCP §4.14).
+ */
+async function useUp(
+  context: EndpointContext,
+  grantId: string,
+  taken: { first: boolean } | undefined,
+  invalid: OAuthError,
+): Promise<void> {
+  if (taken === undefined) throw invalid;
   if (!taken.first) {
-    await revokeGrant(context, row.grant_id);
+    await revokeGrant(context, grantId);
     throw invalid;
   }
-  if (row.expires_at <= nowSeconds() || row.client_id !== client.clientId) throw invalid;
-  return row;
+}
+
+/**
+ * RFC 6749 §4.1.3: redirect_uri is required if the authorization request included it, and then
+ * identical. Left out there (one registered URI), it may be left out here; sent, it must be the
+ * URI the code went to.
+ */
+function redirectUriHolds(row: { redirect_uri: string; redirect_uri_named: number }, sent: string | null): boolean {
+  if (sent === null) return row.redirect_uri_named === 0;
+  return sent === row.redirect_uri;
 }
 
 async function authorizationCode(context: EndpointContext, client: Client, form: URLSearchParams) {
   grantEnabled(context, 'access_code');
   const code = form.get('code');
   if (code === null || code === '') throw new OAuthError('invalid_request', 'code is required');
-  const taken = await oauth.takeCode(context.store.db, hashToken(code));
+  const hash = hashToken(code);
   const invalid = new OAuthError('invalid_grant', 'the authorization code is invalid, expired or already used');
-  // RFC 6749 §4.1.2: a code used twice is refused, and what it issued SHOULD be revoked.
-  const row = await redeemed(context, client, taken, invalid);
-  // RFC 6749 §4.1.3: the same redirect_uri as the authorization request, exactly.
-  if (form.get('redirect_uri') !== row.redirect_uri)
+  // Every check before the code is used: a request that fails one leaves it to its client.
+  const row = owned(context, client, await oauth.findCode(context.store.db, hash), invalid);
+  if (!redirectUriHolds(row, form.get('redirect_uri')))
     throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
   if (!pkceHolds(row.challenge, row.challenge_method, form.get('code_verifier'))) {
     throw new OAuthError('invalid_grant', 'the PKCE code_verifier does not match the code_challenge');
   }
   if (!client.confidential && row.challenge === null) throw invalid;
+  await useUp(context, row.grant_id, await oauth.takeCode(context.store.db, hash, client.clientId), invalid);
   return issue(context, {
     client,
     scope: row.scope,
@@ -175,18 +198,14 @@ async function refreshToken(context: EndpointContext, client: Client, form: URLS
   const presented = form.get('refresh_token');
   if (presented === null || presented === '') throw new OAuthError('invalid_request', 'refresh_token is required');
   const hash = hashToken(presented);
-  if (!client.confidential) {
-    // RFC 6749 §6: a confidential client authenticates on refresh. Only a grant issued to a public
-    // client (PKCE, no secret) refreshes with the client id alone. Checked before the token is
-    // used, so a request without the secret changes nothing, as a wrong secret changes nothing.
-    const stored = await oauth.findRefreshToken(context.store.db, hash);
-    if (stored !== undefined && stored.public_client !== 1) throw clientAuthenticationFailed(context);
-  }
-  const taken = await oauth.takeRefreshToken(context.store.db, hash);
   const invalid = new OAuthError('invalid_grant', 'the refresh token is invalid, expired or revoked');
-  // A rotated refresh token presented again: someone holds a copy. Revoke the whole grant.
-  const row = await redeemed(context, client, taken, invalid);
+  const row = owned(context, client, await oauth.findRefreshToken(context.store.db, hash), invalid);
+  // RFC 6749 §6: a confidential client authenticates on refresh. Only a grant issued to a public
+  // client (PKCE, no secret) refreshes with the client id alone. Checked before the token is
+  // used, so a request without the secret changes nothing, as a wrong secret changes nothing.
+  if (!client.confidential && row.public_client !== 1) throw clientAuthenticationFailed(context);
   const scope = grantedScope(form.get('scope'), row.scope.split(' ').filter(Boolean));
+  await useUp(context, row.grant_id, await oauth.takeRefreshToken(context.store.db, hash, client.clientId), invalid);
   const username = row.username === '' ? undefined : row.username;
   return issue(context, { client, scope, grantId: row.grant_id, username, refresh: true });
 }

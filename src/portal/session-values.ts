@@ -3,6 +3,7 @@
  * a client secret to show once, and the subscribe wizard's place while an app is created inside
  * it. Neither ever travels in a URL; both are kept briefly and the secret is deleted as it is read.
  */
+import type { FastifyRequest } from 'fastify';
 import type { Session } from '../store/schema.ts';
 import type { PortalDeps } from './deps.ts';
 
@@ -29,14 +30,40 @@ function parsed<T>(value: string | undefined): T | undefined {
   return value === undefined ? undefined : (JSON.parse(value) as T);
 }
 
+// One per app: opening one app's page leaves another app's new secret where it is.
+const secretName = (appId: string) => `secret:${appId}`;
+
 export function flashSecret(deps: PortalDeps, session: Session, flash: SecretFlash): Promise<void> {
-  return deps.services.sessions.putValue(session, 'secret', JSON.stringify(flash), secretTtlMs);
+  return deps.services.sessions.putValue(session, secretName(flash.appId), JSON.stringify(flash), secretTtlMs);
 }
 
-/** The secret flashed for `appId`, removed from the session as it is read (a reload shows it no more). */
-export async function takeSecret(deps: PortalDeps, session: Session, appId: string): Promise<SecretFlash | undefined> {
-  const flash = parsed<SecretFlash>(await deps.services.sessions.takeValue(session, 'secret'));
-  return flash?.appId === appId ? flash : undefined;
+/**
+ * Whether a GET is a navigation that started on the portal itself, as the redirect after one of
+ * its forms is. A link from another site is a top-level GET that carries the SameSite=Lax session
+ * cookie: it must not use up a secret the developer has not seen. Fetch Metadata says where the
+ * navigation started (https://www.w3.org/TR/fetch-metadata/); a browser without it sends the
+ * page's own Referer (the portal's Referrer-Policy is same-origin), which another site cannot.
+ */
+function startedOnThePortal(deps: PortalDeps, request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined) return site === 'same-origin';
+  const referer = URL.parse(request.headers.referer ?? '');
+  if (referer === null) return false;
+  return referer.host === request.headers.host || referer.origin === URL.parse(deps.portalPublicUrl())?.origin;
+}
+
+/**
+ * The secret flashed for `appId`, removed from the session as it is read (a reload shows it no
+ * more), for a navigation that started on the portal only: any other leaves it for the redirect.
+ */
+export async function takeSecret(
+  deps: PortalDeps,
+  request: FastifyRequest,
+  session: Session,
+  appId: string,
+): Promise<SecretFlash | undefined> {
+  if (!startedOnThePortal(deps, request)) return undefined;
+  return parsed<SecretFlash>(await deps.services.sessions.takeValue(session, secretName(appId)));
 }
 
 export function rememberWizard(deps: PortalDeps, session: Session, place: WizardPlace): Promise<void> {

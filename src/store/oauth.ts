@@ -120,7 +120,10 @@ export function loadKeys(db: Db, retiredSince: number): Promise<OAuthKeyRow[]> {
     .execute();
 }
 
-/** An authorization code as stored (its `used` flag is the store's own). */
+/**
+ * An authorization code: `redirect_uri` is where it was sent, `redirect_uri_named` (1/0) whether
+ * the authorization request named it (RFC 6749 §4.1.3: only then must the token request repeat it).
+ */
 export type CodeRow = Omit<OAuthCodeTable, 'used'>;
 
 export async function insertCode(db: Db, row: CodeRow): Promise<void> {
@@ -130,20 +133,39 @@ export async function insertCode(db: Db, row: CodeRow): Promise<void> {
     .execute();
 }
 
+/** A code as it stands, without using it (the token endpoint checks it before taking it). */
+export async function findCode(db: Db, codeHash: string): Promise<(CodeRow & { used: number }) | undefined> {
+  const row = await db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    ...row,
+    redirect_uri_named: Number(row.redirect_uri_named),
+    expires_at: Number(row.expires_at),
+    used: Number(row.used),
+  };
+}
+
 /**
- * Takes a code once: `first` is false when it was taken before (a replay, RFC 6749 §4.1.2: the
- * grant it issued is then revoked). Undefined when no such code exists.
+ * Takes a code once, in one conditional update, and only for the client it was issued to (another
+ * client's attempt changes nothing). `first` is false when it was taken before (a replay, RFC 6749
+ * §4.1.2: the grant it issued is then revoked). Undefined when no such code is the client's.
  */
-export async function takeCode(db: Db, codeHash: string): Promise<{ row: CodeRow; first: boolean } | undefined> {
+export async function takeCode(
+  db: Db,
+  codeHash: string,
+  clientId: string,
+): Promise<{ row: CodeRow; first: boolean } | undefined> {
   const updated = await db
     .updateTable('oauth_codes')
     .set({ used: 1 })
     .where('code_hash', '=', codeHash)
+    .where('client_id', '=', clientId)
     .where('used', '=', 0)
     .executeTakeFirst();
-  const row = await db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
-  if (!row) return undefined;
-  return { row: { ...row, expires_at: Number(row.expires_at) }, first: Number(updated.numUpdatedRows) === 1 };
+  const found = await findCode(db, codeHash);
+  if (found === undefined || found.client_id !== clientId) return undefined;
+  const { used: _used, ...row } = found;
+  return { row, first: Number(updated.numUpdatedRows) === 1 };
 }
 
 export interface RefreshRow {
@@ -170,25 +192,26 @@ export async function insertRefreshToken(
     .execute();
 }
 
-/** Uses a refresh token once (rotation): `first` false = reuse of a rotated token. */
+/**
+ * Uses a refresh token once (rotation), in one conditional update, and only for the client it was
+ * issued to: `first` false = reuse of a rotated token. Undefined when no such token is the client's.
+ */
 export async function takeRefreshToken(
   db: Db,
   tokenHash: string,
+  clientId: string,
 ): Promise<{ row: RefreshRow; first: boolean } | undefined> {
   const updated = await db
     .updateTable('oauth_refresh_tokens')
     .set({ used: 1 })
     .where('token_hash', '=', tokenHash)
+    .where('client_id', '=', clientId)
     .where('used', '=', 0)
     .executeTakeFirst();
-  const row = await db
-    .selectFrom('oauth_refresh_tokens')
-    .selectAll()
-    .where('token_hash', '=', tokenHash)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const normalised = { ...row, expires_at: Number(row.expires_at), public_client: Number(row.public_client) };
-  return { row: normalised, first: Number(updated.numUpdatedRows) === 1 };
+  const found = await findRefreshToken(db, tokenHash);
+  if (found === undefined || found.client_id !== clientId) return undefined;
+  const { used: _used, ...row } = found;
+  return { row, first: Number(updated.numUpdatedRows) === 1 };
 }
 
 /** A refresh token as it stands, without using it (introspection; the client check before a refresh). */

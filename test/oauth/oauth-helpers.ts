@@ -126,18 +126,22 @@ export async function postForm(url: string, fields: Record<string, string>, head
 
 /**
  * A code for `clientId`, as the consent page gives it (alice signs in and allows), without a
- * browser. `extra` adds authorization request parameters (code_challenge, scope...).
+ * browser. `extra` adds authorization request parameters (code_challenge, scope...); one set to
+ * undefined is left out of the request.
  */
-export async function consentCode(o: OAuthPlatform, extra: Record<string, string> = {}): Promise<string> {
+export async function consentCode(o: OAuthPlatform, extra: Record<string, string | undefined> = {}): Promise<string> {
   const authorize = `${o.issuer}/oauth2/authorize`;
-  const query = new URLSearchParams({
+  const written = {
     response_type: 'code',
     client_id: o.app.clientId,
     redirect_uri: o.redirectUri,
     scope: 'read',
     state: 's1',
     ...extra,
-  });
+  };
+  const query = new URLSearchParams(
+    Object.entries(written).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   const page = await fetch(`${authorize}?${query}`);
   if (page.status !== 200) throw new Error(`consent page: ${page.status}`);
   const cookie = page.headers.get('set-cookie')!.split(';')[0];

@@ -122,6 +122,24 @@ test('the verification mail does not carry the name typed at sign-up (the addres
   assert.ok(!mail.text.includes('Robert'), mail.text);
 });
 
+test('the "someone tried to sign up" and password reset mails do not carry the name typed at sign-up either', async () => {
+  const email = newEmail('typed-name');
+  const name = 'Mallory Typed-Name';
+  const first = new WebClient(running.portal);
+  await first.get('/sign-up');
+  assert.equal((await first.post('/sign-up', { email, password, name })).status, 303);
+  const again = new WebClient(running.portal);
+  await again.get('/sign-up');
+  assert.equal((await again.post('/sign-up', { email, password, orgTitle: 'Again' })).status, 303);
+  const warning = await waitForMail(running.mail, email, /Someone tried to sign up/);
+  assert.match(warning.text, /^Hello,\n/);
+  assert.ok(!warning.text.includes('Mallory'), warning.text);
+  await resetLink(email, 1);
+  const reset = mailTo(running.mail, email).find((m) => /Reset your password/.test(m.subject))!;
+  assert.match(reset.text, /^Hello,\n/);
+  assert.ok(!reset.text.includes('Mallory'), reset.text);
+});
+
 test('issue-16: sign-up with a taken email answers like a new one, and the owner is told by email', async () => {
   const fresh = new WebClient(running.portal);
   await fresh.get('/sign-up');

@@ -11,25 +11,33 @@ import type { Dispatcher } from 'undici';
 import { fetchJson } from '../fetch-json.ts';
 import type { JwksSettings } from '../types.ts';
 
-/** A key ready to verify: imported material and the algorithms it may verify. */
+/**
+ * A key ready to verify one algorithm: imported material and that algorithm. A JWK that admits
+ * several (an RSA key without `alg`) is one of these per algorithm, since WebCrypto binds an
+ * imported key to one algorithm and hash: RSASSA-PKCS1-v1_5 with SHA-256 cannot check RS384 or PS256.
+ */
 export interface VerificationKey {
   kid: string | undefined;
-  algorithms: readonly string[];
+  alg: string;
   material: CryptoKey | Uint8Array;
 }
 
 const byType: Record<string, readonly string[]> = {
   RSA: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'],
   oct: ['HS256', 'HS384', 'HS512'],
-  OKP: ['EdDSA', 'Ed25519'],
 };
-const byCurve: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+// EC and OKP keys sign with the algorithm of their curve (RFC 7518 §3.4, RFC 8037 §3.1); jose
+// verifies EdDSA with Ed25519 only, and X25519 / X448 keys are for key agreement, not signatures.
+const byCurve: Record<string, Record<string, readonly string[]>> = {
+  EC: { 'P-256': ['ES256'], 'P-384': ['ES384'], 'P-521': ['ES512'] },
+  OKP: { Ed25519: ['EdDSA', 'Ed25519'] },
+};
 /** Every JWS algorithm Portico signs or verifies with (RSA, EC, HMAC, OKP), from the tables above. */
 export const joseAlgorithms: readonly string[] = [
   ...byType.RSA,
-  ...Object.values(byCurve),
+  ...Object.values(byCurve.EC).flat(),
   ...byType.oct,
-  ...byType.OKP,
+  ...byCurve.OKP.Ed25519,
 ];
 // A JWKS larger than this is not a key set a gateway should hold.
 const maxKeys = 100;
@@ -40,15 +48,21 @@ function ownEntry<T>(table: Record<string, T>, key: unknown): T | undefined {
   return Object.hasOwn(table, String(key)) ? table[String(key)] : undefined;
 }
 
-/** The algorithms a JWK may verify: its own `alg` if it names one, else every one of its type. */
+/**
+ * The algorithms a JWK may verify: its own `alg` if it names one of its type's, else every one
+ * its type allows (many identity providers' JWKS leave `alg` out, RFC 7517 §4.4 makes it optional).
+ */
 export function keyAlgorithms(jwk: JWK): readonly string[] {
-  const curve = jwk.kty === 'EC' ? ownEntry(byCurve, jwk.crv) : undefined;
-  const family = jwk.kty === 'EC' ? (curve === undefined ? [] : [curve]) : (ownEntry(byType, jwk.kty) ?? []);
+  const curves = ownEntry(byCurve, jwk.kty);
+  const family = curves === undefined ? (ownEntry(byType, jwk.kty) ?? []) : (ownEntry(curves, jwk.crv) ?? []);
   if (typeof jwk.alg === 'string') return family.includes(jwk.alg) ? [jwk.alg] : [];
   return family;
 }
 
-/** Imports every signing key of a JWK or JWK set (`{"keys": [...]}`); keys for encryption are left out. */
+/**
+ * Imports every signing key of a JWK or JWK set (`{"keys": [...]}`), once per algorithm it
+ * admits; keys for encryption are left out.
+ */
 export async function importKeySet(value: unknown): Promise<VerificationKey[]> {
   const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
   if (typeof parsed !== 'object' || parsed === null) throw new Error('not a JWK or JWK set');
@@ -58,10 +72,11 @@ export async function importKeySet(value: unknown): Promise<VerificationKey[]> {
   for (const entry of jwks.slice(0, maxKeys)) {
     if (typeof entry !== 'object' || entry === null) continue;
     const jwk = entry as JWK;
-    const algorithms = keyAlgorithms(jwk);
-    if (algorithms.length === 0 || jwk.use === 'enc' || 'd' in jwk) continue;
-    const material = await importJWK({ ...jwk, ext: true }, algorithms[0]);
-    keys.push({ kid: typeof jwk.kid === 'string' ? jwk.kid : undefined, algorithms, material });
+    if (jwk.use === 'enc' || 'd' in jwk) continue;
+    const kid = typeof jwk.kid === 'string' ? jwk.kid : undefined;
+    for (const alg of keyAlgorithms(jwk)) {
+      keys.push({ kid, alg, material: await importJWK({ ...jwk, ext: true }, alg) });
+    }
   }
   if (keys.length === 0) throw new Error('no usable verification key');
   return keys;
@@ -69,9 +84,7 @@ export async function importKeySet(value: unknown): Promise<VerificationKey[]> {
 
 /** The keys that may verify a token with header `kid` and `alg`. */
 export function candidates(keys: readonly VerificationKey[], kid: string | undefined, alg: string): VerificationKey[] {
-  return keys.filter(
-    (key) => (kid === undefined || key.kid === undefined || key.kid === kid) && key.algorithms.includes(alg),
-  );
+  return keys.filter((key) => (kid === undefined || key.kid === undefined || key.kid === kid) && key.alg === alg);
 }
 
 /** Why no key could be had: `unavailable` → 503 (fail closed), `unknown-key` → 401. */

@@ -97,7 +97,7 @@ export function registerAppRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const context = requireUser(request);
     if (!context) return redirectToSignIn(request, reply);
     const found = await services.app(context.org.id, (request.params as { id: string }).id);
-    const flash = await takeSecret(deps, context.session, found.id);
+    const flash = await takeSecret(deps, request, context.session, found.id);
     return sendPortalPage(reply, context, {
       title: found.title,
       section: 'apps',

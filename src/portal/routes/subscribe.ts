@@ -235,7 +235,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: PortalDeps):
       );
     const plan = await planOf(deps, product, planName);
     const chosen = await services.app(context.org.id, appId);
-    const flash = await takeSecret(deps, context.session, chosen.id);
+    const flash = await takeSecret(deps, request, context.session, chosen.id);
     const main = reviewPage(context, product, plan, chosen, undefined, flash);
     return sendPortalPage(reply, context, { title: 'Review the subscription', section: 'products', main });
   });

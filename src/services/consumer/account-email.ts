@@ -86,7 +86,8 @@ export async function mailAfterSignUp(
   mailer.post({
     to: user.email,
     subject: 'Someone tried to sign up with your email address',
-    text: `Hello ${user.name},
+    // No name in any account mail: whoever typed it at sign-up need not own this address.
+    text: `Hello,
 
 Someone tried to create an account on ${portalName(request)} with this email address, which already
 has an account. Nothing was changed.
@@ -137,7 +138,7 @@ export async function requestPasswordReset(
   mailer.post({
     to: user.email,
     subject: 'Reset your password',
-    text: `Hello ${user.name},
+    text: `Hello,
 
 Someone (we hope you) asked to reset the password of your account on ${portalName(request)}.
 Choose a new password here:
