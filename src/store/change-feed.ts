@@ -44,7 +44,15 @@ export function listenForChanges(
     connecting = true;
     if (timer) clearTimeout(timer);
     timer = undefined;
-    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    // TCP keepalive: a path that died without a reset (a cut link, a vanished host) ends the
+    // connection once the system's probes go unanswered (Linux: 9 probes, 75 s apart, after
+    // 10 s idle), and 'end' reconnects; without it, LISTEN waits for ever.
+    const next = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     next.on('notification', (message) => onChange(message.payload ?? ''));
     next.on('error', () => {
       // 'end' follows and schedules the reconnect.

@@ -72,7 +72,15 @@ function sqliteDatabase(file: string): SqliteDatabase.Database {
 }
 
 async function postgresDialect(url: string): Promise<PostgresDialect> {
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // TCP keepalive, so a connection whose path died without a reset fails its query instead of
+  // waiting for ever. No statement timeout here: migrations and rollup rebuilds run on this pool.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // A dropped connection must not crash the process: an idle one reaches the pool's 'error',
   // a checked-out one its own — where the running query already rejects. The pool replaces it.
   pool.on('error', () => {});
