@@ -8,7 +8,7 @@ import { hashToken, newClientId, newId, newToken, now } from './secrets.ts';
 
 export async function createConsumerOrg(
   db: Db,
-  input: { catalogId: string; name: string; title: string; ownerId?: string },
+  input: { catalogId: string; name: string; title: string; ownerId?: string; providerCreated?: boolean },
 ): Promise<ConsumerOrg> {
   const org: ConsumerOrg = {
     id: newId(),
@@ -16,6 +16,7 @@ export async function createConsumerOrg(
     name: input.name,
     title: input.title,
     owner_id: input.ownerId ?? null,
+    provider_created: input.providerCreated === true ? 1 : 0,
     created_at: now(),
   };
   await db.insertInto('consumer_orgs').values(org).execute();
@@ -281,10 +282,10 @@ export function listSubscriptionDetails(
 export async function createConsumerOrgWithOwner(
   trx: Db,
   catalogId: string,
-  org: { name: string; title: string },
+  org: { name: string; title: string; providerCreated?: boolean },
   owner: { email: string; name: string; passwordHash: string; verified?: boolean },
 ) {
-  const created = await createConsumerOrg(trx, { catalogId, name: org.name, title: org.title });
+  const created = await createConsumerOrg(trx, { catalogId, ...org });
   const user = await createPortalUser(trx, { catalogId, consumerOrgId: created.id, ...owner });
   await trx.updateTable('consumer_orgs').set({ owner_id: user.id }).where('id', '=', created.id).execute();
   return { user, org: { ...created, owner_id: user.id } };

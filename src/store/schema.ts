@@ -114,6 +114,8 @@ export interface ConsumerOrgTable {
   name: string;
   title: string;
   owner_id: string | null;
+  /** 1 when a provider created it (custom visibility lists may name it), 0 when self-registered. */
+  provider_created: Generated<number>;
   created_at: string;
 }
 

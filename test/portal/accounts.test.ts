@@ -100,6 +100,37 @@ test('issue-12: the provider creates the partner org by name; its owner signs in
   assert.match((await partner.get('/products')).text, /Partner Only/);
 });
 
+test('a self-registered org that took a name before a product listed it neither sees nor subscribes', async () => {
+  const { services, consumerServices, store } = running.handle.platform;
+  const email = `squatter-${Date.now()}@example.org`;
+  const password = 'squatter-pass-1';
+  await consumerServices.signUp(catalogId, { email, password, orgTitle: 'Later Partner', verified: true });
+  const user = await consumers.findPortalUserByEmail(store.db, catalogId, email);
+  const org = await consumers.findConsumerOrgById(store.db, user!.consumer_org_id);
+  assert.equal(org?.name, 'later-partner', 'no product listed the name yet: the visitor got it');
+  // The provider then publishes a product for its partner "later-partner".
+  const { orgId } = await services.ensureOrg(demo.org);
+  const text = partnerProduct.replaceAll('partner-only', 'later-only').replaceAll('partner-co', 'later-partner');
+  await services.putProduct(orgId, demo.catalog, { text, file: 'later-only.yaml', state: 'published' });
+  const client = new WebClient(running.portal);
+  assert.equal(await client.signIn(email, password), 303);
+  assert.doesNotMatch((await client.get('/products')).text, /later-only|Partner Only/);
+  assert.equal((await client.get('/products/later-only/1.0.0')).status, 404);
+  const product = await findProduct(store.db, catalogId, 'later-only', '1.0.0');
+  const { app } = await consumerServices.createApp(org!.id, { title: 'Squatter app' });
+  const subscription = { appId: app.id, productId: product!.id, planName: 'default' };
+  await assert.rejects(consumerServices.subscribe(org!.id, subscription), { code: 'MGMT_NOT_FOUND' });
+  // The provider is told why when it tries to subscribe the org itself.
+  const ref = { orgId, catalog: demo.catalog, name: 'later-partner' };
+  await assert.rejects(
+    services.subscribeApp(ref, app.id, { product: 'later-only', version: '1.0.0', plan: 'default' }),
+    {
+      code: 'MGMT_VALIDATION',
+      message: /registered itself on the portal/,
+    },
+  );
+});
+
 test('issue-12: sign-up answers the same for a taken email as for a new one, and signs nobody in', async () => {
   const fresh = await signUp(`fresh-${Date.now()}@example.org`, 'Fresh Org');
   const taken = await signUp(demo.developer.email, 'Whatever Org');

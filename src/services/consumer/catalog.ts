@@ -22,9 +22,9 @@ export interface Visitor {
   user?: Pick<PortalUser, 'email_verified_at'>;
 }
 
-/** The organization name products' visibility is checked against: none until the address is verified. */
-function verifiedOrgName(visitor: Visitor): string | undefined {
-  return visitor.user?.email_verified_at ? visitor.org?.name : undefined;
+/** The organization products' visibility is checked against: none until the address is verified. */
+function verifiedOrg(visitor: Visitor): ConsumerOrg | undefined {
+  return visitor.user?.email_verified_at ? visitor.org : undefined;
 }
 
 export type SubscriptionDetail = Awaited<ReturnType<typeof consumers.listSubscriptionDetails>>[number];
@@ -44,7 +44,7 @@ function liveProductIds(subscriptions: SubscriptionDetail[]): Set<string> {
 }
 
 function visibleTo(product: ProductRow, visitor: Visitor, subscribed: Set<string>): boolean {
-  if (!canSee(product, verifiedOrgName(visitor))) return false;
+  if (!canSee(product, verifiedOrg(visitor))) return false;
   return product.state !== 'deprecated' || subscribed.has(product.id);
 }
 

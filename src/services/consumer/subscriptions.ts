@@ -2,22 +2,39 @@
 import { PorticoError } from '../../errors.ts';
 import * as consumers from '../../store/consumers.ts';
 import * as products from '../../store/products.ts';
-import type { PortalUser, ProductRow, Subscription } from '../../store/schema.ts';
+import type { ConsumerOrg, PortalUser, ProductRow, Subscription } from '../../store/schema.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { app } from './apps.ts';
 
+/** A consumer organization as product visibility reads it. */
+export type Viewer = Pick<ConsumerOrg, 'name' | 'provider_created'>;
+
+/**
+ * Whether a custom visibility list (JSON) names the organization. Only an organization a
+ * provider created matches: a visitor can register any free name on the portal, also one a
+ * product will list later, and must not receive what was meant for one partner (docs/portal.md).
+ */
+function listedIn(orgs: string, org: Viewer): boolean {
+  return org.provider_created === 1 && (JSON.parse(orgs) as string[]).includes(org.name);
+}
+
 /**
  * Whether a consumer org (or an anonymous visitor, `undefined`) may see a product: public to
- * all, authenticated to any signed-in org, custom to listed orgs; deprecated products only
- * to existing subscribers (checked by the caller), retired and archived to nobody.
+ * all, authenticated to any signed-in org, custom to listed orgs a provider created; deprecated
+ * products only to existing subscribers (checked by the caller), retired and archived to nobody.
  */
-export function canSee(product: ProductRow, consumerOrgName: string | undefined): boolean {
+export function canSee(product: ProductRow, org: Viewer | undefined): boolean {
   if (product.state !== 'published' && product.state !== 'deprecated') return false;
   if (product.view_type === 'public') return true;
-  if (consumerOrgName === undefined) return false;
+  if (org === undefined) return false;
   if (product.view_type === 'authenticated') return true;
-  return (JSON.parse(product.view_orgs) as string[]).includes(consumerOrgName);
+  return listedIn(product.view_orgs, org);
+}
+
+/** Whether an organization that can see a product may subscribe to it (its subscribe visibility). */
+export function maySubscribe(product: ProductRow, org: Viewer): boolean {
+  return product.subscribe_type !== 'custom' || listedIn(product.subscribe_orgs, org);
 }
 
 export interface NewSubscription {
@@ -39,14 +56,14 @@ export async function subscribe(
   const subscriber = await app(context, consumerOrgId, input.appId);
   const product = await products.findProductById(db, input.productId);
   const org = await consumers.findConsumerOrgById(db, consumerOrgId);
-  if (!product || !org || product.catalog_id !== org.catalog_id || !canSee(product, org.name)) {
+  if (!product || !org || product.catalog_id !== org.catalog_id || !canSee(product, org)) {
     throw notFound('product', input.productId);
   }
   if (product.state !== 'published') {
     const reason = `product ${product.name}:${product.version} is ${product.state} and takes no new subscriptions`;
     throw new PorticoError('MGMT_CONFLICT', { reason });
   }
-  if (product.subscribe_type === 'custom' && !(JSON.parse(product.subscribe_orgs) as string[]).includes(org.name)) {
+  if (!maySubscribe(product, org)) {
     throw new PorticoError('MGMT_FORBIDDEN', {
       reason: 'your organization may not subscribe to this product',
     });

@@ -11,7 +11,7 @@ import type { Db } from '../../store/store.ts';
 import * as products from '../../store/products.ts';
 import type { ConsumerOrg, Subscription } from '../../store/schema.ts';
 import * as apps from '../consumer/apps.ts';
-import { canSee, subscribe } from '../consumer/subscriptions.ts';
+import { canSee, maySubscribe, subscribe } from '../consumer/subscriptions.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { catalog } from './organizations.ts';
@@ -87,9 +87,13 @@ export async function subscribeApp(
     const reason = `product ${name} is ${product.state} and takes no new subscriptions`;
     throw new PorticoError('MGMT_CONFLICT', { field: 'product', reason });
   }
-  const subscribers = JSON.parse(product.subscribe_orgs) as string[];
-  if (!canSee(product, owner.name) || (product.subscribe_type === 'custom' && !subscribers.includes(owner.name))) {
-    const reason = `product ${name}'s visibility does not let consumer organization ${owner.name} subscribe`;
+  if (!canSee(product, owner) || !maySubscribe(product, owner)) {
+    const custom = product.view_type === 'custom' || product.subscribe_type === 'custom';
+    const why =
+      custom && owner.provider_created !== 1
+        ? ' (it registered itself on the portal: custom visibility names only organizations a provider created)'
+        : '';
+    const reason = `product ${name}'s visibility does not let consumer organization ${owner.name} subscribe${why}`;
     throw new PorticoError('MGMT_VALIDATION', { field: 'product', reason });
   }
   return subscribe(context, owner.id, { appId, productId: product.id, planName: input.plan });

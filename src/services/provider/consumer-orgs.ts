@@ -51,7 +51,7 @@ export async function createConsumerOrg(
     passwordHash,
     verified: true,
   };
-  const org = { name: input.name, title: (input.title ?? '').trim() || input.name };
+  const org = { name: input.name, title: (input.title ?? '').trim() || input.name, providerCreated: true };
   return context.store.transaction((trx) => consumers.createConsumerOrgWithOwner(trx, target.id, org, owner));
 }
 

@@ -19,6 +19,7 @@ import { dropSubscriptionStateIndex } from './0012-drop-subscription-state-index
 import { refreshTokenPublicClient } from './0013-refresh-token-public-client.ts';
 import { activityCallKeyAndPlanCalls } from './0014-activity-call-key-plan-calls.ts';
 import { codeRedirectUriNamed } from './0015-code-redirect-uri-named.ts';
+import { consumerOrgProviderCreated } from './0016-consumer-org-provider-created.ts';
 import type { DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
@@ -43,6 +44,7 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0013-refresh-token-public-client': refreshTokenPublicClient(),
         '0014-activity-call-key-plan-calls': activityCallKeyAndPlanCalls(dialect),
         '0015-code-redirect-uri-named': codeRedirectUriNamed(),
+        '0016-consumer-org-provider-created': consumerOrgProviderCreated(),
       };
     },
   };
