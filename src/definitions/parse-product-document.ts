@@ -164,9 +164,12 @@ function toPlan(key: string, plan: Document): PlanDef {
   return def;
 }
 
-/** `assembly-rate-limits` and `assembly-burst-limits` by name; a name may hold one limit or a list. */
+/**
+ * `assembly-rate-limits` and `assembly-burst-limits` by name; a name may hold one limit or a list.
+ * Names are the provider's: `constructor` or `__proto__` is a limit, so no prototype to meet.
+ */
 function assemblyLimits(plan: Document): Record<string, RateLimitDef[]> {
-  const out: Record<string, RateLimitDef[]> = {};
+  const out: Record<string, RateLimitDef[]> = Object.create(null) as Record<string, RateLimitDef[]>;
   for (const [field, alwaysHard] of [
     ['assembly-rate-limits', false],
     ['assembly-burst-limits', true],

@@ -78,10 +78,14 @@ export class SubscriptionInfo {
 type PlanDocument = Record<string, unknown> | undefined;
 type ProductDocument = { plans?: Record<string, PlanDocument> };
 
-/** A plan's `assembly-rate-limits` / `assembly-burst-limits` as rules, read from the product document. */
+/**
+ * A plan's `assembly-rate-limits` / `assembly-burst-limits` as rules, read from the product
+ * document. Null-prototype: a limit named `constructor` must not find `Object`, which threw here
+ * and failed the snapshot of every organization.
+ */
 function assemblyLimitsOf(plan: PlanDocument): Record<string, readonly LimitRule[]> {
-  if (!plan) return {};
-  const out: Record<string, LimitRule[]> = {};
+  const out: Record<string, LimitRule[]> = Object.create(null) as Record<string, LimitRule[]>;
+  if (!plan) return out;
   for (const [field, hard] of [
     ['assembly-rate-limits', false],
     ['assembly-burst-limits', true],
@@ -150,7 +154,9 @@ export function planShares(data: SnapshotData, productsById: ReadonlyMap<string,
       document = JSON.parse(product.document) as ProductDocument;
       documents.set(product.id, document);
     }
-    const written = document.plans?.[plan.name];
+    // Own plans only: a dropped plan named `toString` must not find a function that covers every API.
+    const plans = document.plans;
+    const written = plans !== undefined && Object.hasOwn(plans, plan.name) ? plans[plan.name] : undefined;
     const rateLimits = JSON.parse(plan.rate_limits) as RateLimitDef[];
     const burstLimits = JSON.parse(plan.burst_limits) as RateLimitDef[];
     shares.set(plan.id, {

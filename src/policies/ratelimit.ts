@@ -7,7 +7,7 @@
  * separately from the gateway's automatic plan check; `plan-named` — the plan's
  * `assembly-rate-limits`/`assembly-burst-limits` by name, counted per subscription;
  * `catalog-named`/`gateway-named` — limits from the gateway's settings
- * (`PORTICO_NAMED_RATE_LIMITS`), counted across all callers.
+ * (`PORTICO_NAMED_RATE_LIMITS`), counted across all callers of the catalog, or of the gateway.
  */
 import { oneOfStrings, policy, str } from './schema-kit.ts';
 import type { JSONSchema } from './types.ts';
@@ -91,6 +91,14 @@ function exceeded(title: string, headers: Array<[string, string]>): AssemblyErro
   });
 }
 
+/**
+ * The catalog part of a catalog-named counter key, one per catalog whatever its names hold:
+ * JSON keeps `a/b` + `c` apart from `a` + `b/c` (an organization name is the operator's choice).
+ */
+function catalogScope(catalog: CompiledApiInfo['catalog']): string {
+  return JSON.stringify([catalog.orgName, catalog.name]);
+}
+
 /** Compiles a ratelimit policy. */
 export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, path: string): Step {
   const counters = api.settings.counters;
@@ -110,8 +118,11 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
           `no ${source.replace('-named', '')} rate limit named ${name} (PORTICO_NAMED_RATE_LIMITS)`,
         );
     }
-    // One counter per named limit and source, shared by every policy that references it.
-    const named = wanted.map((name) => ({ name, key: `assembly:${source}:${name}` }));
+    // One counter per named limit, shared by every policy that references it: across the whole
+    // gateway for gateway-named, per catalog for catalog-named, so one organization's calls never
+    // use up the limit another organization's APIs count against.
+    const scope = source === 'gateway-named' ? 'gateway-named' : `catalog-named:${catalogScope(api.catalog)}`;
+    const named = wanted.map((name) => ({ name, key: `assembly:${scope}:${name}` }));
     return async function ratelimit() {
       await hitEach(counters, title, '', named, namedLimits);
     };
