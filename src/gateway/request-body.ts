@@ -1,11 +1,14 @@
 /**
  * The request-body phase: after the plan limits, before the assembly. The body is read whole (the
  * assembly may read `request.body` more than once), bounded by `PORTICO_MAX_REQUEST_BYTES`: larger
- * is a 413 before any policy runs, whether the length is declared or the body is chunked.
+ * is a 413 before any policy runs, whether the length is declared or the body is chunked. A body
+ * with a `Content-Encoding` is decoded here, within the same bound on its decoded size, so the
+ * policies check the bytes the backend will read (content-coding.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { PorticoError } from '../errors.ts';
 import { ConsumerClosedError } from '../policies/types.ts';
+import { contentCodings, decodeContent } from '../http/content-coding.ts';
 import { readBounded } from '../http/read-bounded.ts';
 import type { CompiledOperation } from './snapshot.ts';
 
@@ -29,7 +32,31 @@ export function readRequestBody(
   limit: number,
 ): Buffer | undefined | Promise<Buffer | undefined> {
   if (bodylessMethods.has(req.method ?? 'GET') && !hasBody(req)) return required(undefined, operation);
-  return readLimited(req, limit).then((body) => required(body, operation));
+  const coded = req.headers['content-encoding'];
+  if (coded === undefined) return readLimited(req, limit).then((body) => required(body, operation));
+  const codings = contentCodings(coded);
+  if (codings === undefined) {
+    req.resume();
+    throw new PorticoError('GW_BAD_HEADER', { name: 'Content-Encoding', reason: 'only gzip, deflate and br are read' });
+  }
+  return readLimited(req, limit)
+    .then((body) => decoded(req, body, codings, limit))
+    .then((body) => required(body, operation));
+}
+
+/**
+ * The body with its codings undone; `Content-Encoding` leaves the request headers (they become
+ * `message.headers`, which invoke forwards) and a `Content-Length` states the decoded length.
+ */
+async function decoded(req: IncomingMessage, body: Buffer, codings: string[], limit: number): Promise<Buffer> {
+  const plain = await decodeContent(body, codings, {
+    limit,
+    tooLarge: () => new PorticoError('GW_PAYLOAD_TOO_LARGE', { limit }),
+    corrupt: (coding) => new PorticoError('GW_BAD_REQUEST_BODY', { reason: `it is not valid ${coding}` }),
+  });
+  delete req.headers['content-encoding'];
+  if (req.headers['content-length'] !== undefined) req.headers['content-length'] = String(plain.length);
+  return plain;
 }
 
 function required(body: Buffer | undefined, operation: Pick<CompiledOperation, 'bodyRequired'>): Buffer | undefined {

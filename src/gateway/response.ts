@@ -200,15 +200,28 @@ export function unansweredRecord(answer: Answer): Answer {
 }
 
 /**
+ * Whether `status` can end an exchange (RFC 9110 §15). A 1xx is interim: written as the answer,
+ * the consumer (or a proxy in front that shares the connection among clients) would wait on and
+ * take the next answer on the connection as this one's, and after a 101 treat the connection as
+ * switched. Node writes any status from 100 to 999.
+ */
+export function isFinalStatus(status: number): boolean {
+  return Number.isInteger(status) && status >= 200 && status <= 599;
+}
+
+/**
  * Writes an answer in one `writeHead` call: `content-length` set anew, `connection: close` while
- * the node drains (clients reconnect elsewhere, with no reset), no body for HEAD.
+ * the node drains (clients reconnect elsewhere, with no reset), no body for HEAD. A 204 or 304
+ * has neither body nor `content-length` (RFC 9110 §8.6, §15.4.5): a length there would make a
+ * recipient that trusts it read the next answer's bytes as this one's body.
  */
 export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, draining: boolean): void {
   const { headers, payload } = answer;
+  const bodiless = answer.status === 204 || answer.status === 304;
   const length = payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-  headers.set('content-length', length);
+  if (!bodiless) headers.set('content-length', length);
   if (draining) headers.set('connection', 'close');
   res.writeHead(answer.status, headers.fields);
-  if (req.method === 'HEAD' || payload === undefined) res.end();
+  if (req.method === 'HEAD' || payload === undefined || bodiless) res.end();
   else res.end(payload);
 }

@@ -35,6 +35,7 @@ import {
   addCorsHeaders,
   consumerGone,
   errorAnswer,
+  isFinalStatus,
   isPreflight,
   messageAnswer,
   preflightAnswer,
@@ -237,13 +238,20 @@ export class Gateway {
   }
 
   /** Common tail of every answer: transaction id, CORS, the write, the metrics and activity event. */
-  private finish(req: IncomingMessage, res: ServerResponse, tx: Transaction, answer: Answer): void {
+  private finish(req: IncomingMessage, res: ServerResponse, tx: Transaction, made: Answer): void {
+    // A status an assembly set (set-variable, GatewayScript, throw) that cannot end the exchange.
+    const answer = isFinalStatus(made.status) ? made : this.notFinal(tx, made.status);
     answer.headers.set('X-Global-Transaction-ID', tx.txId);
     if (tx.api?.definition.cors.enabled) addCorsHeaders(answer.headers, req.headers.origin);
     // A consumer that closed its connection gets nothing written to it; the log says so (499).
     if (consumerGone(res)) return this.record(req, tx, unansweredRecord(answer));
     writeAnswer(req, res, answer, this.draining);
     this.record(req, tx, answer);
+  }
+
+  private notFinal(tx: Transaction, status: number): Answer {
+    const error = new Error(`the answer's status ${status} is not a final HTTP status (200 to 599)`);
+    return errorAnswer(error, tx.txId, this.options.logger, tx.limitHeaders);
   }
 
   private record(req: IncomingMessage, tx: Transaction, answer: Answer): void {

@@ -20,6 +20,7 @@ import type { Dispatcher } from 'undici';
 import { PorticoError } from '../../errors.ts';
 import { hopByHopFields } from '../http-fields.ts';
 import { describeConnectError, faultString, isSoapFault } from './backend-errors.ts';
+import { decodeAnswer } from './decode-answer.ts';
 import { dispatcherFor, tlsProfileName } from './dispatchers.ts';
 import { exchange } from './exchange.ts';
 import type { BackendAnswer } from './exchange.ts';
@@ -177,6 +178,8 @@ export function compileInvoke(
 
   const backendTooLarge = () =>
     new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, { status: 502 });
+  const backendCorrupt = (coding: string) =>
+    new AssemblyError('ConnectionError', `the backend response is not valid ${coding}`, { status: 502 });
   const fail = (errorName: string, message: string, status: number, cause?: unknown): AssemblyError =>
     new AssemblyError(errorName, message, { status, policy: title, cause });
 
@@ -234,7 +237,7 @@ export function compileInvoke(
     const started = performance.now();
     let response: BackendAnswer;
     try {
-      response = await exchange(
+      const answer = await exchange(
         dispatcher,
         {
           origin: parsed.origin,
@@ -247,6 +250,7 @@ export function compileInvoke(
         } as Dispatcher.DispatchOptions,
         { limit: maxBytes, tooLarge: backendTooLarge, signal: ctx.signal, consumer: ctx },
       );
+      response = await decodeAnswer(answer, { limit: maxBytes, tooLarge: backendTooLarge, corrupt: backendCorrupt });
     } catch (error) {
       ctx.backendMs += performance.now() - started;
       if (error instanceof AssemblyError) throw error;

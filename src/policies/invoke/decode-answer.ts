@@ -1,0 +1,19 @@
+/**
+ * A backend's answer with its content coding undone (content-coding.ts): the consumer's
+ * `Accept-Encoding` reaches the backend, so a compressing backend would otherwise hand the flow
+ * a body no policy can read, and a body a policy rewrites would go out still labelled `gzip`.
+ * Codings the gateway cannot decode pass through as they came, with their field.
+ */
+import { contentCodings, decodeContent } from '../../http/content-coding.ts';
+import type { DecodeOptions } from '../../http/content-coding.ts';
+import type { BackendAnswer } from './exchange.ts';
+
+/** `answer` with a gzip, deflate or br body decoded (bounded by `options.limit`) and no `Content-Encoding`. */
+export async function decodeAnswer(answer: BackendAnswer, options: DecodeOptions): Promise<BackendAnswer> {
+  const codings = contentCodings(answer.headers['content-encoding']);
+  if (codings === undefined || codings.length === 0) return answer;
+  const body = await decodeContent(answer.body, codings, options);
+  const headers = { ...answer.headers };
+  delete headers['content-encoding'];
+  return { statusCode: answer.statusCode, headers, body };
+}
