@@ -83,6 +83,8 @@ export interface Settings {
   scriptQueueMs: number;
   /** WebAssembly memory ceiling of each script worker's engine. */
   scriptEngineBytes: number;
+  /** What one GatewayScript run's writes may carry to the gateway's heap (write-budget.ts). */
+  scriptWriteBytes: number;
   /** Wall time a GatewayScript run may take on the gateway thread before it goes to the pool, in µs; 0 = never inline. */
   scriptInlineUs: number;
   /** Portal/console session lifetime. */
@@ -178,6 +180,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
       32 * 1024 * 1024,
       4 * 1024 * 1024 * 1024,
     ),
+    scriptWriteBytes: integer(env, 'PORTICO_SCRIPT_WRITE_BYTES', 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     scriptInlineUs: integer(env, 'PORTICO_SCRIPT_INLINE_US', 0, 0, 100_000),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     smtpUrl: smtpUrl(env),

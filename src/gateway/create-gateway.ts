@@ -98,6 +98,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     graceMs: settings.scriptGraceMs,
     queueMs: settings.scriptQueueMs,
     engineBytes: settings.scriptEngineBytes,
+    writeBytes: settings.scriptWriteBytes,
   });
   const oauth = new OAuthEndpoints({
     store,
@@ -123,7 +124,11 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
         pool: scriptPool,
         inline:
           settings.scriptInlineUs > 0
-            ? new InlineTier({ sliceUs: settings.scriptInlineUs, logger: logger.child({ part: 'gatewayscript' }) })
+            ? new InlineTier({
+                sliceUs: settings.scriptInlineUs,
+                writeBytes: settings.scriptWriteBytes,
+                logger: logger.child({ part: 'gatewayscript' }),
+              })
             : undefined,
       },
       counters,
