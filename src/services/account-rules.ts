@@ -42,3 +42,20 @@ export function passwordMatches(user: { password_hash: string } | undefined, pas
     (ok) => ok && user !== undefined,
   );
 }
+
+/**
+ * A name or organization title as typed at sign-up, trimmed; empty when not given. It has at
+ * most 100 characters and, since pages and mail show it, no control characters (no line
+ * breaks); otherwise MGMT_VALIDATION naming `field`.
+ */
+export function checkOptionalLabel(value: unknown, field: string): string {
+  if (value === undefined || value === null) return '';
+  const label = typeof value === 'string' ? value.trim() : undefined;
+  if (label === undefined || label.length > 100 || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(label)) {
+    throw new PorticoError('MGMT_VALIDATION', {
+      field,
+      reason: 'must be at most 100 characters on one line, without control characters',
+    });
+  }
+  return label;
+}

@@ -103,8 +103,9 @@ export class ConsumerServices implements ServiceContext {
     return accountEmail.resendVerification(this, this.mail, user, request);
   }
 
-  verifyEmail(token: string) {
-    return accountEmail.verifyEmail(this, token);
+  /** Uses up a verification link in a session of its own account only (`userId`, the signed-in user). */
+  verifyEmail(token: string, userId: string | undefined) {
+    return accountEmail.verifyEmail(this, token, userId);
   }
 
   requestPasswordReset(catalogId: string, email: string, request: MailRequest = {}) {

@@ -73,19 +73,31 @@ export async function loadWebSession(
   return { csrfToken: created.csrfToken };
 }
 
-/** Starts a session for `userId` and sets its cookie (ending the pre-session); returns the new state. */
+/**
+ * Starts a session for `userId` and sets its cookie (ending the pre-session); returns the new state.
+ *
+ * `stillGranted` is asked once the session row exists; when it answers false the row is deleted
+ * again, the cookies stay as they were and the answer is undefined. A password reset ends the
+ * sessions that exist when it runs, so a sign-in that checked the old password just before the
+ * reset, and stores its session just after it, would otherwise outlive the reset.
+ */
 export async function startWebSession(
   request: FastifyRequest,
   reply: FastifyReply,
   options: WebSessionOptions,
   userId: string,
-): Promise<WebSessionState> {
+  stillGranted?: () => Promise<boolean>,
+): Promise<WebSessionState | undefined> {
+  const created = await options.store.create({ kind: options.kind, userId, ttlMs: options.ttlMs });
+  if (stillGranted && !(await stillGranted())) {
+    await options.store.delete(created.token);
+    return undefined;
+  }
   for (const name of [options.cookieName, preSessionCookie(options)]) {
     const previous = request.cookies[name];
     if (previous) await options.store.delete(previous);
   }
   reply.clearCookie(preSessionCookie(options), cookieOptions(request, options));
-  const created = await options.store.create({ kind: options.kind, userId, ttlMs: options.ttlMs });
   reply.setCookie(options.cookieName, created.token, cookieOptions(request, options, Math.floor(options.ttlMs / 1000)));
   return { session: created.session, csrfToken: created.csrfToken };
 }

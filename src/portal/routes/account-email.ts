@@ -1,7 +1,9 @@
 /**
  * The emailed links of portal accounts: verify an address (and ask for the link again), and
- * "forgot password" → reset by link. What an anonymous visitor is told never depends on
- * whether an account exists; every POST answers with a redirect (Post/Redirect/Get).
+ * "forgot password" → reset by link. A verification link works only in a session of its own
+ * account, so whoever opens it must know the password as well as read the mailbox. What an
+ * anonymous visitor is told never depends on whether an account exists; every POST answers
+ * with a redirect (Post/Redirect/Get).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PorticoError } from '../../errors.ts';
@@ -56,6 +58,10 @@ const verifiedNotice =
   'Thank you: your email address is verified. ' +
   'You can now see every product offered to developers and subscribe your apps.';
 
+const otherAccount =
+  'You are signed in with another account. Sign out, open the link again and sign in with the account ' +
+  'whose address received it.';
+
 const deadLink = html`<h1>This link does not work</h1>
   <p class="lede">
     The link is invalid, was already used, or has expired. Links are good once; a reset link for 1 hour, a verification
@@ -84,13 +90,20 @@ export function registerAccountEmailRoutes(app: FastifyInstance, deps: PortalDep
 
   app.get('/verify-email', async (request, reply) => {
     const context = portalContext(request);
-    if (!(await services.verifyEmail(queryField(request, 'token')))) return sendDeadLink(reply, context, 'verify');
+    const userId = signedIn(context) ? context.user.id : undefined;
+    const outcome = await services.verifyEmail(queryField(request, 'token'), userId);
+    if (outcome === 'dead') return sendDeadLink(reply, context, 'verify');
+    if (outcome === 'sign-in') return redirectToSignIn(request, reply);
+    if (outcome === 'other-account') {
+      const main = html`<h1>This link is for another account</h1>
+        ${notice('error', otherAccount)}`;
+      return sendPortalPage(reply, context, { title: 'Link for another account', status: 403, main });
+    }
     // The banner of this very page must not still ask for verification.
     if (context.user) context.user = (await services.portalUser(context.user.id)) ?? context.user;
-    const [href, label] = signedIn(context) ? ['/products', 'Browse API products'] : ['/sign-in', 'Sign in'];
     const main = html`<h1>Email address verified</h1>
       ${notice('ok', verifiedNotice)}
-      <p><a class="button" href="${href}">${label}</a></p>`;
+      <p><a class="button" href="/products">Browse API products</a></p>`;
     return sendPortalPage(reply, context, { title: 'Email verified', main });
   });
 

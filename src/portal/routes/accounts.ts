@@ -25,6 +25,7 @@ function signInForm(context: PortalContext, values: SignInValues) {
   return html`<h1>Sign in</h1>
     ${values.registered ? notice('ok', context.mailConfigured ? registeredMailNotice : registeredNotice) : ''}
     ${values.reset ? notice('ok', resetNotice) : ''} ${values.error ? notice('error', values.error) : ''}
+    ${values.next?.startsWith('/verify-email?') ? notice('info', verifyingNotice) : ''}
     <form method="post" action="/sign-in" class="stack">
       ${csrfField(context.csrfToken)}<input type="hidden" name="next" value="${values.next ?? '/'}" />
       <div class="field">
@@ -47,6 +48,8 @@ const registeredNotice = 'Thank you. Sign in with your email and password to con
 const registeredMailNotice =
   'Thank you. We sent a message to the address you gave: ' +
   'open its link to verify your email. Sign in with your email and password to continue.';
+// A verification link counts only in a session of its own account (routes/account-email.ts).
+const verifyingNotice = 'Sign in with the account this link was sent for to verify its email address.';
 const resetNotice =
   'Your password was changed and every session of your account was signed out. ' + 'Sign in with the new password.';
 
@@ -112,6 +115,12 @@ function passwordForm(context: PortalContext, values: { error?: string; done?: b
     </form>`;
 }
 
+/** The sign-in form again, with the one answer for a wrong email and a wrong password. */
+function wrongCredentials(reply: FastifyReply, context: PortalContext, email: string, next: string): FastifyReply {
+  const main = signInForm(context, { email, next, error: 'Wrong email or password.' });
+  return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', status: 401, main });
+}
+
 /** Sends a visitor who is not signed in to the sign-in page, coming back here afterwards. */
 export function redirectToSignIn(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
@@ -152,10 +161,15 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
         });
       }
       if (error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
-      const main = signInForm(context, { email, next, error: 'Wrong email or password.' });
-      return sendPortalPage(reply, context, { title: 'Sign in', section: 'sign-in', status: 401, main });
+      return wrongCredentials(reply, context, email, next);
     }
-    await startWebSession(request, reply, deps.sessions, user.id);
+    // The session stands only if the password it was granted on is still the account's: a reset
+    // or change that landed while this one was checked has ended every session but this one.
+    const passwordHash = user.password_hash;
+    const unchanged = async () => (await services.portalUser(user.id))?.password_hash === passwordHash;
+    if (!(await startWebSession(request, reply, deps.sessions, user.id, unchanged))) {
+      return wrongCredentials(reply, context, email, next);
+    }
     return reply.redirect(next, 303);
   });
 

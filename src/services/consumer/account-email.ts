@@ -63,6 +63,7 @@ Confirm that this is your address to finish creating your account on ${portalNam
 
 ${mail.portalUrl()}/verify-email?token=${token}
 
+It asks you to sign in to the new account first, if you are not signed in already.
 The link works once and expires in 24 hours. Until then your account sees only public products
 and cannot subscribe apps. If you did not sign up, ignore this email.
 `,
@@ -113,13 +114,25 @@ export async function resendVerification(
   await postVerificationLink(context, { ...mail, mailer }, user, request);
 }
 
-/** Uses up a verification link; false when it is unknown, used or expired. */
-export async function verifyEmail(context: ServiceContext, token: string): Promise<boolean> {
-  const userId = usable(token) ? await tokens.consumeAccountToken(context.store.db, token, 'verify-email') : undefined;
-  if (!userId) return false;
+/** What opening a verification link did. */
+export type VerifyOutcome = 'verified' | 'dead' | 'sign-in' | 'other-account';
+
+/**
+ * Uses up a verification link, but only in a session of the account it was sent for
+ * (`userId`, the signed-in user): anyone may sign up with an address they do not own, and a
+ * mail scanner or link preview that fetches the link must not vouch for their account. A dead
+ * link is `dead`; a live one opened without a session (`sign-in`) or in another account's
+ * (`other-account`) stays usable.
+ */
+export async function verifyEmail(context: ServiceContext, token: string, userId?: string): Promise<VerifyOutcome> {
+  const owner = usable(token) ? await tokens.peekAccountToken(context.store.db, token, 'verify-email') : undefined;
+  if (!owner) return 'dead';
+  if (userId === undefined) return 'sign-in';
+  if (owner !== userId) return 'other-account';
+  if ((await tokens.consumeAccountToken(context.store.db, token, 'verify-email')) !== userId) return 'dead';
   await tokens.markEmailVerified(context.store.db, userId);
   await tokens.deleteAccountTokens(context.store.db, userId, 'verify-email');
-  return true;
+  return 'verified';
 }
 
 /** "Forgot password": emails a reset link when the address has an account; says nothing either way. */

@@ -4,7 +4,7 @@ import * as consumers from '../../store/consumers.ts';
 import { visibilityOrgNames } from '../../store/products.ts';
 import { hashPassword, verifyPassword } from '../../store/secrets.ts';
 import type { Db } from '../../store/store.ts';
-import { checkEmail, checkPasswordRules, passwordMatches } from '../account-rules.ts';
+import { checkEmail, checkOptionalLabel, checkPasswordRules, passwordMatches } from '../account-rules.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { mailAfterSignUp } from './account-email.ts';
 import type { AccountMail, MailRequest } from './account-email.ts';
@@ -35,6 +35,10 @@ export async function signUp(
 ) {
   const email = checkEmail(input.email);
   checkPasswordRules(input.password);
+  // Every field is checked before the address is looked up: a field refused only for a new
+  // address would tell which addresses have an account.
+  const name = checkOptionalLabel(input.name, 'name') || email.split('@')[0];
+  const orgTitle = checkOptionalLabel(input.orgTitle, 'orgTitle') || `${name}'s organization`;
   const passwordHash = await hashPassword(input.password);
   const existing = await consumers.findPortalUserByEmail(context.store.db, catalogId, email);
   if (existing) {
@@ -44,8 +48,6 @@ export async function signUp(
       reason: 'an account with this email already exists',
     });
   }
-  const name = optionalLabel(input.name, 'name') || email.split('@')[0];
-  const orgTitle = optionalLabel(input.orgTitle, 'orgTitle') || `${name}'s organization`;
   const created = await context.store.transaction(async (trx) => {
     const orgName = await unclaimedConsumerOrgName(trx, catalogId, orgTitle);
     const owner = { email, name, passwordHash, verified: input.verified === true };
@@ -53,23 +55,6 @@ export async function signUp(
   });
   if (mail && !created.user.email_verified_at) await mailAfterSignUp(context, mail, created.user, true, request);
   return created;
-}
-
-/**
- * A name or organization title as typed at sign-up, trimmed; empty when not given. Like an app
- * title it has at most 100 characters and, since it is shown on pages and in mail, no control
- * characters (no line breaks); otherwise MGMT_VALIDATION naming `field`.
- */
-function optionalLabel(value: unknown, field: string): string {
-  if (value === undefined || value === null) return '';
-  const label = typeof value === 'string' ? value.trim() : undefined;
-  if (label === undefined || label.length > 100 || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(label)) {
-    throw new PorticoError('MGMT_VALIDATION', {
-      field,
-      reason: 'must be at most 100 characters on one line, without control characters',
-    });
-  }
-  return label;
 }
 
 /**
