@@ -17,6 +17,7 @@ import type { ProviderServices } from '../services/provider-services.ts';
 import { bearer, openApiDocument } from './route-spec.ts';
 import { routes } from './routes.ts';
 import { refuseNul } from '../web/nul-guard.ts';
+import { isStateChanging } from '../web/web-session.ts';
 
 export interface ManagementOptions {
   services: ProviderServices;
@@ -81,6 +82,34 @@ async function unexpectedError(
   }
   request.log.error({ err: error }, 'management request failed');
   return reply.status(500).send(new PorticoError('MGMT_INTERNAL', { reason: 'see the server log' }).toJSON());
+}
+
+/**
+ * One `management change` line (level info) for every state-changing API or console request,
+ * refused ones and sign-ins included: who (user, org, client address), what (method, route,
+ * its parameters) and the answer's status. Bodies are left out (passwords, documents), and the
+ * lines go to the process log, not the request log, which keeps warnings only.
+ */
+function auditChanges(app: FastifyInstance, logger: Logger): void {
+  const audit = logger.child({ part: 'audit' });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url;
+    if (!isStateChanging(request.method) || route === undefined) return;
+    if (!route.startsWith('/api/') && !route.startsWith('/console/')) return;
+    const user = request.providerUser;
+    audit.info(
+      {
+        user: user?.username ?? null,
+        org: user?.org_id ?? null,
+        address: request.ip,
+        method: request.method,
+        route,
+        params: request.params,
+        status: reply.statusCode,
+      },
+      'management change',
+    );
+  });
 }
 
 /** Builds the management server (not yet listening). */
@@ -220,5 +249,6 @@ export async function createManagementServer(options: ManagementOptions): Promis
     return metricsRegistry.metrics();
   });
   for (const plugin of options.plugins ?? []) await plugin(app);
+  auditChanges(app, options.logger);
   return app;
 }

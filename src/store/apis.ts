@@ -113,3 +113,16 @@ export function servedApiBasePaths(db: Db, catalogId: string, exceptProductId: s
   if (exceptProductId !== undefined) query = query.where('products.id', '!=', exceptProductId);
   return query.execute();
 }
+
+/** The catalogs that serve the API now (through a published or deprecated product). */
+export async function catalogsServingApi(db: Db, apiId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('product_apis')
+    .innerJoin('products', 'products.id', 'product_apis.product_id')
+    .select('products.catalog_id')
+    .distinct()
+    .where('product_apis.api_id', '=', apiId)
+    .where('products.state', 'in', ['published', 'deprecated'])
+    .execute();
+  return rows.map((row) => row.catalog_id);
+}

@@ -1,4 +1,5 @@
 /** Provider organizations, their catalogs, and provider users (the management registry). */
+import { sql } from 'kysely';
 import type { Db } from './store.ts';
 import type { Catalog, ProviderOrg, ProviderUser } from './schema.ts';
 import { newId, now } from './secrets.ts';
@@ -39,6 +40,19 @@ export function findCatalog(db: Db, orgId: string, name: string): Promise<Catalo
 
 export function findCatalogById(db: Db, id: string): Promise<Catalog | undefined> {
   return db.selectFrom('catalogs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Serialises, until the transaction ends, the writes that decide what a catalog serves
+ * (publish, lifecycle steps, a served API's new base path): each re-reads and re-checks the
+ * catalog under this lock, so two of them cannot both pass a check that only one of them may
+ * pass. Call inside a transaction; ids in a stable order when locking several. SQLite needs no
+ * row lock: its write transactions hold the database's write lock from the start
+ * (sqlite-dialect.ts).
+ */
+export async function lockCatalogs(db: Db, dialect: 'sqlite' | 'postgres', ids: readonly string[]): Promise<void> {
+  if (dialect !== 'postgres') return;
+  for (const id of [...ids].sort()) await sql`select id from catalogs where id = ${id} for update`.execute(db);
 }
 
 export function listCatalogs(db: Db, orgId?: string): Promise<Catalog[]> {

@@ -73,6 +73,8 @@ async function buildContext(request: FastifyRequest, reply: FastifyReply, deps: 
   const state = await loadWebSession(request, reply, deps.sessions);
   const user = state.session ? await services.providerUser(state.session.user_id) : undefined;
   if (!user) return { csrfToken: state.csrfToken, catalogs: [], pendingCount: 0 };
+  // Who the audit line of a console change names (server.ts).
+  request.providerUser = user;
   const org = await services.org(user.org_id);
   const catalogs = await services.listCatalogs(user.org_id);
   const wanted =

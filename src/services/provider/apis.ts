@@ -6,8 +6,11 @@ import { PorticoError } from '../../errors.ts';
 import { addWsdlTarget as addTargetToDocument } from '../../soap/add-target.ts';
 import { apiSourceFromWsdl } from '../../soap/wsdl-import.ts';
 import * as apisRepo from '../../store/apis.ts';
+import { listCatalogs, lockCatalogs } from '../../store/orgs.ts';
 import type { ApiRow, ApiState } from '../../store/schema.ts';
+import type { Db } from '../../store/store.ts';
 import { change, notFound } from '../service-context.ts';
+import { checkBasePaths } from './products.ts';
 import type { ServiceContext } from '../service-context.ts';
 
 export interface ImportedApi {
@@ -58,6 +61,7 @@ export async function importApi(context: ServiceContext, orgId: string, input: A
       return { api: existing, definition, created: false, changed: false };
     }
     await change(context, 'api', async (trx) => {
+      if (content.basePath !== existing.base_path) await checkServedBasePath(context, trx, existing, content.basePath);
       await apisRepo.replaceApiDocument(trx, existing.id, content);
       if (input.state !== undefined) await apisRepo.setApiState(trx, existing.id, input.state);
     });
@@ -70,8 +74,33 @@ export async function importApi(context: ServiceContext, orgId: string, input: A
     ...content,
     state: input.state ?? 'offline',
   };
-  const api = await change(context, 'api', (trx) => apisRepo.insertApi(trx, row));
-  return { api, definition, created: true, changed: true };
+  try {
+    const api = await change(context, 'api', (trx) => apisRepo.insertApi(trx, row));
+    return { api, definition, created: true, changed: true };
+  } catch (error) {
+    // The same name:version imported by a concurrent request: the unique key refused this one.
+    if (!(await apisRepo.findApi(db, orgId, definition.name, definition.version))) throw error;
+    const reason = `API ${definition.name}:${definition.version} already exists (${input.file})`;
+    throw new PorticoError('MGMT_CONFLICT', { reason });
+  }
+}
+
+/**
+ * A served API's new base path must stay free in every catalog that serves it (the rule a
+ * publish checks, which a replace skipped before: a review moved a live API onto another's).
+ */
+async function checkServedBasePath(context: ServiceContext, trx: Db, api: ApiRow, basePath: string): Promise<void> {
+  // Every catalog of the org, so that a publish making the API served elsewhere waits too.
+  const all = await listCatalogs(trx, api.org_id);
+  await lockCatalogs(
+    trx,
+    context.store.dialect,
+    all.map((c) => c.id),
+  );
+  const catalogIds = await apisRepo.catalogsServingApi(trx, api.id);
+  for (const catalogId of catalogIds) {
+    await checkBasePaths(trx, catalogId, [{ ...api, base_path: basePath }], undefined);
+  }
 }
 
 /**

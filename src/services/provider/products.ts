@@ -7,6 +7,7 @@ import type { ProductDefinition } from '../../definitions/types.ts';
 import { DefinitionError, PorticoError } from '../../errors.ts';
 import * as apisRepo from '../../store/apis.ts';
 import { cancelProductSubscriptions } from '../../store/consumers.ts';
+import * as orgs from '../../store/orgs.ts';
 import * as products from '../../store/products.ts';
 import type { ApiRow, ProductRow, ProductState } from '../../store/schema.ts';
 import type { Db } from '../../store/store.ts';
@@ -61,34 +62,55 @@ export async function putProduct(
   catalogName: string,
   input: ProductInput,
 ): Promise<PublishedProduct> {
-  const db = context.store.db;
   const definition = parseProductDocument(input.text, input.file);
   const target = await catalog(context, orgId, catalogName);
   const apiLinks = await resolveApis(context, orgId, definition, input);
-  const existing = await products.findProduct(db, target.id, definition.name, definition.version);
-  const state = input.state ?? existing?.state ?? 'staged';
-  const apiIds = apiLinks.map((l) => l.apiId);
-  if (state === 'published') {
-    await checkBasePaths(context, target.id, apiIds, existing?.id);
-    await checkSecurity(context, apiIds, target.id);
-  }
-  if (existing && existing.state !== state && !productTransitions[existing.state].includes(state)) {
-    const reason = `product ${definition.name}:${definition.version} is ${existing.state} and cannot become ${state}`;
-    throw new PorticoError('MGMT_CONFLICT', { reason });
-  }
-  const ref = `${definition.name}:${definition.version}`;
-  const offline = state === 'published' ? await offlineApis(context, ref, apiIds, input.activate) : [];
-  const sameApis = existing ? await sameApiLinks(context, existing.id, apiLinks) : false;
-  const sameDocument = existing?.document === JSON.stringify(definition.document);
-  if (existing && sameDocument && existing.state === state && sameApis && offline.length === 0) {
-    return { product: existing, definition, created: false, changed: false, activated: [] };
-  }
-  const row = productRow(target.id, definition, state, apiLinks);
-  const { product, created } = await change(context, 'product', async (trx) => {
-    await bringOnline(trx, offline);
-    return products.upsertProduct(trx, row);
+  const checked = await checkPut(context.store.db, target.id, definition, input, apiLinks);
+  if (checked.unchanged)
+    return { product: checked.existing!, definition, created: false, changed: false, activated: [] };
+  const { product, created, offline } = await change(context, 'product', async (trx) => {
+    // A publish or a retire of this catalog may have committed since the checks above: they
+    // run again under the catalog's lock, on what is stored now (a review found a retire
+    // answered 200 and then undone by a concurrent publish, and two APIs on one base path).
+    await orgs.lockCatalogs(trx, context.store.dialect, [target.id]);
+    const stored = await checkPut(trx, target.id, definition, input, apiLinks);
+    await bringOnline(trx, stored.offline);
+    const row = productRow(target.id, definition, stored.state, apiLinks);
+    return { ...(await products.upsertProduct(trx, row)), offline: stored.offline };
   });
   return { product, definition, created, changed: true, activated: offline.map(apiRef) };
+}
+
+/** Whether the product document may be stored in the catalog as the store holds it through `db`. */
+async function checkPut(
+  db: Db,
+  catalogId: string,
+  definition: ProductDefinition,
+  input: ProductInput,
+  apiLinks: ApiLink[],
+) {
+  const existing = await products.findProduct(db, catalogId, definition.name, definition.version);
+  const state = input.state ?? existing?.state ?? 'staged';
+  const ref = `${definition.name}:${definition.version}`;
+  if (existing && existing.state !== state && !productTransitions[existing.state].includes(state)) {
+    throw new PorticoError('MGMT_CONFLICT', {
+      reason: `product ${ref} is ${existing.state} and cannot become ${state}`,
+    });
+  }
+  const apiIds = apiLinks.map((l) => l.apiId);
+  if (state === 'published') await checkPublishable(db, catalogId, apiIds, existing?.id);
+  const offline = state === 'published' ? await offlineApis(db, ref, apiIds, input.activate) : [];
+  const sameApis = existing ? await sameApiLinks(db, existing.id, apiLinks) : false;
+  const sameDocument = existing?.document === JSON.stringify(definition.document);
+  const unchanged =
+    existing !== undefined && sameDocument && existing.state === state && sameApis && offline.length === 0;
+  return { existing, state, offline, unchanged };
+}
+
+/** A product about to be published: its APIs' base paths are free in the catalog and their security enforceable there. */
+async function checkPublishable(db: Db, catalogId: string, apiIds: string[], productId: string | undefined) {
+  await checkBasePaths(db, catalogId, await apisRepo.apiBasePaths(db, apiIds), productId);
+  await checkSecurity(db, apiIds, catalogId);
 }
 
 const apiRef = (api: { name: string; version: string }) => `${api.name}:${api.version}`;
@@ -98,10 +120,10 @@ const apiRef = (api: { name: string; version: string }) => `${api.name}:${api.ve
  * ("Publishing a Product"), so they are returned to be brought online; with `activate: false`
  * the publish is refused instead, naming them.
  */
-async function offlineApis(context: ServiceContext, product: string, apiIds: string[], activate = true) {
+async function offlineApis(db: Db, product: string, apiIds: string[], activate = true) {
   const offline: ApiRow[] = [];
   for (const id of apiIds) {
-    const api = await apisRepo.findApiById(context.store.db, id);
+    const api = await apisRepo.findApiById(db, id);
     if (api && api.state === 'offline') offline.push(api);
   }
   if (offline.length > 0 && !activate) {
@@ -184,42 +206,42 @@ function refTarget(
 }
 
 /**
- * A catalog serves one API per base path: publishing a product whose API would share a base
- * path with a different API already published there is a conflict (as in API Connect).
+ * A catalog serves one API per base path: `apis` (about to be served by a publish, or with a
+ * new base path) may not share one with a different API the catalog serves, other than through
+ * `productId` (as in API Connect). Call under the catalog's lock (`orgs.lockCatalogs`).
  */
-async function checkBasePaths(
-  context: ServiceContext,
+export async function checkBasePaths(
+  db: Db,
   catalogId: string,
-  apiIds: string[],
+  apis: Array<{ id: string; name: string; version: string; base_path: string }>,
   productId: string | undefined,
 ): Promise<void> {
-  if (apiIds.length === 0) return;
-  const mine = await apisRepo.apiBasePaths(context.store.db, apiIds);
+  if (apis.length === 0) return;
   const trimmed = (path: string) => path.replace(/\/$/, '');
-  for (const other of await apisRepo.servedApiBasePaths(context.store.db, catalogId, productId)) {
-    const clash = mine.find((api) => api.id !== other.id && trimmed(api.base_path) === trimmed(other.base_path));
+  for (const other of await apisRepo.servedApiBasePaths(db, catalogId, productId)) {
+    const clash = apis.find((api) => api.id !== other.id && trimmed(api.base_path) === trimmed(other.base_path));
     if (clash) {
       const served = `${other.name}:${other.version} (product ${other.product_name}:${other.product_version})`;
       const reason = `API ${clash.name}:${clash.version} has base path ${clash.base_path || '/'}, already served in this catalog by ${served}`;
-      throw new PorticoError('MGMT_CONFLICT', { reason });
+      throw new PorticoError('MGMT_CONFLICT', { field: 'basePath', reason });
     }
   }
 }
 
 /** An API stored before the fail-closed rule is refused at publish as it would be at import. */
-async function checkSecurity(context: ServiceContext, apiIds: string[], catalogId: string): Promise<void> {
+async function checkSecurity(db: Db, apiIds: string[], catalogId: string): Promise<void> {
   for (const id of apiIds) {
-    const api = await apisRepo.findApiById(context.store.db, id);
+    const api = await apisRepo.findApiById(db, id);
     if (!api) continue;
     const problems = securityProblems(JSON.parse(api.document) as Record<string, unknown>);
     if (problems.length > 0) throw new DefinitionError(`${api.name}:${api.version}`, problems);
-    await checkNamedRegistries(context.store.db, catalogId, api);
-    await checkNamedProviders(context.store.db, catalogId, api);
+    await checkNamedRegistries(db, catalogId, api);
+    await checkNamedProviders(db, catalogId, api);
   }
 }
 
-async function sameApiLinks(context: ServiceContext, productId: string, links: ApiLink[]): Promise<boolean> {
-  const current = await products.listProductApis(context.store.db, productId);
+async function sameApiLinks(db: Db, productId: string, links: ApiLink[]): Promise<boolean> {
+  const current = await products.listProductApis(db, productId);
   const key = (id: string, k: string) => `${id}|${k}`;
   const a = new Set(current.map((c) => key(c.id, c.api_key)));
   return a.size === links.length && links.every((l) => a.has(key(l.apiId, l.key)));
@@ -248,19 +270,35 @@ export async function setProductState(
   state: ProductState,
   activate = true,
 ): Promise<ProductRow & { activated: string[] }> {
-  const current = await product(context, orgId, catalogName, name, version);
-  if (current.state !== state && !productTransitions[current.state].includes(state)) {
-    const reason = `product ${name}:${version} is ${current.state} and cannot become ${state}`;
-    throw new PorticoError('MGMT_CONFLICT', { reason });
-  }
-  const apiIds = (await products.listProductApis(context.store.db, current.id)).map((api) => api.id);
-  const offline = state === 'published' ? await offlineApis(context, `${name}:${version}`, apiIds, activate) : [];
-  if (current.state === state && offline.length === 0) return { ...current, activated: [] };
-  if (state === 'published') await checkSecurity(context, apiIds, current.catalog_id);
-  await change(context, 'product-state', async (trx) => {
+  const found = await product(context, orgId, catalogName, name, version);
+  const checked = await checkStep(context.store.db, found.id, state, activate);
+  if (checked.unchanged) return { ...checked.current, activated: [] };
+  return change(context, 'product-state', async (trx) => {
+    // Checked again under the catalog's lock on what is stored now (see putProduct).
+    await orgs.lockCatalogs(trx, context.store.dialect, [found.catalog_id]);
+    const { current, offline } = await checkStep(trx, found.id, state, activate);
     await bringOnline(trx, offline);
     await products.setProductState(trx, current.id, state);
     if (state === 'retired' || state === 'archived') await cancelProductSubscriptions(trx, current.id);
+    return { ...current, state, activated: offline.map(apiRef) };
   });
-  return { ...current, state, activated: offline.map(apiRef) };
+}
+
+/** Whether the product may move to `state` as the store holds it through `db`, and what that brings online. */
+async function checkStep(db: Db, productId: string, state: ProductState, activate: boolean) {
+  const current = await products.findProductById(db, productId);
+  if (!current) throw notFound('product', productId);
+  const ref = `${current.name}:${current.version}`;
+  if (current.state !== state && !productTransitions[current.state].includes(state)) {
+    throw new PorticoError('MGMT_CONFLICT', {
+      reason: `product ${ref} is ${current.state} and cannot become ${state}`,
+    });
+  }
+  const apiIds = (await products.listProductApis(db, current.id)).map((api) => api.id);
+  const offline = state === 'published' ? await offlineApis(db, ref, apiIds, activate) : [];
+  const unchanged = current.state === state && offline.length === 0;
+  // A staged or retired product published through its lifecycle meets the same rules as one
+  // published from its document (the base paths were not checked here before).
+  if (!unchanged && state === 'published') await checkPublishable(db, current.catalog_id, apiIds, current.id);
+  return { current, offline, unchanged };
 }
