@@ -242,6 +242,21 @@ export async function setSubscriptionState(db: Db, id: string, state: Subscripti
   await db.updateTable('subscriptions').set({ state, updated_at: now() }).where('id', '=', id).execute();
 }
 
+/**
+ * Moves a subscription from `pending` to `state` in one conditional update: false when it is no
+ * longer pending (a retire or a revoke cancelled it meanwhile; PostgreSQL re-reads the row once
+ * the other transaction commits), so a decision never revives what was cancelled.
+ */
+export async function decidePendingSubscription(db: Db, id: string, state: SubscriptionState): Promise<boolean> {
+  const updated = await db
+    .updateTable('subscriptions')
+    .set({ state, updated_at: now() })
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
 /** Subscriptions with product and plan names: one, those of an app, or of a whole catalog. */
 export function listSubscriptionDetails(
   db: Db,

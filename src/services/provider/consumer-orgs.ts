@@ -87,7 +87,13 @@ export async function decideSubscription(
   await change(
     context,
     'subscription-decision',
-    (trx) => consumers.setSubscriptionState(trx, subscription.id, state),
+    async (trx) => {
+      if (await consumers.decidePendingSubscription(trx, subscription.id, state)) return;
+      const now = await consumers.findSubscriptionById(trx, subscription.id);
+      throw new PorticoError('MGMT_CONFLICT', {
+        reason: `subscription ${subscriptionId} is ${now?.state ?? 'gone'}, not pending`,
+      });
+    },
     subscription.product_id,
   );
   return { ...subscription, state };
