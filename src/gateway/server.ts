@@ -256,7 +256,7 @@ export class Gateway {
 
   private record(req: IncomingMessage, tx: Transaction, answer: Answer): void {
     const seconds = (performance.now() - tx.started) / 1000;
-    recordRequest(tx.api?.name ?? '', answer.status, seconds);
+    recordRequest(tx.api, answer.status, seconds);
     const sink = this.options.sink;
     if (sink === undefined || tx.api === undefined) return;
     const caller = tx.caller;

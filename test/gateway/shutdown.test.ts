@@ -75,8 +75,9 @@ describe('gateway stop', () => {
     assert.equal(response.status, 200);
     await response.arrayBuffer();
     const metrics = await (await fetch(`${t.status}/metrics`)).text();
-    assert.match(metrics, /^portico_gateway_requests_total\{api="slow",status="200"\} 1$/m);
-    assert.match(metrics, /^portico_gateway_request_duration_seconds_count\{api="slow"\} 1$/m);
+    const labels = 'org="acme",catalog="sandbox",api="slow",version="1\\.0\\.0"';
+    assert.match(metrics, new RegExp(`^portico_gateway_requests_total\\{${labels},status="200"\\} 1$`, 'm'));
+    assert.match(metrics, new RegExp(`^portico_gateway_request_duration_seconds_count\\{${labels}\\} 1$`, 'm'));
   });
 
   test('lets the requests in flight finish, then stops', async () => {
