@@ -130,6 +130,11 @@ export interface TlsProfileSetting {
   key?: string;
   /** Verify the backend's certificate (default true). */
   rejectUnauthorized?: boolean;
+  /**
+   * The provider orgs whose APIs may name the profile; absent: every org, unless the profile
+   * holds a client certificate or key, which no org may then use (it is another tenant's identity).
+   */
+  orgs?: string[];
 }
 
 /** Reads settings from `env`, with `overrides` (from CLI flags) taking precedence. */

@@ -68,6 +68,10 @@ export function trustedProxies(env: Env): string[] {
   return entries;
 }
 
+function isOrgNameList(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0 && value.every((org) => typeof org === 'string' && org.trim() !== '');
+}
+
 /** `PORTICO_TLS_PROFILES`: named TLS profiles for backends, as JSON. */
 export function tlsProfiles(env: Env): Record<string, TlsProfileSetting> {
   const raw = env.PORTICO_TLS_PROFILES;
@@ -92,12 +96,14 @@ export function tlsProfiles(env: Env): Record<string, TlsProfileSetting> {
     const wrong = Object.entries(fields ?? {}).find(([key, v]) =>
       key === 'rejectUnauthorized'
         ? typeof v !== 'boolean'
-        : !['ca', 'cert', 'key'].includes(key) || typeof v !== 'string',
+        : key === 'orgs'
+          ? !isOrgNameList(v)
+          : !['ca', 'cert', 'key'].includes(key) || typeof v !== 'string',
     );
     if (typeof profile !== 'object' || profile === null || wrong) {
       throw new PorticoError('CONFIG_INVALID', {
         setting: 'PORTICO_TLS_PROFILES',
-        reason: `profile ${name}: fields are ca, cert, key (file paths) and rejectUnauthorized (boolean)`,
+        reason: `profile ${name}: fields are ca, cert, key (file paths), rejectUnauthorized (boolean) and orgs (a non-empty list of provider org names)`,
       });
     }
   }

@@ -82,6 +82,7 @@ export function compileApi(
     const writtenOperation = written.get(`${operation.verb} ${operation.path}`) ?? {};
     const security = compileOperationSecurity(document, writtenOperation, {
       properties,
+      org: catalog.orgName,
       settings: options.settings,
       registries,
       providers: providers?.byName,

@@ -43,9 +43,18 @@ export function namedLimits(written: Record<string, string>): Record<string, rea
   return out;
 }
 
-/** Reads the PEM files of the TLS profiles once, at start; a missing file names the profile. */
-export function loadTlsProfiles(profiles: Settings['tlsProfiles']): PolicySettings['tlsProfiles'] {
-  const out: PolicySettings['tlsProfiles'] = {};
+/**
+ * Reads the PEM files of the TLS profiles once, at start; a missing file names the profile.
+ * Profiles with `orgs` go to `orgTlsProfiles`, for those orgs only. A client certificate without
+ * `orgs` is left out, with a warning: which tenant's backend it proves itself to is unknown, and
+ * any org's API naming it would pass that backend's mutual-TLS check.
+ */
+export function loadTlsProfiles(
+  profiles: Settings['tlsProfiles'],
+  logger: Pick<Logger, 'warn'>,
+): Pick<PolicySettings, 'tlsProfiles' | 'orgTlsProfiles'> {
+  const shared: PolicySettings['tlsProfiles'] = {};
+  const limited: NonNullable<PolicySettings['orgTlsProfiles']> = {};
   for (const [name, profile] of Object.entries(profiles)) {
     const read = (field: 'ca' | 'cert' | 'key') => {
       const file = profile[field];
@@ -59,14 +68,21 @@ export function loadTlsProfiles(profiles: Settings['tlsProfiles']): PolicySettin
         });
       }
     };
-    out[name] = {
+    const material = {
       ca: read('ca'),
       cert: read('cert'),
       key: read('key'),
       rejectUnauthorized: profile.rejectUnauthorized ?? true,
     };
+    if (profile.orgs !== undefined) limited[name] = { ...material, orgs: [...profile.orgs] };
+    else if (material.cert === undefined && material.key === undefined) shared[name] = material;
+    else
+      logger.warn(
+        { profile: name },
+        `TLS profile ${name} holds a client certificate but lists no provider orgs, so no API may use it: add "orgs": ["<provider org>", …] to it in PORTICO_TLS_PROFILES`,
+      );
   }
-  return out;
+  return { tlsProfiles: shared, orgTlsProfiles: limited };
 }
 
 export function createGateway(settings: Readonly<Settings>, store: Store, logger: Logger): Gateway {
@@ -117,7 +133,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     registry: policyRegistry,
     policySettings: {
       maxBackendBodyBytes: settings.maxBackendBodyBytes,
-      tlsProfiles: loadTlsProfiles(settings.tlsProfiles),
+      ...loadTlsProfiles(settings.tlsProfiles, logger),
       script: {
         timeoutMs: settings.scriptTimeoutMs,
         memoryBytes: settings.scriptMemoryBytes,

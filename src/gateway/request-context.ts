@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { PorticoError } from '../errors.ts';
+import { dropConnectionOptions } from '../policies/http-fields.ts';
 import { RawBody } from '../policies/types.ts';
 import type { MessageVar, RequestVar } from '../policies/types.ts';
 import { GatewayContext, headerBag } from './context.ts';
@@ -48,11 +49,19 @@ export function newTransaction(): Transaction {
 }
 
 /**
- * A header whose repetition makes the request ambiguous: RFC 9112 §3.2 requires a 400 for more
- * than one `Host` line (Node keeps the first, a backend or proxy behind may read another).
- * Node's parser already refuses a repeated `Content-Length` and one beside `Transfer-Encoding`.
+ * A header that makes the request ambiguous: RFC 9112 §3.2 requires a 400 for more than one
+ * `Host` line (Node keeps the first, a backend or proxy behind may read another). Node's parser
+ * already refuses a repeated `Content-Length`, one beside `Transfer-Encoding`, and a coding after
+ * `chunked`; it accepts codings before it (`gzip, chunked`) and passes the body on still coded
+ * with no field left to say so, so any `Transfer-Encoding` but `chunked` is refused (RFC 9112 §6.1
+ * lets a server answer a coding it does not understand with an error).
  */
 export function refusedHeader(req: IncomingMessage): PorticoError | undefined {
+  const coding = req.headers['transfer-encoding'];
+  if (coding !== undefined && coding.toLowerCase() !== 'chunked') {
+    const reason = 'only chunked is accepted';
+    return new PorticoError('GW_BAD_HEADER', { name: 'Transfer-Encoding', reason });
+  }
   const raw = req.rawHeaders;
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) {
@@ -82,8 +91,9 @@ export interface ReadRequest {
 }
 
 /**
- * Builds the assembly's context; `X-Forwarded-*` are set on the request headers first. `res` tells
- * the context when the consumer goes away (nothing listens to it until a policy waits on a backend).
+ * Builds the assembly's context. The request's headers are settled first: the fields its
+ * `Connection` names dropped, then `X-Forwarded-*` set. `res` tells the context when the consumer
+ * goes away (nothing listens to it until a policy waits on a backend).
  */
 export function requestContext(
   req: IncomingMessage,
@@ -91,6 +101,7 @@ export function requestContext(
   read: ReadRequest,
   deps: ContextDeps,
 ): GatewayContext {
+  dropConnectionOptions(req.headers);
   setForwardedHeaders(req, deps.trusted);
   const { api, operation } = read.route;
   const headers = req.headers as Record<string, string>;

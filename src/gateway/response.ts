@@ -4,7 +4,7 @@
  * wherever it was thrown, becomes one API Connect envelope through {@link errorAnswer}, with the
  * fields the error carries (`Allow`, `Retry-After`, `WWW-Authenticate`).
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { PorticoError, errorEnvelope } from '../errors.ts';
 import { hopByHopFields } from '../policies/http-fields.ts';
@@ -14,14 +14,15 @@ import type { MessageVar } from '../policies/types.ts';
 /**
  * The response's header fields, gathered for one `res.writeHead(status, fields)` call (Node writes
  * a flat array as it is, without building its header object field by field). A field set again
- * under any case replaces the earlier one in its place, as `res.setHeader` does.
+ * under any case replaces the earlier one in its place, as `res.setHeader` does. A list of values
+ * is written one line each (Node does so), as several `Set-Cookie` must be (RFC 6265 §3).
  */
 export class ResponseHeaders {
   /** name, value, name, value… as writeHead takes them. */
-  readonly fields: Array<string | number> = [];
+  readonly fields: OutgoingHttpHeader[] = [];
   private readonly lower: string[] = [];
 
-  set(name: string, value: string | number): void {
+  set(name: string, value: OutgoingHttpHeader): void {
     const key = name.toLowerCase();
     const index = this.lower.indexOf(key);
     if (index < 0) {
@@ -43,8 +44,8 @@ export class ResponseHeaders {
   }
 
   /** As `res.getHeaders()` gives them: lower-case names. */
-  toObject(): Record<string, string | number> {
-    const out: Record<string, string | number> = {};
+  toObject(): Record<string, OutgoingHttpHeader> {
+    const out: Record<string, OutgoingHttpHeader> = {};
     for (let i = 0; i < this.lower.length; i++) out[this.lower[i]] = this.fields[2 * i + 1];
     return out;
   }
@@ -95,11 +96,12 @@ export function messageAnswer(
   const headers = new ResponseHeaders();
   const fields = message.headers;
   for (const name of Object.keys(fields)) {
-    const value = fields[name];
+    // A string, or a list of values for a field sent in several lines (http-fields.ts, `Set-Cookie`).
+    const value: string | string[] | undefined = fields[name];
     const lower = name.toLowerCase();
     if (hopByHopFields.has(lower) || requestOnly.has(lower) || value === undefined) continue;
     if (echo !== undefined && echo[lower] === value && lower !== 'content-type') continue;
-    if (lower === 'content-type' && contentType !== undefined && !/json/i.test(value)) continue;
+    if (lower === 'content-type' && contentType !== undefined && !/json/i.test(String(value))) continue;
     headers.set(name, value);
   }
   if (contentType !== undefined && !headers.has('content-type')) headers.set('content-type', contentType);

@@ -19,6 +19,7 @@ import type { SubscriptionInfo } from './subscriptions.ts';
 import type { CompiledParameter } from './parameters.ts';
 import type { OperationSecurity } from './security/index.ts';
 import { compileRegistries } from '../identity/verifiers.ts';
+import { tlsProfilesOf } from '../policies/invoke/dispatchers.ts';
 import type { CatalogRegistries } from '../identity/verifiers.ts';
 import { compileProviders } from '../oauth/compile.ts';
 import type { CatalogProviders } from '../oauth/compile.ts';
@@ -123,13 +124,16 @@ function catalogRegistries(
     if (rows) rows.push(row);
     else rowsByCatalog.set(row.catalog_id, [row]);
   }
-  const settings = { tlsProfiles: options.settings.tlsProfiles, cache: options.settings.userRegistryCache };
+  const orgOf = new Map(data.catalogs.map((catalog) => [catalog.id, catalog.orgName]));
   const out = new Map<string, { compiled: CatalogRegistries; stamp: string }>();
   for (const [catalogId, rows] of rowsByCatalog) {
     const stamp = rows
       .map((row) => `${row.id}@${row.updated_at}`)
       .sort()
       .join(',');
+    // The TLS profiles this catalog's org may use (a profile's `orgs`), never another tenant's.
+    const tlsProfiles = tlsProfilesOf(options.settings, orgOf.get(catalogId));
+    const settings = { tlsProfiles, cache: options.settings.userRegistryCache };
     out.set(catalogId, { compiled: compileRegistries(rows, settings), stamp });
   }
   return out;

@@ -23,6 +23,10 @@ export interface RegistryRecord {
 export type CatalogRegistries = ReadonlyMap<string, UserVerifier | { refused: string }>;
 
 export interface VerifierSettings {
+  /**
+   * The TLS profiles the registries' provider org may use (`tlsProfilesOf`, policies/invoke/
+   * dispatchers.ts): one it may not use is refused like one the gateway does not have.
+   */
   tlsProfiles: Record<string, TlsMaterial>;
   cache?: VerdictCache;
 }

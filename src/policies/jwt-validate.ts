@@ -15,7 +15,7 @@ import type { JWTPayload } from 'jose';
 import { compileLinearPattern, PatternRefusal } from '../definitions/linear-pattern.ts';
 import type { LinearPattern } from '../definitions/linear-pattern.ts';
 import { PorticoError } from '../errors.ts';
-import { dispatcherFor } from './invoke/dispatchers.ts';
+import { dispatcherFor, tlsProfilesOf } from './invoke/dispatchers.ts';
 import { candidates, importKeySet, joseAlgorithms, KeyLookupError, RemoteKeySet } from './jose/key-set.ts';
 import type { VerificationKey } from './jose/key-set.ts';
 import { VerifiedTokenCache } from './jose/verified-cache.ts';
@@ -180,7 +180,9 @@ function keySource(block: PolicyBlock, api: CompiledApiInfo, path: string): KeyS
     if (!/^https?:\/\/[^/]/i.test(resolved))
       throw new PolicyCompileError(`${path}.jwks-url`, 'url', `jwks-url must be an http(s) URL, got ${resolved}`);
     const profile = optionalString(block, 'tls-profile', path);
-    if (profile !== undefined && api.settings.tlsProfiles[profile] === undefined) {
+    // The profiles the API's org may use (a profile's `orgs`); own keys only.
+    const profiles = { tlsProfiles: tlsProfilesOf(api.settings, api.catalog.orgName) };
+    if (profile !== undefined && !Object.hasOwn(profiles.tlsProfiles, profile)) {
       throw new PolicyCompileError(
         `${path}.tls-profile`,
         'unknown-tls-profile',
@@ -189,7 +191,7 @@ function keySource(block: PolicyBlock, api: CompiledApiInfo, path: string): KeyS
     }
     const set = new RemoteKeySet(
       new URL(resolved),
-      dispatcherFor(profile, api.settings),
+      dispatcherFor(profile, profiles),
       api.settings.jwks ?? defaultJwks,
     );
     return { kind: 'remote', set };

@@ -39,11 +39,25 @@ export interface CompiledApiInfo {
   compileFlow(steps: unknown[], path: string): Step;
 }
 
+/** A TLS profile's PEM contents and verification, as undici's connect options take them. */
+export interface TlsProfile {
+  rejectUnauthorized?: boolean;
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
 export interface PolicySettings {
   /** Max bytes read from a backend response body. */
   maxBackendBodyBytes: number;
-  /** Named TLS profiles (`tls-profile` in invoke) → undici connect options. */
-  tlsProfiles: Record<string, { rejectUnauthorized?: boolean; ca?: string; cert?: string; key?: string }>;
+  /** Named TLS profiles every provider org may use (`tls-profile` in invoke) → undici connect options. */
+  tlsProfiles: Record<string, TlsProfile>;
+  /**
+   * The profiles PORTICO_TLS_PROFILES limits to some provider orgs (`orgs`), by name. Kept apart
+   * so that a lookup by name alone never finds another tenant's client certificate: read them
+   * through `tlsProfilesOf(settings, org)` (policies/invoke/dispatchers.ts).
+   */
+  orgTlsProfiles?: Record<string, TlsProfile & { orgs: readonly string[] }>;
   /**
    * Script sandbox limits, the worker pool that runs scripts (the process's shared one when
    * absent), and the gateway thread's inline tier tried first (none when absent).

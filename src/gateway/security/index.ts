@@ -14,7 +14,7 @@ import {
 import type { SupportedScheme } from '../../definitions/security-support.ts';
 import { PorticoError } from '../../errors.ts';
 import type { CatalogRegistries } from '../../identity/verifiers.ts';
-import { dispatcherFor } from '../../policies/invoke/dispatchers.ts';
+import { dispatcherFor, tlsProfilesOf } from '../../policies/invoke/dispatchers.ts';
 import type { PolicySettings } from '../../policies/types.ts';
 import { basicScheme } from './basic.ts';
 import { clientIdScheme } from './client-id.ts';
@@ -46,6 +46,8 @@ export interface SecurityCompileOptions {
   registries?: CatalogRegistries;
   /** The native OAuth providers the API's catalog enables (oauth2 schemes name one). */
   providers?: ReadonlyMap<string, CompiledProvider>;
+  /** The API's provider org: a TLS profile limited to some orgs (`orgs`) is usable only with one of them. */
+  org?: string;
 }
 
 // One introspection client (and cache) per API document and endpoint, shared by its operations.
@@ -71,7 +73,8 @@ function enforcerFor(
   if (scheme.role === 'oauth2-native') return providerScheme(scheme, options?.providers);
   const introspect = scheme.introspect!;
   const settings = options?.settings;
-  if (introspect.tlsProfile !== undefined && settings?.tlsProfiles[introspect.tlsProfile] === undefined) {
+  const profiles = { tlsProfiles: settings === undefined ? {} : tlsProfilesOf(settings, options?.org) };
+  if (introspect.tlsProfile !== undefined && !Object.hasOwn(profiles.tlsProfiles, introspect.tlsProfile)) {
     return `security scheme ${scheme.scheme}: TLS profile ${introspect.tlsProfile} is not configured (PORTICO_TLS_PROFILES)`;
   }
   let byEndpoint = introspectors.get(document);
@@ -83,7 +86,7 @@ function enforcerFor(
     introspector = new Introspector({
       url: introspect.url,
       authorization: authorization === '' ? undefined : authorization,
-      dispatcher: dispatcherFor(introspect.tlsProfile, settings ?? ({ tlsProfiles: {} } as unknown as PolicySettings)),
+      dispatcher: dispatcherFor(introspect.tlsProfile, profiles),
       settings: settings?.introspection ?? defaultIntrospection,
     });
     byEndpoint.set(key, introspector);

@@ -18,10 +18,10 @@ import { invokeFields } from './schema.ts';
 import { interceptors, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import { PorticoError } from '../../errors.ts';
-import { hopByHopFields } from '../http-fields.ts';
+import { answerFields, hopByHopFields } from '../http-fields.ts';
 import { describeConnectError, faultString, isSoapFault } from './backend-errors.ts';
 import { decodeAnswer } from './decode-answer.ts';
-import { dispatcherFor, tlsProfileName } from './dispatchers.ts';
+import { dispatcherFor, tlsProfileName, tlsProfilesOf } from './dispatchers.ts';
 import { exchange } from './exchange.ts';
 import type { BackendAnswer } from './exchange.ts';
 import { definePolicy, problemsOf } from '../policy.ts';
@@ -164,11 +164,12 @@ export function compileInvoke(
   const stops = stopSet(config);
   const allowHeader = headerFilter(config['header-control']);
   const forwardedQuery = compileForwardedQuery(config['parameter-control']);
-  const profile = tlsProfileName(config['tls-profile'], api.settings, path);
+  const profiles = { tlsProfiles: tlsProfilesOf(api.settings, api.catalog.orgName) };
+  const profile = tlsProfileName(config['tls-profile'], profiles, path);
   const followRedirects = config['follow-redirects'] === true;
   // undici 7 follows redirects only through its interceptor (a `maxRedirections` option on the
   // call itself is refused, which failed every such call with 502).
-  const pool = dispatcherFor(profile, api.settings);
+  const pool = dispatcherFor(profile, profiles);
   const dispatcher = followRedirects ? pool.compose(interceptors.redirect({ maxRedirections: 5 })) : pool;
   const maxBytes = api.settings.maxBackendBodyBytes;
   const basicAuth =
@@ -259,13 +260,7 @@ export function compileInvoke(
     ctx.backendMs += performance.now() - started;
     const bytes = response.body;
 
-    const responseHeaders = prototypeFree<Record<string, string>>();
-    const answered = response.headers;
-    for (const name of Object.keys(answered)) {
-      const value = answered[name];
-      if (value === undefined || hopByHop.has(name)) continue;
-      responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
+    const responseHeaders = answerFields(response.headers, hopByHop);
     const contentType = responseHeaders['content-type'];
     const result: MessageVar = {
       status: { code: response.statusCode, reason: statusReason(response.statusCode) },
