@@ -284,7 +284,10 @@ export class GatewayContext implements FlowContext {
     const last = segments[segments.length - 1];
     if (isHeaderBag(segments, segments.length - 1)) {
       removeCaseless(node, last);
-      writeKey(node, last.toLowerCase(), value === undefined || value === null ? '' : String(value), name);
+      const field = last.toLowerCase();
+      // Header values are text, but Set-Cookie lines are never folded (RFC 6265 §3): a list stays one.
+      const text = field === 'set-cookie' && Array.isArray(value) ? value.map(String) : String(value ?? '');
+      writeKey(node, field, text, name);
       return;
     }
     writeKey(node, last, value, name);

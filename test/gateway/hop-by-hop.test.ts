@@ -31,8 +31,13 @@ const backend = createServer((req, res) => {
 });
 
 // The script shows what a GatewayScript reads of the answer's Set-Cookie lines.
+// With X-Add-Cookie, it sets one cookie and adds another the way a script adds a header value.
 const script = `var c = context.message.header.get('set-cookie');
-if (c !== undefined) context.message.header.set('x-seen-cookie', JSON.stringify(c));`;
+if (c !== undefined) context.message.header.set('x-seen-cookie', JSON.stringify(c));
+if (context.get('request.headers.x-add-cookie')) {
+  context.message.header.set('set-cookie', 'a=1');
+  apim.setvariable('message.headers.set-cookie', 'c=3', 'add');
+}`;
 
 function apiText(target: string): string {
   return `swagger: '2.0'
@@ -154,6 +159,19 @@ describe('header fields between consumer, gateway and backend', () => {
     assert.deepEqual(
       lines.filter(([name]) => name === 'set-cookie').map(([, value]) => value),
       cookies,
+    );
+  });
+
+  test("a Set-Cookie a script adds with apim.setvariable(…, 'add') is one more line, not folded in", async () => {
+    const answer = await rawRequest(
+      t.gateway,
+      'GET /acme/sandbox/hops/answer HTTP/1.1\r\nHost: g\r\nX-Add-Cookie: 1\r\nConnection: close\r\n\r\n',
+    );
+    assert.match(answer, /^HTTP\/1\.1 200 /);
+    const lines = headLines(answer);
+    assert.deepEqual(
+      lines.filter(([name]) => name === 'set-cookie').map(([, value]) => value),
+      ['a=1', 'c=3'],
     );
   });
 

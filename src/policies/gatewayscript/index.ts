@@ -211,6 +211,9 @@ function addValue(ctx: FlowContext, name: string, value: unknown, journal?: Writ
   else if (Array.isArray(current)) {
     journal?.keep(current);
     current.push(value);
+  } else if (/(^|\.)headers\.set-cookie$/i.test(name)) {
+    // Set-Cookie is never folded (RFC 6265 §3): several are a list, written one line each.
+    ctx.set(name, [current, value]);
   } else if (/(^|\.)headers\.[^.]+$/.test(name)) ctx.set(name, `${String(current)}, ${String(value)}`);
   else ctx.set(name, [current, value]);
 }
