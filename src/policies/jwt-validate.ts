@@ -189,11 +189,7 @@ function keySource(block: PolicyBlock, api: CompiledApiInfo, path: string): KeyS
         `TLS profile ${profile} is not configured`,
       );
     }
-    const set = new RemoteKeySet(
-      new URL(resolved),
-      dispatcherFor(profile, profiles),
-      api.settings.jwks ?? defaultJwks,
-    );
+    const set = new RemoteKeySet(new URL(resolved), dispatcherFor(profile, profiles), api.settings.jwks ?? defaultJwks);
     return { kind: 'remote', set };
   }
   const name = optionalString(block, 'jws-jwk', path)!;
