@@ -14,13 +14,21 @@ export interface EventFilter {
   toTs?: number;
 }
 
+/** The scope columns a filter names, with their values: the same names in events, rollups and scopes. */
+function scopeConditions(filter: EventFilter) {
+  const named = [
+    ['org_name', filter.orgName],
+    ['catalog_name', filter.catalogName],
+    ['api_name', filter.apiName],
+    ['app_id', filter.appId],
+    ['subscription_id', filter.subscriptionId],
+  ] as const;
+  return named.filter((pair): pair is readonly [(typeof pair)[0], string] => pair[1] !== undefined);
+}
+
 function filtered(db: Db, filter: EventFilter) {
   let query = db.selectFrom('activity_events');
-  if (filter.orgName !== undefined) query = query.where('org_name', '=', filter.orgName);
-  if (filter.catalogName !== undefined) query = query.where('catalog_name', '=', filter.catalogName);
-  if (filter.apiName !== undefined) query = query.where('api_name', '=', filter.apiName);
-  if (filter.appId !== undefined) query = query.where('app_id', '=', filter.appId);
-  if (filter.subscriptionId !== undefined) query = query.where('subscription_id', '=', filter.subscriptionId);
+  for (const [column, value] of scopeConditions(filter)) query = query.where(column, '=', value);
   if (filter.fromTs !== undefined) query = query.where('ts', '>=', filter.fromTs);
   if (filter.toTs !== undefined) query = query.where('ts', '<', filter.toTs);
   return query;
@@ -38,11 +46,7 @@ function usesRollup(filter: EventFilter): boolean {
 
 function rolled(db: Db, filter: EventFilter) {
   let query = db.selectFrom('activity_rollup');
-  if (filter.orgName !== undefined) query = query.where('org_name', '=', filter.orgName);
-  if (filter.catalogName !== undefined) query = query.where('catalog_name', '=', filter.catalogName);
-  if (filter.apiName !== undefined) query = query.where('api_name', '=', filter.apiName);
-  if (filter.appId !== undefined) query = query.where('app_id', '=', filter.appId);
-  if (filter.subscriptionId !== undefined) query = query.where('subscription_id', '=', filter.subscriptionId);
+  for (const [column, value] of scopeConditions(filter)) query = query.where(column, '=', value);
   if (filter.fromTs !== undefined) query = query.where('bucket_ts', '>=', Math.floor(filter.fromTs / hourMs) * hourMs);
   if (filter.toTs !== undefined) query = query.where('bucket_ts', '<', filter.toTs);
   return query;
@@ -50,19 +54,13 @@ function rolled(db: Db, filter: EventFilter) {
 
 /** Whether a filter names any scope column (all but the time window do). */
 function scoped(filter: EventFilter): boolean {
-  return [filter.orgName, filter.catalogName, filter.apiName, filter.appId, filter.subscriptionId].some(
-    (value) => value !== undefined,
-  );
+  return scopeConditions(filter).length > 0;
 }
 
 /** The ids of the scopes a filter names (the unique key of activity_scopes leads with org, catalog, API). */
 function scopesOf(db: Db, filter: EventFilter) {
   let query = db.selectFrom('activity_scopes').select('activity_scopes.id');
-  if (filter.orgName !== undefined) query = query.where('org_name', '=', filter.orgName);
-  if (filter.catalogName !== undefined) query = query.where('catalog_name', '=', filter.catalogName);
-  if (filter.apiName !== undefined) query = query.where('api_name', '=', filter.apiName);
-  if (filter.appId !== undefined) query = query.where('app_id', '=', filter.appId);
-  if (filter.subscriptionId !== undefined) query = query.where('subscription_id', '=', filter.subscriptionId);
+  for (const [column, value] of scopeConditions(filter)) query = query.where(column, '=', value);
   return query;
 }
 

@@ -146,15 +146,22 @@ export async function findCode(db: Db, codeHash: string): Promise<(CodeRow & { u
 }
 
 /**
- * Takes a code once, in one conditional update, and only for the client it was issued to (another
- * client's attempt changes nothing). `first` is false when it was taken before (a replay, RFC 6749
- * §4.1.2: the grant it issued is then revoked). Undefined when no such code is the client's.
+ * Whether a conditional "used = 1 where used = 0 and it is the client's" took the row: `first`
+ * true when this call took it; false when it was taken before (a replay: RFC 6749 §4.1.2, the
+ * grant is then revoked); undefined when no such row is the client's. The row is read again only
+ * when the update took nothing, to tell a replay from a row that is gone.
  */
-export async function takeCode(
-  db: Db,
-  codeHash: string,
+async function tookOnce(
+  updatedRows: bigint,
   clientId: string,
-): Promise<{ row: CodeRow; first: boolean } | undefined> {
+  stored: () => Promise<{ client_id: string } | undefined>,
+): Promise<{ first: boolean } | undefined> {
+  if (Number(updatedRows) === 1) return { first: true };
+  return (await stored())?.client_id === clientId ? { first: false } : undefined;
+}
+
+/** Takes a code once, and only for the client it was issued to (another client's attempt changes nothing): {@link tookOnce}. */
+export async function takeCode(db: Db, codeHash: string, clientId: string): Promise<{ first: boolean } | undefined> {
   const updated = await db
     .updateTable('oauth_codes')
     .set({ used: 1 })
@@ -162,10 +169,7 @@ export async function takeCode(
     .where('client_id', '=', clientId)
     .where('used', '=', 0)
     .executeTakeFirst();
-  const found = await findCode(db, codeHash);
-  if (found === undefined || found.client_id !== clientId) return undefined;
-  const { used: _used, ...row } = found;
-  return { row, first: Number(updated.numUpdatedRows) === 1 };
+  return tookOnce(updated.numUpdatedRows, clientId, () => findCode(db, codeHash));
 }
 
 export interface RefreshRow {
@@ -192,15 +196,12 @@ export async function insertRefreshToken(
     .execute();
 }
 
-/**
- * Uses a refresh token once (rotation), in one conditional update, and only for the client it was
- * issued to: `first` false = reuse of a rotated token. Undefined when no such token is the client's.
- */
+/** Uses a refresh token once (rotation), and only for the client it was issued to: {@link tookOnce}. */
 export async function takeRefreshToken(
   db: Db,
   tokenHash: string,
   clientId: string,
-): Promise<{ row: RefreshRow; first: boolean } | undefined> {
+): Promise<{ first: boolean } | undefined> {
   const updated = await db
     .updateTable('oauth_refresh_tokens')
     .set({ used: 1 })
@@ -208,10 +209,7 @@ export async function takeRefreshToken(
     .where('client_id', '=', clientId)
     .where('used', '=', 0)
     .executeTakeFirst();
-  const found = await findRefreshToken(db, tokenHash);
-  if (found === undefined || found.client_id !== clientId) return undefined;
-  const { used: _used, ...row } = found;
-  return { row, first: Number(updated.numUpdatedRows) === 1 };
+  return tookOnce(updated.numUpdatedRows, clientId, () => findRefreshToken(db, tokenHash));
 }
 
 /** A refresh token as it stands, without using it (introspection; the client check before a refresh). */
