@@ -89,6 +89,8 @@ export interface Settings {
   scriptInlineUs: number;
   /** Portal/console session lifetime. */
   sessionTtlMs: number;
+  /** Minutes without a request after which a portal/console session ends (not management API tokens). */
+  sessionIdleMinutes: number;
   /** SMTP server for account email, `smtp://` or `smtps://` with optional `user:password@`; none: no mail. */
   smtpUrl: string | undefined;
   /** The From address of account email. */
@@ -188,6 +190,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     scriptWriteBytes: integer(env, 'PORTICO_SCRIPT_WRITE_BYTES', 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     scriptInlineUs: integer(env, 'PORTICO_SCRIPT_INLINE_US', 0, 0, 100_000),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
+    sessionIdleMinutes: integer(env, 'PORTICO_SESSION_IDLE_MINUTES', 60, 1, 7 * 24 * 60),
     smtpUrl: smtpUrl(env),
     mailFrom: mailFrom(env),
     portalPublicUrl: publicUrl(env, 'PORTICO_PORTAL_URL'),

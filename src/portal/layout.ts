@@ -57,14 +57,14 @@ function verificationBanner(context: PortalContext | undefined): SafeHtml | '' {
     return notice(
       'warn',
       html`Your email address is not verified, and this portal cannot send email (no mail server is configured), so you
-      see only public products and cannot subscribe. Ask the API provider to verify your account.`,
+      see only public products and cannot create apps or subscribe. Ask the API provider to verify your account.`,
     );
   }
   return notice(
     'warn',
     html`<p>
         Check your email: open the link we sent to ${context.user.email} to verify your address. Until then you see only
-        public products and cannot subscribe.
+        public products and cannot create apps or subscribe.
       </p>
       <form method="post" action="/account/verification" class="inline">
         ${csrfField(context.csrfToken)}

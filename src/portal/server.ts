@@ -31,6 +31,8 @@ export interface PortalOptions {
   services: ConsumerServices;
   logger: Logger;
   sessionTtlMs: number;
+  /** A session without a request for this long ends (default 60 minutes). */
+  sessionIdleMs?: number;
   /** Where Try it calls go: the gateway as this process reaches it. */
   gatewayUrl: string;
   /** The gateway address shown to developers (defaults to `gatewayUrl`). */
@@ -93,6 +95,7 @@ export async function createPortalServer(options: PortalOptions): Promise<Fastif
       cookieName: 'portico_portal',
       cookiePath: '/',
       ttlMs: options.sessionTtlMs,
+      idleMs: options.sessionIdleMs,
     },
     gatewayUrl: options.gatewayUrl,
     gatewayPublicUrl: options.gatewayPublicUrl ?? options.gatewayUrl,

@@ -125,8 +125,9 @@ export class ConsumerServices implements ServiceContext {
     return accounts.authenticatePortalUser(this, catalogId, email, password, address);
   }
 
-  changePortalPassword(userId: string, current: string, next: string) {
-    return accounts.changePortalPassword(this, userId, current, next);
+  /** Changes a signed-in developer's password; the current-password check is limited per account. */
+  changePortalPassword(userId: string, current: string, next: string, address: string) {
+    return accounts.changePortalPassword(this, userId, current, next, address);
   }
 
   portalUser(userId: string) {
@@ -145,6 +146,11 @@ export class ConsumerServices implements ServiceContext {
 
   createApp(consumerOrgId: string, input: { title: string; description?: string }) {
     return apps.createApp(this, consumerOrgId, input);
+  }
+
+  /** Creates an app for a signed-in developer: an unverified address may not (MGMT_EMAIL_UNVERIFIED). */
+  createAppAs(user: PortalUser, input: { title: string; description?: string }) {
+    return apps.createAppAs(this, user, input);
   }
 
   app(consumerOrgId: string, appId: string) {

@@ -1,20 +1,36 @@
 /** Sessions of every kind (portal and console cookies, management API tokens), kept as token hashes in the store. */
 import type { Session, SessionKind } from '../store/schema.ts';
+import { serverKey } from '../store/server-keys.ts';
 import * as sessions from '../store/sessions.ts';
 import type { NewSession } from '../store/sessions.ts';
 import type { Store } from '../store/store.ts';
 
 export class SessionService {
+  private preSessionKeyRead?: Promise<Buffer>;
+
   constructor(private readonly store: Store) {}
+
+  /** The installation's pre-session signing key: read from the store (created there once) on first use, then kept. */
+  preSessionKey(): Promise<Buffer> {
+    this.preSessionKeyRead ??= serverKey(this.store.db, 'pre-session').catch((error: unknown) => {
+      // A store that did not answer is asked again by the next request.
+      this.preSessionKeyRead = undefined;
+      throw error;
+    });
+    return this.preSessionKeyRead;
+  }
 
   /** A new session; its token is returned here only (the store keeps its hash). */
   create(input: { kind: SessionKind; userId: string; ttlMs: number }): Promise<NewSession> {
     return sessions.createSession(this.store.db, input);
   }
 
-  /** The live session for `token` of one of `kinds`, or undefined when unknown or expired. */
-  find(token: string, kinds: SessionKind[]): Promise<Session | undefined> {
-    return sessions.findSession(this.store.db, token, kinds);
+  /**
+   * The live session for `token` of one of `kinds`, or undefined when unknown or expired; with
+   * `idleMs`, also when idle that long (its activity is recorded, at most once a minute).
+   */
+  find(token: string, kinds: SessionKind[], idleMs?: number): Promise<Session | undefined> {
+    return sessions.findSession(this.store.db, token, kinds, { idleMs });
   }
 
   delete(token: string): Promise<void> {

@@ -79,8 +79,10 @@ export function findPortalUserById(db: Db, id: string): Promise<PortalUser | und
   return db.selectFrom('portal_users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Sets the password and cancels the user's reset links: a link mailed before no longer resets it. */
 export async function setPortalUserPassword(db: Db, id: string, passwordHash: string): Promise<void> {
   await db.updateTable('portal_users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+  await db.deleteFrom('account_tokens').where('user_id', '=', id).where('purpose', '=', 'reset-password').execute();
 }
 
 export async function createApp(
@@ -333,10 +335,10 @@ export async function deleteConsumerOrg(trx: Db, consumerOrgId: string): Promise
   const sessionIds = trx
     .selectFrom('sessions')
     .select('id')
-    .where('kind', 'in', ['portal', 'pre-portal'])
+    .where('kind', 'in', ['portal'])
     .where('user_id', 'in', users);
   await trx.deleteFrom('session_values').where('session_id', 'in', sessionIds).execute();
-  const portalSessions = trx.deleteFrom('sessions').where('kind', 'in', ['portal', 'pre-portal']);
+  const portalSessions = trx.deleteFrom('sessions').where('kind', 'in', ['portal']);
   await portalSessions.where('user_id', 'in', users).execute();
   await trx.updateTable('consumer_orgs').set({ owner_id: null }).where('id', '=', consumerOrgId).execute();
   await trx.deleteFrom('portal_users').where('consumer_org_id', '=', consumerOrgId).execute();

@@ -10,8 +10,10 @@ export type ApiState = 'offline' | 'online';
 export type ProductState = 'staged' | 'published' | 'deprecated' | 'retired' | 'archived';
 export type SubscriptionState = 'pending' | 'active' | 'rejected' | 'cancelled';
 export type Visibility = 'public' | 'authenticated' | 'custom';
-/** `pre-portal`/`pre-provider`: a visitor not signed in, holding only the sign-in and sign-up forms' CSRF token. */
-export type SessionKind = 'provider' | 'portal' | 'token' | 'pre-portal' | 'pre-provider';
+/** A console or portal cookie session, or a management API token (pre-sessions are not stored: web/pre-session.ts). */
+export type SessionKind = 'provider' | 'portal' | 'token';
+/** A provider user's role, after API Connect's provider organization roles. */
+export type ProviderRole = 'owner' | 'administrator' | 'developer' | 'community-manager' | 'viewer';
 
 export interface ProviderOrgTable {
   id: string;
@@ -35,6 +37,8 @@ export interface ProviderUserTable {
   email: string;
   password_hash: string;
   created_at: string;
+  /** What the user may do in the org (src/services/provider/roles.ts); migration 0018. */
+  role: ProviderRole;
 }
 
 /** Short-lived values of a web session: a secret to show once (flash), the subscribe wizard's place. */
@@ -53,6 +57,8 @@ export interface SessionTable {
   csrf_token: string;
   created_at: string;
   expires_at: number;
+  /** Last recorded activity, epoch ms, updated at most once a minute; web sessions idle too long end. */
+  last_seen: number;
 }
 
 export interface ApiTable {
@@ -378,6 +384,14 @@ export interface OAuthRevocationTable {
   expires_at: number;
 }
 
+/** Per-installation secret keys every node shares, created on first use (store/server-keys.ts). */
+export interface ServerKeyTable {
+  name: string;
+  /** 256 random bits, base64url. */
+  key: string;
+  created_at: string;
+}
+
 export interface Database {
   oauth_providers: OAuthProviderTable;
   catalog_oauth_providers: CatalogOAuthProviderTable;
@@ -407,6 +421,7 @@ export interface Database {
   activity_calls: ActivityCallTable;
   activity_rollup: ActivityRollupTable;
   changes: ChangeTable;
+  server_keys: ServerKeyTable;
 }
 
 export type ProviderOrg = Selectable<ProviderOrgTable>;

@@ -22,21 +22,48 @@ export async function createSession(
     csrf_token: newToken(),
     created_at: now(),
     expires_at: Date.now() + input.ttlMs,
+    last_seen: Date.now(),
   };
   await db.insertInto('sessions').values(session).execute();
   return { token, csrfToken: session.csrf_token, session };
 }
 
-/** The live session for `token` of one of `kinds`, or undefined when unknown or expired. */
-export async function findSession(db: Db, token: string, kinds: SessionKind[]): Promise<Session | undefined> {
+/** Activity is recorded at most this often per session, so a signed-in page view is not a write. */
+const lastSeenResolutionMs = 60_000;
+
+/**
+ * The live session for `token` of one of `kinds`, or undefined when unknown or expired. With
+ * `idleMs`, a session without activity for longer is deleted and undefined too, and this request
+ * is recorded as its activity when the last record is a minute old or more.
+ */
+export async function findSession(
+  db: Db,
+  token: string,
+  kinds: SessionKind[],
+  idle: { idleMs?: number; now?: number } = {},
+): Promise<Session | undefined> {
+  const at = idle.now ?? Date.now();
   const session = await db
     .selectFrom('sessions')
     .selectAll()
     .where('id', '=', hashToken(token))
     .where('kind', 'in', kinds)
     .executeTakeFirst();
-  if (session === undefined || session.expires_at < Date.now()) return undefined;
-  return session;
+  if (session === undefined || session.expires_at < at) return undefined;
+  if (idle.idleMs === undefined) return session;
+  if (at - session.last_seen > idle.idleMs) {
+    await deleteSession(db, token);
+    return undefined;
+  }
+  if (at - session.last_seen < lastSeenResolutionMs) return session;
+  // Conditional: of the requests (on any node) that find the record stale at once, one writes.
+  await db
+    .updateTable('sessions')
+    .set({ last_seen: at })
+    .where('id', '=', session.id)
+    .where('last_seen', '<=', at - lastSeenResolutionMs)
+    .execute();
+  return { ...session, last_seen: at };
 }
 
 export async function deleteSession(db: Db, token: string): Promise<void> {

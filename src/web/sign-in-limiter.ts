@@ -1,7 +1,8 @@
 /**
  * Limits password checks per account (with the client address) and per client address, in
  * memory, for every sign-in: the portal, the console and the management API's `POST /api/login`
- * (OWASP Authentication cheat sheet, "Protect against automated attacks").
+ * (OWASP Authentication cheat sheet, "Protect against automated attacks"); and the portal's
+ * current-password check before a password change, per account from any address.
  *
  * An attempt is reserved *before* the password is verified and counts as a failure until it
  * succeeds: argon2 is asynchronous, so a limit checked before the verify and recorded after it
@@ -23,6 +24,12 @@ export interface SignInLimiterOptions {
 export interface SignInAttempt {
   account: string;
   address: string;
+  /**
+   * Count the account's attempts from every address together. For a check only a signed-in
+   * session can make (the current password on the change form): no stranger can use up the
+   * account's attempts, and a stolen session gains nothing by changing address.
+   */
+  accountWide?: boolean;
 }
 
 /** Five failures per account and address, fifty per address, in five minutes. */
@@ -43,7 +50,7 @@ export class SignInLimiter {
    * the account's count; any other error gives the reservation back.
    */
   async guard<T>(attempt: SignInAttempt, verify: () => Promise<T>, now = Date.now()): Promise<T> {
-    const accountKey = `${attempt.address}|${attempt.account}`;
+    const accountKey = attempt.accountWide ? `any|${attempt.account}` : `${attempt.address}|${attempt.account}`;
     const addressKey = `address|${attempt.address}`;
     const wait = Math.max(
       this.waitSeconds(accountKey, this.options.max, now),

@@ -1,15 +1,19 @@
 /**
  * Cookie sessions for the portal and the console. The cookie holds a random token; the store
- * keeps only its hash (`sessions`, kind `portal` or `provider`) with an expiry and the
- * session's CSRF token (synchronizer token pattern, OWASP CSRF cheat sheet). Visitors who are
- * not signed in get a pre-session (kind `pre-portal`/`pre-provider`) in the store too, whose
- * CSRF token their sign-in and sign-up forms must echo (login CSRF). Both tokens are issued by
- * the server: a cookie the server did not issue is never a session or a pre-session, so a
- * client cannot choose the token it will be asked for (issue 12).
+ * keeps only its hash (`sessions`, kind `portal` or `provider`) with an expiry, its last recorded
+ * activity and the session's CSRF token (synchronizer token pattern, OWASP CSRF cheat sheet). A
+ * session ends at its expiry, at sign-out, or after `idleMs` without a request.
+ *
+ * Visitors who are not signed in get a pre-session instead (web/pre-session.ts): a cookie the
+ * server signs, from which the CSRF token their sign-in and sign-up forms must echo is derived
+ * (login CSRF). Nothing is stored for it, so anonymous traffic writes nothing. Both tokens are
+ * issued by the server: a cookie the server did not issue is never a session or a pre-session,
+ * so a client cannot choose the token it will be asked for (issue 12).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session, SessionKind } from '../store/schema.ts';
+import { issuePreSession, preSessionCsrfToken, verifyPreSession } from './pre-session.ts';
 
 /** The slice of the session service a web session uses (src/services/sessions.ts). */
 export interface SessionStore {
@@ -18,9 +22,14 @@ export interface SessionStore {
     userId: string;
     ttlMs: number;
   }): Promise<{ token: string; csrfToken: string; session: Session }>;
-  find(token: string, kinds: SessionKind[]): Promise<Session | undefined>;
+  find(token: string, kinds: SessionKind[], idleMs?: number): Promise<Session | undefined>;
   delete(token: string): Promise<void>;
+  /** The installation's key that signs pre-session cookies (the same on every node). */
+  preSessionKey(): Promise<Buffer>;
 }
+
+/** PORTICO_SESSION_IDLE_MINUTES' default. */
+export const defaultSessionIdleMs = 60 * 60_000;
 
 export interface WebSessionOptions {
   store: SessionStore;
@@ -29,6 +38,8 @@ export interface WebSessionOptions {
   cookieName: string;
   cookiePath: string;
   ttlMs: number;
+  /** A session without a request for this long ends (default 60 minutes). */
+  idleMs?: number;
 }
 
 /** What a request carries: the live session (if any) and the CSRF token its forms must echo. */
@@ -48,29 +59,30 @@ function cookieOptions(request: FastifyRequest, options: WebSessionOptions, maxA
   };
 }
 
-// A sign-in form left open longer than this answers 403 "reload the page"; expired rows go with housekeeping.
-const preSessionTtlMs = 2 * 3600 * 1000;
-
 function preSessionCookie(options: WebSessionOptions): string {
   return `${options.cookieName}_pre`;
 }
 
-/** Reads the session cookie; without a live session, the pre-session (a new one when the cookie names none). */
+/** Reads the session cookie; without a live session, the pre-session (a new cookie when the request has no valid one). */
 export async function loadWebSession(
   request: FastifyRequest,
   reply: FastifyReply,
   options: WebSessionOptions,
 ): Promise<WebSessionState> {
   const token = request.cookies[options.cookieName];
-  const session = token ? await options.store.find(token, [options.kind]) : undefined;
+  const idleMs = options.idleMs ?? defaultSessionIdleMs;
+  const session = token ? await options.store.find(token, [options.kind], idleMs) : undefined;
   if (session) return { session, csrfToken: session.csrf_token };
   const preKind = `pre-${options.kind}` as const;
-  const pre = request.cookies[preSessionCookie(options)];
-  const preSession = pre ? await options.store.find(pre, [preKind]) : undefined;
-  if (preSession) return { csrfToken: preSession.csrf_token };
-  const created = await options.store.create({ kind: preKind, userId: '', ttlMs: preSessionTtlMs });
-  reply.setCookie(preSessionCookie(options), created.token, cookieOptions(request, options));
-  return { csrfToken: created.csrfToken };
+  const key = await options.store.preSessionKey();
+  const presented = request.cookies[preSessionCookie(options)];
+  let nonce = presented ? verifyPreSession(key, preKind, presented) : undefined;
+  if (nonce === undefined) {
+    const issued = issuePreSession(key, preKind);
+    reply.setCookie(preSessionCookie(options), issued.cookie, cookieOptions(request, options));
+    nonce = issued.nonce;
+  }
+  return { csrfToken: preSessionCsrfToken(key, preKind, nonce) };
 }
 
 /**
@@ -93,10 +105,8 @@ export async function startWebSession(
     await options.store.delete(created.token);
     return undefined;
   }
-  for (const name of [options.cookieName, preSessionCookie(options)]) {
-    const previous = request.cookies[name];
-    if (previous) await options.store.delete(previous);
-  }
+  const previous = request.cookies[options.cookieName];
+  if (previous) await options.store.delete(previous);
   reply.clearCookie(preSessionCookie(options), cookieOptions(request, options));
   reply.setCookie(options.cookieName, created.token, cookieOptions(request, options, Math.floor(options.ttlMs / 1000)));
   return { session: created.session, csrfToken: created.csrfToken };

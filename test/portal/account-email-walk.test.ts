@@ -1,7 +1,7 @@
 /**
  * Issue 16 item 5 in Chromium against the demo, with the link read from its real SMTP sink:
- * a new developer, unverified, sees only public products and is refused a subscription; the
- * emailed link opens the authenticated products and the subscription; "Forgot password?"
+ * a new developer, unverified, sees only public products and is refused an app (so a
+ * subscription); the emailed link opens the authenticated products, apps and the subscription; "Forgot password?"
  * sets a new password and ends every other session. Every page of the walk passes axe at
  * 1280 px and 375 px. With PORTICO_SCREENSHOTS=<dir> (scripts/screenshots.js) the walk also
  * saves the main pages at 1280 px there.
@@ -74,16 +74,20 @@ test('issue-16: a new developer, unverified, sees only public products and the "
   await assertAccessible(page, 'products-unverified');
 });
 
-test('issue-16: an unverified developer cannot subscribe, even to a public product', async () => {
-  app = await createApp(page, running.portal, 'Mail Walk App');
+test('issue-16: an unverified developer cannot create an app, so cannot subscribe, even to a public product', async () => {
+  await page.goto(`${running.portal}/apps/new`);
+  await page.getByLabel('Title').fill('Mail Walk App');
+  await page.getByRole('button', { name: 'Submit' }).click();
+  assert.match(await page.getByRole('alert').innerText(), /Verify your email address first/);
   await page.goto(`${running.portal}/products/inventory/1.0.0`);
   await page
     .getByRole('link', { name: /^Subscribe to the .* plan$/ })
     .first()
     .click();
-  await page.getByRole('button', { name: 'Select app' }).click();
-  await page.getByRole('button', { name: 'Next' }).click();
+  await page.getByLabel('Title').fill('Mail Walk App');
+  await page.getByRole('button', { name: 'Create app and continue' }).click();
   assert.match(await page.getByRole('alert').innerText(), /Verify your email address first/);
+  await assertAccessible(page, 'create-app-unverified');
 });
 
 test('issue-16: the link from the SMTP sink verifies the address; Accessories appears and Silver subscribes', async () => {
@@ -94,6 +98,7 @@ test('issue-16: the link from the SMTP sink verifies the address; Accessories ap
   assert.equal(await page.locator('.notice.warn').count(), 0, 'the banner is gone');
   await assertAccessible(page, 'email-verified');
   assert.deepEqual(await productTitles(page), ['Accessories', 'Inventory', 'Warehouse']);
+  app = await createApp(page, running.portal, 'Mail Walk App');
   const state = await subscribe(page, running.portal, {
     product: 'accessories',
     version: '1.0.0',

@@ -230,17 +230,19 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     const context = portalContext(request);
     if (!signedIn(context)) return redirectToSignIn(request, reply);
     try {
-      await services.changePortalPassword(
-        context.user.id,
-        formField(request, 'currentPassword'),
-        formField(request, 'newPassword'),
-      );
+      const current = formField(request, 'currentPassword');
+      await services.changePortalPassword(context.user.id, current, formField(request, 'newPassword'), request.ip);
     } catch (error) {
-      const message = formErrorMessage(error);
+      // Limited like sign-in (per account): 429 with Retry-After, the form and what to wait for.
+      const limited = error instanceof PorticoError && error.code === 'MGMT_TOO_MANY_ATTEMPTS';
+      if (limited) reply.header('retry-after', String(error.params.seconds));
+      const message = limited
+        ? `Too many wrong current passwords; try again in ${String(error.params.seconds)} seconds.`
+        : formErrorMessage(error);
       return sendPortalPage(reply, context, {
         title: 'Account',
         section: 'account',
-        status: 400,
+        status: limited ? 429 : 400,
         main: passwordForm(context, { error: message }),
       });
     }

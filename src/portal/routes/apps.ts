@@ -75,12 +75,12 @@ export function registerAppRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const values = { title: formField(request, 'title'), description: formField(request, 'description') };
     let created;
     try {
-      created = await services.createApp(context.org.id, values);
+      created = await services.createAppAs(context.user, values);
     } catch (error) {
       return sendPortalPage(reply, context, {
         title: 'Create an app',
         section: 'apps',
-        status: 400,
+        status: error instanceof PorticoError ? error.status : 400,
         main: newAppForm(context, { ...values, error: formErrorMessage(error) }),
       });
     }

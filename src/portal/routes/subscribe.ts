@@ -194,13 +194,13 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: PortalDeps):
     const values = { title: formField(request, 'title'), description: formField(request, 'description') };
     let created;
     try {
-      created = await services.createApp(context.org.id, values);
+      created = await services.createAppAs(context.user, values);
     } catch (error) {
       const main = wizardAppPage(context, product, plan, { ...values, error: formErrorMessage(error) });
       return sendPortalPage(reply, context, {
         title: 'Create an app',
         section: 'products',
-        status: 400,
+        status: error instanceof PorticoError ? error.status : 400,
         main,
       });
     }

@@ -6,13 +6,16 @@
  */
 import { PorticoError } from '../../errors.ts';
 import * as tokens from '../../store/account-tokens.ts';
+import { recordDeleted } from '../../store/changes.ts';
 import * as consumers from '../../store/consumers.ts';
 import type { PortalUser } from '../../store/schema.ts';
 import { hashPassword } from '../../store/secrets.ts';
 import { deleteUserSessions } from '../../store/sessions.ts';
+import type { Db } from '../../store/store.ts';
 import { checkPasswordRules } from '../account-rules.ts';
 import type { Mailer } from '../mail.ts';
 import type { MailLimiter } from '../mail-limiter.ts';
+import { change } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 
 export const verifyLinkTtlMs = 24 * 3600_000;
@@ -65,7 +68,7 @@ ${mail.portalUrl()}/verify-email?token=${token}
 
 It asks you to sign in to the new account first, if you are not signed in already.
 The link works once and expires in 24 hours. Until then your account sees only public products
-and cannot subscribe apps. If you did not sign up, ignore this email.
+and cannot create or subscribe apps. If you did not sign up, ignore this email.
 `,
   });
 }
@@ -171,8 +174,14 @@ export async function resetLinkIsLive(context: ServiceContext, token: string): P
 
 /**
  * Sets a new password by a reset link: the same password rules, the link used up, the other
- * reset links of the account gone, and every portal session of the account ended. Reading the
- * link proves the mailbox, so the address counts as verified too.
+ * reset links of the account gone, and every portal session of the account ended, in one
+ * transaction. Reading the link proves the mailbox, so the address counts as verified too.
+ *
+ * An account whose address was never verified may have been opened by someone else with the
+ * owner's address: the reset is the owner taking it over, so the apps made before it go too —
+ * with their secrets and redirect URIs, and from the gateways (an app change). Since apps need a
+ * verified address (`createAppAs`), only apps made before that rule, or by the provider's own
+ * tools for the organization, can be there.
  */
 export async function resetPassword(context: ServiceContext, token: string, password: string): Promise<PortalUser> {
   checkPasswordRules(password, 'newPassword');
@@ -187,11 +196,17 @@ export async function resetPassword(context: ServiceContext, token: string, pass
       reason: 'this reset link is invalid, used or expired',
     });
   }
-  await context.store.transaction(async (trx) => {
+  const residue = user.email_verified_at ? [] : await consumers.listApps(context.store.db, user.consumer_org_id);
+  const takeOver = async (trx: Db) => {
+    for (const app of residue) {
+      await recordDeleted(trx, context.store.dialect, await consumers.deleteApp(trx, app.id), residue[0].id);
+    }
+    // Also cancels the account's other reset links.
     await consumers.setPortalUserPassword(trx, user.id, passwordHash);
     await tokens.markEmailVerified(trx, user.id);
-    await tokens.deleteAccountTokens(trx, user.id, 'reset-password');
-  });
-  await deleteUserSessions(context.store.db, user.id, 'portal');
+    await deleteUserSessions(trx, user.id, 'portal');
+  };
+  if (residue.length === 0) await context.store.transaction(takeOver);
+  else await change(context, 'app-delete', takeOver, residue[0].id);
   return user;
 }

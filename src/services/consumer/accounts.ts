@@ -2,7 +2,7 @@
 import { PorticoError } from '../../errors.ts';
 import * as consumers from '../../store/consumers.ts';
 import { visibilityOrgNames } from '../../store/products.ts';
-import { hashPassword, verifyPassword } from '../../store/secrets.ts';
+import { hashPassword } from '../../store/secrets.ts';
 import type { Db } from '../../store/store.ts';
 import { checkEmail, checkOptionalLabel, checkPasswordRules, passwordMatches } from '../account-rules.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -91,19 +91,30 @@ export function authenticatePortalUser(
   });
 }
 
+/**
+ * Changes the password of a signed-in developer. The current password is checked under the
+ * sign-in limits, counted per account from any address (a stolen session cannot guess it at full
+ * speed): past them MGMT_TOO_MANY_ATTEMPTS, even when it is right. A wrong one is MGMT_VALIDATION
+ * naming `currentPassword`. The new password cancels every reset link mailed before.
+ */
 export async function changePortalPassword(
   context: ServiceContext,
   userId: string,
   current: string,
   next: string,
+  address: string,
 ): Promise<void> {
   const user = await consumers.findPortalUserById(context.store.db, userId);
-  if (!user || !(await verifyPassword(user.password_hash, current))) {
-    throw new PorticoError('MGMT_VALIDATION', {
-      field: 'currentPassword',
-      reason: 'is not your current password',
+  const attempt = { account: `portal-password|${userId}`, address, accountWide: true };
+  try {
+    await context.signInLimiter.guard(attempt, async () => {
+      if (!(await passwordMatches(user, current))) throw new PorticoError('MGMT_BAD_CREDENTIALS');
     });
+  } catch (error) {
+    if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
+    throw new PorticoError('MGMT_VALIDATION', { field: 'currentPassword', reason: 'is not your current password' });
   }
   checkPasswordRules(next, 'newPassword');
-  await consumers.setPortalUserPassword(context.store.db, userId, await hashPassword(next));
+  const passwordHash = await hashPassword(next);
+  await context.store.transaction((trx) => consumers.setPortalUserPassword(trx, userId, passwordHash));
 }

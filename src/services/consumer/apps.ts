@@ -3,7 +3,7 @@ import { PorticoError } from '../../errors.ts';
 import { recordDeleted } from '../../store/changes.ts';
 import * as consumers from '../../store/consumers.ts';
 import type { Db } from '../../store/store.ts';
-import type { App } from '../../store/schema.ts';
+import type { App, PortalUser } from '../../store/schema.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 
@@ -30,6 +30,19 @@ export function createApp(context: ServiceContext, consumerOrgId: string, input:
     },
     (created) => created.app.id,
   );
+}
+
+/**
+ * What the portal calls: `createApp` for the user's organization, once the user's address is
+ * verified. Anyone can sign up with an address they do not own; an app (its secret, its redirect
+ * URIs, an OAuth client of the catalog's native providers) made before the mailbox is proved
+ * would stay in the owner's account when the owner takes it over by a password reset.
+ */
+export function createAppAs(context: ServiceContext, user: PortalUser, input: NewApp) {
+  if (!user.email_verified_at) {
+    throw new PorticoError('MGMT_EMAIL_UNVERIFIED', { reason: 'open the link we emailed you, then create your app' });
+  }
+  return createApp(context, user.consumer_org_id, input);
 }
 
 /** The consumer org's app, or MGMT_NOT_FOUND (also for another org's app). */

@@ -20,6 +20,8 @@ import { refreshTokenPublicClient } from './0013-refresh-token-public-client.ts'
 import { activityCallKeyAndPlanCalls } from './0014-activity-call-key-plan-calls.ts';
 import { codeRedirectUriNamed } from './0015-code-redirect-uri-named.ts';
 import { consumerOrgProviderCreated } from './0016-consumer-org-provider-created.ts';
+import { serverKeysAndSessionActivity } from './0017-server-keys-session-activity.ts';
+import { providerUserRoles } from './0018-provider-user-roles.ts';
 import type { DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
@@ -45,6 +47,8 @@ export function migrationProvider(dialect: DialectName): MigrationProvider {
         '0014-activity-call-key-plan-calls': activityCallKeyAndPlanCalls(dialect),
         '0015-code-redirect-uri-named': codeRedirectUriNamed(),
         '0016-consumer-org-provider-created': consumerOrgProviderCreated(),
+        '0017-server-keys-session-activity': serverKeysAndSessionActivity(dialect),
+        '0018-provider-user-roles': providerUserRoles(),
       };
     },
   };
