@@ -14,6 +14,7 @@ import { addOAuthProviderCommands } from './commands/oauth-providers.ts';
 import { registerApiCommands, registerUserCommands } from './commands/provider.ts';
 import { registerRunCommands } from './commands/run.ts';
 import { registerLoginCommand, registerWhoamiCommand } from './commands/session.ts';
+import { registerAccountCommands } from './commands/tokens.ts';
 import { orgPath, registerUserRegistryCommands } from './commands/user-registries.ts';
 import { fail } from './fail.ts';
 
@@ -33,5 +34,6 @@ registerUserCommands(program);
 registerUserRegistryCommands(program);
 addOAuthProviderCommands(program, { api, orgPath, readText, out: printLine });
 registerWhoamiCommand(program);
+registerAccountCommands(program);
 
 program.parseAsync(process.argv).catch(fail);

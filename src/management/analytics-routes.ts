@@ -11,6 +11,7 @@ export function analyticsRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/analytics/events',
       summary: 'The latest activity events (`?api=&limit=`)',
       tag: 'analytics',
+      permission: 'analytics:view',
       handler: async (request) => {
         const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
         const orgRow = await services.org(orgId(request));

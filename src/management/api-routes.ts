@@ -11,6 +11,7 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/apis',
       summary: 'List APIs',
       tag: 'apis',
+      permission: 'apis:view',
       handler: async (request) => (await services.listApis(orgId(request))).map(apiSummary),
     },
     {
@@ -18,6 +19,7 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/apis',
       summary: 'Import an API document (created offline)',
       tag: 'apis',
+      permission: 'apis:manage',
       status: 201,
       body: apiDocumentBody,
       handler: async (request, reply) => {
@@ -44,6 +46,7 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/apis/:name/:version',
       summary: 'Get an API with its definition document',
       tag: 'apis',
+      permission: 'apis:view',
       handler: async (request) => {
         const api = await services.api(orgId(request), ...apiParams(request));
         return { ...apiSummary(api), document: JSON.parse(api.document) };
@@ -54,6 +57,7 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/apis/:name/:version/targets',
       summary: 'Add a SOAP service from a WSDL to the API as an x-ibm-configuration.targets entry',
       tag: 'apis',
+      permission: 'apis:manage',
       body: apiDocumentBody,
       handler: async (request) => {
         const body = request.body as {
@@ -74,6 +78,7 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/apis/:name/:version/activate',
       summary: 'Bring an API online',
       tag: 'apis',
+      permission: 'apis:manage',
       handler: async (request) =>
         apiSummary(await services.setApiState(orgId(request), ...apiParams(request), 'online')),
     },
@@ -82,6 +87,7 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/apis/:name/:version/deactivate',
       summary: 'Take an API offline',
       tag: 'apis',
+      permission: 'apis:manage',
       handler: async (request) =>
         apiSummary(await services.setApiState(orgId(request), ...apiParams(request), 'offline')),
     },
@@ -90,6 +96,7 @@ export function apiRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/apis/:name/:version',
       summary: 'Delete an API no product uses',
       tag: 'apis',
+      permission: 'apis:manage',
       status: 204,
       handler: async (request) => {
         await services.deleteApi(orgId(request), ...apiParams(request));

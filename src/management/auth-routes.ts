@@ -1,5 +1,6 @@
 /** The management API's sign-in: a provider user's bearer token (`/api/login`, `/api/logout`, `/api/me`). */
 import type { ProviderServices } from '../services/provider-services.ts';
+import { rolePermissions } from '../services/provider/roles.ts';
 import { bearer, stringField } from './route-spec.ts';
 import type { RouteSpec } from './route-spec.ts';
 
@@ -11,7 +12,7 @@ export function authRoutes(services: ProviderServices, sessionTtlMs: number): Ro
       url: '/api/login',
       summary: 'Sign in as a provider user; returns a bearer token',
       tag: 'auth',
-      public: true,
+      permission: 'public',
       body: {
         type: 'object',
         required: ['username', 'password'],
@@ -38,6 +39,7 @@ export function authRoutes(services: ProviderServices, sessionTtlMs: number): Ro
       url: '/api/logout',
       summary: 'End the bearer token',
       tag: 'auth',
+      permission: 'signed-in',
       status: 204,
       handler: async (request) => {
         const token = bearer(request);
@@ -50,11 +52,18 @@ export function authRoutes(services: ProviderServices, sessionTtlMs: number): Ro
       url: '/api/me',
       summary: 'The signed-in provider user',
       tag: 'auth',
+      permission: 'signed-in',
       handler: async (request) => {
         const user = request.providerUser!;
         // The org's name is what the /api/orgs/:org routes take (the CLI reads it here).
         const org = await services.org(user.org_id);
-        return { username: user.username, email: user.email, org: org?.name };
+        return {
+          username: user.username,
+          email: user.email,
+          org: org?.name,
+          role: user.role,
+          permissions: rolePermissions(user.role),
+        };
       },
     },
   ];

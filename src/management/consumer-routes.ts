@@ -61,6 +61,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/consumer-orgs',
       summary: 'List consumer organizations',
       tag: 'consumers',
+      permission: 'consumers:view',
       handler: async (request) => {
         const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
         return (await services.listConsumerOrgs(catalog.id)).map(orgSummary);
@@ -71,6 +72,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/consumer-orgs',
       summary: 'Create a consumer organization with a chosen name (the one a custom visibility lists) and its owner',
       tag: 'consumers',
+      permission: 'consumers:manage',
       status: 201,
       body: {
         type: 'object',
@@ -108,6 +110,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/apps',
       summary: 'List applications with their consumer organization',
       tag: 'consumers',
+      permission: 'consumers:view',
       handler: async (request) => {
         const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
         return services.listApps(catalog.id);
@@ -118,6 +121,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: orgUrl,
       summary: 'One consumer organization with its apps',
       tag,
+      permission: 'consumers:view',
       handler: async (r) => {
         const org = await services.consumerOrg(where(r));
         const apps = await services.consumerOrgApps(org.id);
@@ -129,6 +133,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: orgUrl,
       summary: 'Delete a consumer organization with its users, apps, credentials and subscriptions',
       tag,
+      permission: 'consumers:manage',
       status: 204,
       handler: async (r) => {
         await services.deleteConsumerOrg(where(r));
@@ -140,6 +145,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: `${orgUrl}/apps`,
       summary: 'The apps of a consumer organization',
       tag,
+      permission: 'consumers:view',
       handler: async (r) => {
         const org = await services.consumerOrg(where(r));
         return (await services.consumerOrgApps(org.id)).map((a) => appSummary(a, org));
@@ -150,6 +156,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: `${orgUrl}/apps`,
       summary: 'Create an app with its first credential pair; the client secret is in this answer only',
       tag,
+      permission: 'consumers:manage',
       status: 201,
       body: appBody,
       handler: async (r) => {
@@ -163,6 +170,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: appUrl,
       summary: 'An app with its credentials (client ids) and subscriptions',
       tag,
+      permission: 'consumers:view',
       handler: async (r) => {
         const { app, org, credentials, subscriptions } = await services.app(where(r), param(r, 'app'));
         return { ...appSummary(app, org), credentials: credentials.map(credentialSummary), subscriptions };
@@ -173,6 +181,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: appUrl,
       summary: 'Delete an app with its credentials and subscriptions',
       tag,
+      permission: 'consumers:manage',
       status: 204,
       handler: async (r) => {
         await services.deleteApp(where(r), param(r, 'app'));
@@ -184,6 +193,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: `${appUrl}/subscriptions`,
       summary: 'Subscribe the app to a plan of a published product (pending when the plan needs approval)',
       tag,
+      permission: 'subscriptions:manage',
       status: 201,
       body: subscriptionBody,
       handler: async (r) => {
@@ -196,6 +206,7 @@ export function consumerRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/subscriptions/:id',
       summary: 'One subscription with its app, consumer organization, product and plan',
       tag: 'subscriptions',
+      permission: 'subscriptions:view',
       handler: async (r) => services.subscription(orgId(r), param(r, 'catalog'), param(r, 'id')),
     },
   ];

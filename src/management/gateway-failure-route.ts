@@ -12,6 +12,7 @@ export function gatewayFailureRoute(services: ProviderServices): RouteSpec {
     url: '/api/catalogs/:catalog/gateway-failures',
     summary: 'Published APIs of the catalog that the gateway of this process does not compile',
     tag: 'catalogs',
+    permission: 'apis:view',
     handler: async (request) => {
       const catalog = (await services.catalog(orgId(request), param(request, 'catalog'))).name;
       return services.gatewayFailures(orgId(request), { catalog });

@@ -54,6 +54,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: base,
       summary: "List the org's OAuth providers",
       tag,
+      permission: 'oauth-providers:view',
       handler: async (r) => providers.list(await ownOrg(providers, r)),
     },
     {
@@ -61,6 +62,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: base,
       summary: 'Create a native OAuth provider from a provider file (a signing key is made with it)',
       tag,
+      permission: 'oauth-providers:manage',
       status: 201,
       body: providerBody,
       handler: async (r) => providers.create(await ownOrg(providers, r), r.body),
@@ -70,6 +72,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: `${base}/:name`,
       summary: 'One OAuth provider',
       tag,
+      permission: 'oauth-providers:view',
       handler: async (r) => providers.get(await ownOrg(providers, r), param(r, 'name')),
     },
     {
@@ -77,6 +80,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: `${base}/:name`,
       summary: "Replace an OAuth provider's file (the name stays)",
       tag,
+      permission: 'oauth-providers:manage',
       body: { type: 'object' },
       handler: async (r) =>
         providers.update(await ownOrg(providers, r), param(r, 'name'), r.body as Record<string, unknown>),
@@ -86,6 +90,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: `${base}/:name`,
       summary: 'Delete an OAuth provider (catalogs stop enabling it)',
       tag,
+      permission: 'oauth-providers:manage',
       status: 204,
       handler: noContent(async (r) => providers.delete(await ownOrg(providers, r), param(r, 'name'))),
     },
@@ -94,6 +99,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: `${base}/:name/rotate-key`,
       summary: 'Sign new tokens with a new key; the old key verifies until its tokens expire',
       tag,
+      permission: 'oauth-providers:manage',
       handler: async (r) => providers.rotateKey(await ownOrg(providers, r), param(r, 'name')),
     },
     {
@@ -101,6 +107,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: inCatalog,
       summary: 'The OAuth providers a catalog enables',
       tag,
+      permission: 'oauth-providers:view',
       handler: async (r) => providers.listInCatalog(await ownOrg(providers, r), param(r, 'catalog')),
     },
     {
@@ -108,6 +115,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: `${inCatalog}/:name`,
       summary: 'Enable an OAuth provider in the catalog (its endpoints appear on the gateway)',
       tag,
+      permission: 'oauth-providers:manage',
       status: 204,
       handler: noContent(async (r) =>
         providers.enable(await ownOrg(providers, r), param(r, 'catalog'), param(r, 'name')),
@@ -118,6 +126,7 @@ export function oauthProviderRoutes(providers: OAuthProviders): RouteSpec[] {
       url: `${inCatalog}/:name`,
       summary: 'Stop enabling an OAuth provider in the catalog',
       tag,
+      permission: 'oauth-providers:manage',
       status: 204,
       handler: noContent(async (r) =>
         providers.disable(await ownOrg(providers, r), param(r, 'catalog'), param(r, 'name')),

@@ -30,6 +30,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs',
       summary: 'List catalogs',
       tag: 'catalogs',
+      permission: 'catalogs:view',
       handler: async (request) => {
         return (await services.listCatalogs(orgId(request))).map((c) => ({ name: c.name, title: c.title }));
       },
@@ -39,6 +40,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs',
       summary: 'Create a catalog',
       tag: 'catalogs',
+      permission: 'catalogs:manage',
       status: 201,
       body: {
         type: 'object',
@@ -60,6 +62,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/products',
       summary: 'List the products of a catalog',
       tag: 'products',
+      permission: 'products:view',
       handler: async (request) =>
         (await services.listProducts(orgId(request), param(request, 'catalog'))).map(productSummary),
     },
@@ -68,6 +71,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/products',
       summary: 'Create or update a product from its YAML; `state: published` publishes it and brings its APIs online',
       tag: 'products',
+      permission: 'products:manage',
       status: 201,
       body: productDocumentBody,
       handler: async (request, reply) => {
@@ -90,6 +94,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/products/:name/:version',
       summary: 'Get a product with its plans and APIs',
       tag: 'products',
+      permission: 'products:view',
       handler: async (request) => {
         const product = await services.product(
           orgId(request),
@@ -126,6 +131,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/products/:name/:version/publish',
       summary: 'Publish a product, bringing its offline APIs online (`?activate=false` refuses instead)',
       tag: 'products',
+      permission: 'products:manage',
       handler: (r) => moveProduct(r, 'published'),
     },
     {
@@ -133,6 +139,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/products/:name/:version/deprecate',
       summary: 'Deprecate a product (existing subscribers only)',
       tag: 'products',
+      permission: 'products:manage',
       handler: (r) => moveProduct(r, 'deprecated'),
     },
     {
@@ -140,6 +147,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/products/:name/:version/retire',
       summary: 'Retire a product (ends its subscriptions)',
       tag: 'products',
+      permission: 'products:manage',
       handler: (r) => moveProduct(r, 'retired'),
     },
     {
@@ -147,6 +155,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/products/:name/:version/archive',
       summary: 'Archive a retired product',
       tag: 'products',
+      permission: 'products:manage',
       handler: (r) => moveProduct(r, 'archived'),
     },
     {
@@ -154,6 +163,7 @@ export function productRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/products/:name/:version/stage',
       summary: 'Stage a product (back from retired, or a staged product again)',
       tag: 'products',
+      permission: 'products:manage',
       handler: (r) => moveProduct(r, 'staged'),
     },
   ];

@@ -4,6 +4,14 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PorticoError } from '../errors.ts';
+import type { Permission } from '../services/provider/roles.ts';
+
+/**
+ * What a route needs: a permission of the caller's role (src/services/provider/roles.ts),
+ * `signed-in` for what every provider user may do to its own account (`/api/me`, its tokens),
+ * or `public` (sign-in only). server.ts checks it before the handler runs.
+ */
+export type RoutePermission = Permission | 'signed-in' | 'public';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -16,7 +24,7 @@ export interface RouteSpec {
   body?: Record<string, unknown>;
   /** Status of a success answer. */
   status?: number;
-  public?: boolean;
+  permission: RoutePermission;
   handler: Handler;
 }
 
@@ -158,7 +166,7 @@ export function openApiDocument(table: RouteSpec[]): Record<string, unknown> {
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
         : {}),
-      ...(route.public ? { security: [] } : {}),
+      ...(route.permission === 'public' ? { security: [] } : { 'x-portico-permission': route.permission }),
       responses: {
         [String(route.status ?? 200)]: { description: 'Success' },
         default: {

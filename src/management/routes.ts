@@ -16,6 +16,7 @@ import { productRoutes } from './product-routes.ts';
 import { providerUserRoutes } from './provider-user-routes.ts';
 import type { RouteSpec } from './route-spec.ts';
 import { subscriptionRoutes } from './subscription-routes.ts';
+import { accountRoutes } from './account-routes.ts';
 import { userRegistryRoutes } from './user-registry-routes.ts';
 
 /** Every route of the management API. */
@@ -26,6 +27,7 @@ export function routes(services: ProviderServices, sessionTtlMs: number): RouteS
     ...consumerRoutes(services),
     gatewayFailureRoute(services),
     ...authRoutes(services, sessionTtlMs),
+    ...accountRoutes(services),
     ...apiRoutes(services),
     ...productRoutes(services),
     ...subscriptionRoutes(services),

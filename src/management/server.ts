@@ -10,11 +10,13 @@ import fastifyCookie from '@fastify/cookie';
 import type { Logger } from 'pino';
 import { register as metricsRegistry } from 'prom-client';
 import { PorticoError } from '../errors.ts';
-import type { ProviderUser } from '../store/schema.ts';
+import type { ProviderUser, Session } from '../store/schema.ts';
 import { hashToken, secretMatches } from '../store/secrets.ts';
 import { pingStore } from '../store/store.ts';
 import type { ProviderServices } from '../services/provider-services.ts';
+import { requirePermission } from '../services/provider/roles.ts';
 import { bearer, openApiDocument } from './route-spec.ts';
+import type { RoutePermission } from './route-spec.ts';
 import { routes } from './routes.ts';
 import { refuseNul } from '../web/nul-guard.ts';
 import { isStateChanging } from '../web/web-session.ts';
@@ -37,6 +39,8 @@ export interface ManagementOptions {
 declare module 'fastify' {
   interface FastifyRequest {
     providerUser?: ProviderUser;
+    /** The bearer token's session of an API call (not set for console requests). */
+    providerSession?: Session;
   }
 }
 
@@ -210,14 +214,23 @@ export async function createManagementServer(options: ManagementOptions): Promis
         reason: 'the token is unknown or expired; sign in again',
       });
     request.providerUser = user;
+    request.providerSession = session;
   };
+
+  // The one place a route's permission is enforced: sign-in, then the role's permission, before
+  // the body is read (a refused caller's upload is not parsed, nor validated into a 400).
+  const authorize = (permission: Exclude<RoutePermission, 'public'>) =>
+    async function authorizeRoute(request: FastifyRequest) {
+      await authenticate(request);
+      if (permission !== 'signed-in') requirePermission(request.providerUser!, permission);
+    };
 
   for (const route of table) {
     app.route({
       method: route.method,
       url: route.url,
       ...(route.body ? { schema: { body: route.body } } : {}),
-      preHandler: route.public ? undefined : authenticate,
+      onRequest: route.permission === 'public' ? undefined : authorize(route.permission),
       handler: async (request, reply) => {
         // The route's success status first; a handler may still choose another (200 for "unchanged").
         if (route.status) reply.status(route.status);

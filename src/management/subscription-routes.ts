@@ -12,6 +12,7 @@ export function subscriptionRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/subscriptions',
       summary: 'List subscriptions (`?state=pending` for the approval task list)',
       tag: 'subscriptions',
+      permission: 'subscriptions:view',
       handler: async (request) => {
         const catalog = await services.catalog(orgId(request), param(request, 'catalog'));
         const state = queryParam(request, 'state');
@@ -29,6 +30,7 @@ export function subscriptionRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/subscriptions/:id/approve',
       summary: 'Approve a pending subscription',
       tag: 'subscriptions',
+      permission: 'subscriptions:manage',
       handler: async (request) =>
         services.decideSubscription(orgId(request), param(request, 'catalog'), param(request, 'id'), 'approve'),
     },
@@ -37,6 +39,7 @@ export function subscriptionRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/subscriptions/:id/reject',
       summary: 'Reject a pending subscription',
       tag: 'subscriptions',
+      permission: 'subscriptions:manage',
       handler: async (request) =>
         services.decideSubscription(orgId(request), param(request, 'catalog'), param(request, 'id'), 'reject'),
     },
@@ -45,6 +48,7 @@ export function subscriptionRoutes(services: ProviderServices): RouteSpec[] {
       url: '/api/catalogs/:catalog/subscriptions/:id/revoke',
       summary: 'Revoke (cancel) a subscription',
       tag: 'subscriptions',
+      permission: 'subscriptions:manage',
       status: 204,
       handler: async (request) => {
         await services.revokeSubscription(orgId(request), param(request, 'catalog'), param(request, 'id'));

@@ -50,6 +50,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
       url: base,
       summary: "List the org's user registries",
       tag,
+      permission: 'user-registries:view',
       handler: async (r) => registries.list(await ownOrg(registries, r)),
     },
     {
@@ -57,6 +58,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
       url: base,
       summary: 'Create a user registry (authurl or ldap)',
       tag,
+      permission: 'user-registries:manage',
       status: 201,
       body: registryBody,
       handler: async (r) => registries.create(await ownOrg(registries, r), r.body),
@@ -66,6 +68,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
       url: `${base}/:name`,
       summary: 'One user registry (the LDAP bind password is never returned)',
       tag,
+      permission: 'user-registries:view',
       handler: async (r) => registries.get(await ownOrg(registries, r), param(r, 'name')),
     },
     {
@@ -73,6 +76,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
       url: `${base}/:name`,
       summary: "Replace a user registry's title and configuration",
       tag,
+      permission: 'user-registries:manage',
       body: updateBody,
       handler: async (r) =>
         registries.update(await ownOrg(registries, r), param(r, 'name'), r.body as Record<string, unknown>),
@@ -82,6 +86,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
       url: `${base}/:name`,
       summary: 'Delete a user registry (catalogs stop enabling it)',
       tag,
+      permission: 'user-registries:manage',
       status: 204,
       handler: async (r) => {
         await registries.delete(await ownOrg(registries, r), param(r, 'name'));
@@ -93,6 +98,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
       url: inCatalog,
       summary: 'The user registries a catalog enables for its APIs',
       tag,
+      permission: 'user-registries:view',
       handler: async (r) => registries.listInCatalog(await ownOrg(registries, r), param(r, 'catalog')),
     },
     {
@@ -100,6 +106,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
       url: `${inCatalog}/:name`,
       summary: "Enable a user registry for the catalog's APIs",
       tag,
+      permission: 'user-registries:manage',
       status: 204,
       handler: async (r) => {
         await registries.enable(await ownOrg(registries, r), param(r, 'catalog'), param(r, 'name'));
@@ -111,6 +118,7 @@ export function userRegistryRoutes(registries: UserRegistries): RouteSpec[] {
       url: `${inCatalog}/:name`,
       summary: 'Stop enabling a user registry in the catalog',
       tag,
+      permission: 'user-registries:manage',
       status: 204,
       handler: async (r) => {
         await registries.disable(await ownOrg(registries, r), param(r, 'catalog'), param(r, 'name'));

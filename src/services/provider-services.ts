@@ -9,7 +9,7 @@ import { productsUsingApi, listApis } from '../store/apis.ts';
 import * as consumers from '../store/consumers.ts';
 import * as orgs from '../store/orgs.ts';
 import * as productsRepo from '../store/products.ts';
-import type { ApiState, ProductState, SubscriptionState } from '../store/schema.ts';
+import type { ApiState, ProductState, ProviderUser, Session, SubscriptionState } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { SignInLimiter } from '../web/sign-in-limiter.ts';
 import { ChangeBus } from './change-bus.ts';
@@ -23,6 +23,8 @@ import type { GatewayReport } from './provider/gateway-failures.ts';
 import type { NewConsumerOrg } from './provider/consumer-orgs.ts';
 import * as organizations from './provider/organizations.ts';
 import * as products from './provider/products.ts';
+import * as providerUsers from './provider/provider-users.ts';
+import type { Actor, NewProviderUser } from './provider/provider-users.ts';
 import type { ProductInput } from './provider/products.ts';
 import type { ServiceContext } from './service-context.ts';
 import { SessionService } from './sessions.ts';
@@ -74,8 +76,36 @@ export class ProviderServices implements ServiceContext {
     return organizations.createCatalog(this, orgId, name, title);
   }
 
-  addProviderUser(orgId: string, input: { username: string; email: string; password: string }) {
-    return organizations.addProviderUser(this, orgId, input);
+  /** `actor`: the signed-in user asking (only an owner may give the owner role); none for the operator's tools. */
+  addProviderUser(orgId: string, input: NewProviderUser, actor?: Actor) {
+    return providerUsers.addProviderUser(this, orgId, input, actor);
+  }
+
+  changeProviderUserRole(actor: ProviderUser, username: string, role: unknown) {
+    return providerUsers.changeRole(this, actor, username, role);
+  }
+
+  /** Removes a user of the actor's org and ends its sessions and tokens. */
+  removeProviderUser(actor: ProviderUser, username: string) {
+    return providerUsers.removeUser(this, actor, username);
+  }
+
+  /** Changes the user's own password; ends its sessions and tokens other than `current`. */
+  changeProviderPassword(
+    user: ProviderUser,
+    input: { currentPassword: string; newPassword: string },
+    current: Session | undefined,
+    address: string,
+  ) {
+    return providerUsers.changePassword(this, user, input, current, address);
+  }
+
+  providerTokens(user: ProviderUser, current: Session | undefined) {
+    return providerUsers.listTokens(this, user, current);
+  }
+
+  revokeProviderToken(user: ProviderUser, id: string) {
+    return providerUsers.revokeToken(this, user, id);
   }
 
   providerUser(userId: string) {

@@ -1,7 +1,7 @@
 /** Provider organizations, their catalogs, and provider users (the management registry). */
 import { sql } from 'kysely';
 import type { Db } from './store.ts';
-import type { Catalog, ProviderOrg, ProviderUser } from './schema.ts';
+import type { Catalog, ProviderOrg, ProviderRole, ProviderUser } from './schema.ts';
 import { newId, now } from './secrets.ts';
 
 export async function createOrg(db: Db, input: { name: string; title: string }): Promise<ProviderOrg> {
@@ -63,7 +63,7 @@ export function listCatalogs(db: Db, orgId?: string): Promise<Catalog[]> {
 
 export async function createProviderUser(
   db: Db,
-  input: { orgId: string; username: string; email: string; passwordHash: string },
+  input: { orgId: string; username: string; email: string; passwordHash: string; role?: ProviderRole },
 ): Promise<ProviderUser> {
   const user: ProviderUser = {
     id: newId(),
@@ -72,6 +72,7 @@ export async function createProviderUser(
     email: input.email,
     password_hash: input.passwordHash,
     created_at: now(),
+    role: input.role ?? 'developer',
   };
   await db.insertInto('provider_users').values(user).execute();
   return user;

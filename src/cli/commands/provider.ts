@@ -1,12 +1,14 @@
 /**
- * `portico apis` (list, activate, deactivate) and `portico users` (add, list): the provider's
- * own APIs and users. Lists take `--json` for scripts.
+ * `portico apis` (list, activate, deactivate) and `portico users` (add, list, set-role, remove):
+ * the provider's own APIs and users with their roles. Lists take `--json` for scripts.
  */
 import type { Command } from 'commander';
 import { PorticoError } from '../../errors.ts';
 import { callManagement as api, printJson, printLine as out } from '../client.ts';
 
 type Row = Record<string, string>;
+
+const roleNames = 'owner, administrator, developer, community-manager, viewer';
 
 export function registerApiCommands(program: Command): void {
   const apis = program.command('apis').description('list, activate or deactivate APIs');
@@ -42,22 +44,38 @@ export function registerUserCommands(program: Command): void {
     .description('add a provider user')
     .option('--email <email>', 'email', '')
     .option('--password <password>', 'password (or PORTICO_NEW_PASSWORD)')
-    .action(async (username: string, options: { email: string; password?: string }) => {
+    .option('--role <role>', `role: ${roleNames} (default developer)`)
+    .action(async (username: string, options: { email: string; password?: string; role?: string }) => {
       const password = options.password ?? process.env.PORTICO_NEW_PASSWORD;
       if (!password) {
         const reason = 'give --password or set PORTICO_NEW_PASSWORD';
         throw new PorticoError('CONFIG_INVALID', { setting: '--password', reason });
       }
-      await api('POST', '/api/users', { username, email: options.email, password });
+      const role = options.role === undefined ? {} : { role: options.role };
+      await api('POST', '/api/users', { username, email: options.email, password, ...role });
       out(`added provider user ${username}`);
+    });
+  users
+    .command('set-role <username> <role>')
+    .description(`change a provider user's role (${roleNames})`)
+    .action(async (username: string, role: string) => {
+      const user = (await api('PATCH', `/api/users/${encodeURIComponent(username)}`, { role })) as Row;
+      out(`provider user ${user.username} is now ${user.role}`);
+    });
+  users
+    .command('remove <username>')
+    .description('remove a provider user; its console sessions and API tokens end at once')
+    .action(async (username: string) => {
+      await api('DELETE', `/api/users/${encodeURIComponent(username)}`);
+      out(`removed provider user ${username}`);
     });
   users
     .command('list')
     .description('list provider users')
     .option('--json', 'print the answer as JSON')
     .action(async (options: { json?: boolean }) => {
-      const rows = (await api('GET', '/api/users')) as Array<{ username: string; email: string }>;
+      const rows = (await api('GET', '/api/users')) as Array<{ username: string; email: string; role: string }>;
       if (options.json) return printJson(rows);
-      for (const u of rows) out(`${u.username}\t${u.email}`);
+      for (const u of rows) out(`${u.username}\t${u.email}\t${u.role}`);
     });
 }

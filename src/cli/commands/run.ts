@@ -59,8 +59,10 @@ async function bootstrapProvider(platform: Platform): Promise<void> {
       username: admin,
       email: '',
       password: process.env.PORTICO_ADMIN_PASSWORD,
+      // The operator's own account, even when the org already has users.
+      role: 'owner',
     });
-    out(`created provider user ${admin}`);
+    out(`created provider user ${admin} (owner)`);
   }
 }
 

@@ -6,7 +6,7 @@ import { breadcrumbs, buttonForm, statePill, table, when } from '../../web/compo
 import { html } from '../../web/html.ts';
 import { apiView } from '../../web/openapi-view.ts';
 import { assemblyFlow } from './assembly-flow.ts';
-import { signedInConsole, viewOf } from './context.ts';
+import { can, signedInConsole, viewOf } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import type { ConsoleDeps } from './plugin.ts';
 
@@ -31,7 +31,7 @@ export function registerApiPages(app: FastifyInstance, deps: ConsoleDeps): void 
           html`<code>${api.base_path}</code>`,
           statePill(api.state),
           used.map((p) => `${p.name}:${p.version}`).join(', ') || 'None',
-          stateButton(api, context.csrfToken),
+          can(context, 'apis:manage') ? stateButton(api, context.csrfToken) : '',
         ];
       }),
     );
@@ -73,7 +73,7 @@ export function registerApiPages(app: FastifyInstance, deps: ConsoleDeps): void 
         <dt>Updated</dt>
         <dd>${when(api.updated_at)}</dd>
       </dl>
-      <div class="actions">${stateButton(api, context.csrfToken)}</div>
+      ${can(context, 'apis:manage') ? html`<div class="actions">${stateButton(api, context.csrfToken)}</div>` : ''}
       <h2>Operations</h2>
       ${table(
         'Operations',
@@ -100,7 +100,7 @@ export function registerApiPages(app: FastifyInstance, deps: ConsoleDeps): void 
     });
   });
 
-  app.post('/apis/:name/:version/:action', async (request, reply) => {
+  app.post('/apis/:name/:version/:action', { config: { permission: 'apis:manage' } }, async (request, reply) => {
     const context = signedInConsole(request);
     const { name, version, action } = request.params as { name: string; version: string; action: string };
     const states: Record<string, ApiState> = { activate: 'online', deactivate: 'offline' };

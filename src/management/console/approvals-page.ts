@@ -4,7 +4,7 @@ import { PorticoError } from '../../errors.ts';
 import { buttonForm, notice, statePill, table, when } from '../../web/components.ts';
 import { html } from '../../web/html.ts';
 import { catalogPath, catalogPicker } from './catalog-picker.ts';
-import { signedInConsole, viewOf, withCatalog } from './context.ts';
+import { can, signedInConsole, viewOf, withCatalog } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import type { ConsoleDeps } from './plugin.ts';
 
@@ -20,20 +20,23 @@ export function registerApprovalsPage(app: FastifyInstance, deps: ConsoleDeps): 
       .filter((s) => s.state !== 'pending')
       .slice(-15)
       .reverse();
+    const decides = can(context, 'subscriptions:manage');
     const rows = pending.map((s) => [
       html`${s.consumer_org_title} <span class="hint">(${s.consumer_org_name})</span>`,
       s.app_title,
       `${s.product_title} ${s.product_version}`,
       s.plan_title,
       when(s.created_at),
-      html`<div class="actions">
-        ${buttonForm(catalogPath(context, `/subscriptions/${encodeURIComponent(s.id)}/approve`), context.csrfToken, 'Approve', { small: true })}${buttonForm(
-          catalogPath(context, `/subscriptions/${encodeURIComponent(s.id)}/reject`),
-          context.csrfToken,
-          'Decline',
-          { small: true, kind: 'danger', confirm: `Decline ${s.app_title}'s request for ${s.plan_title}?` },
-        )}
-      </div>`,
+      decides
+        ? html`<div class="actions">
+            ${buttonForm(catalogPath(context, `/subscriptions/${encodeURIComponent(s.id)}/approve`), context.csrfToken, 'Approve', { small: true })}${buttonForm(
+              catalogPath(context, `/subscriptions/${encodeURIComponent(s.id)}/reject`),
+              context.csrfToken,
+              'Decline',
+              { small: true, kind: 'danger', confirm: `Decline ${s.app_title}'s request for ${s.plan_title}?` },
+            )}
+          </div>`
+        : 'Needs the subscriptions:manage permission',
     ]);
     const main = html`<h1>Approvals</h1>
       ${catalogPicker(context, '/console/approvals')}
@@ -58,7 +61,8 @@ export function registerApprovalsPage(app: FastifyInstance, deps: ConsoleDeps): 
     return sendConsolePage(reply, viewOf(context), { title: 'Approvals', section: 'approvals', main });
   });
 
-  app.post('/catalogs/:catalog/subscriptions/:id/:decision', async (request, reply) => {
+  const deciding = { config: { permission: 'subscriptions:manage' as const } };
+  app.post('/catalogs/:catalog/subscriptions/:id/:decision', deciding, async (request, reply) => {
     const context = signedInConsole(request);
     const { catalog, id, decision } = request.params as { catalog: string; id: string; decision: string };
     if (decision !== 'approve' && decision !== 'reject')

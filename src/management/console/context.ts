@@ -1,8 +1,18 @@
 /** What every console request knows: the provider user, its organization, the catalog shown and the CSRF token. */
 import type { FastifyRequest } from 'fastify';
 import { PorticoError } from '../../errors.ts';
+import { roleAllows } from '../../services/provider/roles.ts';
+import type { Permission } from '../../services/provider/roles.ts';
 import type { Catalog, ProviderOrg, ProviderUser } from '../../store/schema.ts';
+import type { RoutePermission } from '../route-spec.ts';
 import type { ConsoleView } from './layout.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What a console route needs; plugin.ts checks it, and refuses a form post that names none. */
+    permission?: RoutePermission;
+  }
+}
 
 export interface ConsoleContext {
   csrfToken: string;
@@ -33,6 +43,11 @@ export function signedInConsole(request: FastifyRequest): SignedInConsole {
   if (!context.user || !context.org || !context.catalog)
     throw new PorticoError('MGMT_UNAUTHENTICATED', { reason: 'sign in to the console' });
   return context as SignedInConsole;
+}
+
+/** Whether the signed-in user's role grants `permission`: pages leave out the actions it does not. */
+export function can(context: ConsoleContext, permission: Permission): boolean {
+  return context.user !== undefined && roleAllows(context.user.role, permission);
 }
 
 /** The layout's view of a context. */

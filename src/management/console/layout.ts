@@ -44,7 +44,7 @@ function header(view: ConsoleView, section: ConsoleSection | undefined): SafeHtm
               >
             </li>`,
         )}
-        <li class="who">${view.user.username}</li>
+        <li class="who">${view.user.username} · ${view.user.role}</li>
         <li>
           <form method="post" action="/console/sign-out">
             ${csrfField(view.csrfToken)}<button type="submit" class="link-button">Sign out</button>

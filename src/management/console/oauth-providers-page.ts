@@ -14,7 +14,7 @@ import type { SafeHtml } from '../../web/html.ts';
 import { OAuthProviders } from '../../services/oauth-providers.ts';
 import type { ProviderSummary } from '../../services/oauth-providers.ts';
 import { UserRegistries } from '../../services/user-registries.ts';
-import { signedInConsole, viewOf } from './context.ts';
+import { can, signedInConsole, viewOf } from './context.ts';
 import type { SignedInConsole } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import type { ConsoleDeps } from './plugin.ts';
@@ -113,16 +113,19 @@ export function registerOAuthProvidersPage(app: FastifyInstance, deps: ConsoleDe
     status = refused?.status,
   ) {
     const enabled = (await enabledIn(context)).get(provider.name) ?? [];
+    const manages = can(context, 'oauth-providers:manage');
     const catalogRows = context.catalogs.map((catalog) => {
       const on = enabled.includes(catalog.name);
       const action = `${providerPath(provider.name)}/catalogs/${encodeURIComponent(catalog.name)}/${on ? 'disable' : 'enable'}`;
       return [
         html`${catalog.title} (<code>${catalog.name}</code>)`,
         on ? 'Enabled' : 'Not enabled',
-        buttonForm(action, context.csrfToken, on ? 'Disable' : 'Enable', {
-          kind: on ? 'secondary' : undefined,
-          small: true,
-        }),
+        manages
+          ? buttonForm(action, context.csrfToken, on ? 'Disable' : 'Enable', {
+              kind: on ? 'secondary' : undefined,
+              small: true,
+            })
+          : '',
       ];
     });
     const grants = ((provider.grants ?? []) as string[]).map((grant) => grantWords[grant] ?? grant).join(', ');
@@ -143,7 +146,13 @@ export function registerOAuthProvidersPage(app: FastifyInstance, deps: ConsoleDe
       </dl>
       <h2>Catalogs</h2>
       ${table('Catalogs that enable this provider', ['Catalog', 'State', 'Change'], catalogRows)}
-      <h2>Edit</h2>
+      ${manages ? await changeForms(context, provider, refused) : ''}`;
+    return sendConsolePage(reply, viewOf(context), { title: provider.title, section: 'oauth', main, status });
+  }
+
+  /** The edit, replace and delete forms of a provider's page (for a role with oauth-providers:manage). */
+  async function changeForms(context: SignedInConsole, provider: ProviderSummary, refused?: RefusedWrite) {
+    return html`<h2>Edit</h2>
       ${providerForm({
         action: providerPath(provider.name),
         csrfToken: context.csrfToken,
@@ -166,7 +175,6 @@ export function registerOAuthProvidersPage(app: FastifyInstance, deps: ConsoleDe
         kind: 'danger',
         confirm: `Delete the OAuth provider ${provider.name}?`,
       })}`;
-    return sendConsolePage(reply, viewOf(context), { title: provider.title, section: 'oauth', main, status });
   }
 
   app.get('/oauth-providers', async (request, reply) => {
@@ -187,7 +195,7 @@ export function registerOAuthProvidersPage(app: FastifyInstance, deps: ConsoleDe
         Native OAuth providers issue access tokens for APIs whose <code>oauth2</code> security definitions name them
         (<code>x-ibm-oauth-provider</code>). A catalog must enable a provider for its endpoints to be on the gateway.
       </p>
-      <p><a class="button" href="${listPath}/new">New provider</a></p>
+      ${can(context, 'oauth-providers:manage') ? html`<p><a class="button" href="${listPath}/new">New provider</a></p>` : ''}
       ${
         rows.length === 0
           ? html`<p>No OAuth providers yet.</p>`
@@ -200,9 +208,10 @@ export function registerOAuthProvidersPage(app: FastifyInstance, deps: ConsoleDe
     return sendConsolePage(reply, viewOf(context), { title: 'OAuth providers', section: 'oauth', main });
   });
 
-  app.get('/oauth-providers/new', async (request, reply) => newPage(reply, signedInConsole(request)));
+  const manage = { config: { permission: 'oauth-providers:manage' as const } };
+  app.get('/oauth-providers/new', manage, async (request, reply) => newPage(reply, signedInConsole(request)));
 
-  app.post('/oauth-providers', async (request, reply) => {
+  app.post('/oauth-providers', manage, async (request, reply) => {
     const context = signedInConsole(request);
     const fromFile = formField(request, 'source') === 'file';
     let file: unknown = {};
@@ -221,7 +230,7 @@ export function registerOAuthProvidersPage(app: FastifyInstance, deps: ConsoleDe
     return providerPage(reply, context, provider, doneNotice(request));
   });
 
-  app.post('/oauth-providers/:name', async (request, reply) => {
+  app.post('/oauth-providers/:name', manage, async (request, reply) => {
     const context = signedInConsole(request);
     const provider = await providers.get(context.org.id, (request.params as { name: string }).name);
     const fromFile = formField(request, 'source') === 'file';
@@ -244,13 +253,13 @@ export function registerOAuthProvidersPage(app: FastifyInstance, deps: ConsoleDe
     }
   });
 
-  app.post('/oauth-providers/:name/delete', async (request, reply) => {
+  app.post('/oauth-providers/:name/delete', manage, async (request, reply) => {
     const context = signedInConsole(request);
     await providers.delete(context.org.id, (request.params as { name: string }).name);
     return reply.redirect(`${listPath}?done=deleted`, 303);
   });
 
-  app.post('/oauth-providers/:name/catalogs/:catalog/:action', async (request, reply) => {
+  app.post('/oauth-providers/:name/catalogs/:catalog/:action', manage, async (request, reply) => {
     const context = signedInConsole(request);
     const { name, catalog, action } = request.params as { name: string; catalog: string; action: string };
     if (action !== 'enable' && action !== 'disable')

@@ -20,6 +20,7 @@ import {
 } from '../../web/web-session.ts';
 import type { WebSessionOptions } from '../../web/web-session.ts';
 import type { ProviderServices } from '../../services/provider-services.ts';
+import { requirePermission } from '../../services/provider/roles.ts';
 import { registerAnalyticsPages } from './analytics-page.ts';
 import { registerApiPages } from './apis-page.ts';
 import { registerApprovalsPage } from './approvals-page.ts';
@@ -35,6 +36,8 @@ import { registerOAuthProvidersPage } from './oauth-providers-page.ts';
 export interface ConsoleOptions {
   services: ProviderServices;
   sessionTtlMs: number;
+  /** A session without a request for this long ends (default 60 minutes). */
+  sessionIdleMs?: number;
 }
 
 /** What the console's page modules are given. */
@@ -84,6 +87,24 @@ async function buildContext(request: FastifyRequest, reply: FastifyReply, deps: 
   return { csrfToken: state.csrfToken, user, org, catalogs, catalog, pendingCount };
 }
 
+/**
+ * Why the signed-in user may not use this route, or undefined when it may: the same role table
+ * as the REST API (src/services/provider/roles.ts). A form post that names no permission is
+ * refused (fail closed), so a new action cannot slip in without one.
+ */
+function permissionRefusal(request: FastifyRequest, context: ConsoleContext): string | undefined {
+  const permission = request.routeOptions.config.permission;
+  if (permission === undefined)
+    return isStateChanging(request.method) ? 'This console action declares no permission.' : undefined;
+  if (permission === 'public' || permission === 'signed-in' || !context.user) return undefined;
+  try {
+    requirePermission(context.user, permission);
+    return undefined;
+  } catch (error) {
+    return `${(error as PorticoError).message}.`;
+  }
+}
+
 /** The console's routes, registered under the `/console` prefix (paths below are relative to it). */
 async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const deps: ConsoleDeps = {
@@ -94,6 +115,7 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
       cookieName: 'portico_console',
       cookiePath: '/console',
       ttlMs: options.sessionTtlMs,
+      idleMs: options.sessionIdleMs,
     },
   };
   await app.register(fastifyFormbody);
@@ -121,6 +143,8 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
         'No catalog',
         'Your organization has no catalog yet; create one with the CLI or the REST API.',
       );
+    const refusal = permissionRefusal(request, context);
+    if (refusal) return sendConsoleError(reply, viewOf(context), 403, 'Not allowed', refusal);
   });
 
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
@@ -163,7 +187,7 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
     });
   });
 
-  app.post('/sign-in', async (request, reply) => {
+  app.post('/sign-in', { config: { permission: 'public' } }, async (request, reply) => {
     const context = consoleContext(request);
     const username = formField(request, 'username').trim();
     const next = localPath(formField(request, 'next'), '/console');
@@ -190,7 +214,7 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
     }
   });
 
-  app.post('/sign-out', async (request, reply) => {
+  app.post('/sign-out', { config: { permission: 'signed-in' } }, async (request, reply) => {
     await endWebSession(request, reply, deps.sessions);
     return reply.redirect('/console/sign-in', 303);
   });

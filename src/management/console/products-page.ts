@@ -8,7 +8,7 @@ import { html } from '../../web/html.ts';
 import { approvalInWords, planLimitsInWords } from '../../web/plan-words.ts';
 import { apiUrl } from './apis-page.ts';
 import { catalogPath, catalogPicker } from './catalog-picker.ts';
-import { signedInConsole, viewOf, withCatalog } from './context.ts';
+import { can, signedInConsole, viewOf, withCatalog } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import type { ConsoleDeps } from './plugin.ts';
 
@@ -38,7 +38,9 @@ export function registerProductsPage(app: FastifyInstance, deps: ConsoleDeps): v
     const sections = await Promise.all(
       products.map(async (product) => {
         const [plans, apis] = await Promise.all([services.productPlans(product.id), services.productApis(product.id)]);
-        const actions = allowedProductTransitions(product.state).filter((s) => s !== product.state);
+        const actions = can(context, 'products:manage')
+          ? allowedProductTransitions(product.state).filter((s) => s !== product.state)
+          : [];
         const action = (state: ProductState) => Object.keys(actionStates).find((k) => actionStates[k] === state)!;
         return html`<section class="panel" aria-labelledby="p-${product.id}">
           <h2 id="p-${product.id}">
@@ -93,7 +95,8 @@ export function registerProductsPage(app: FastifyInstance, deps: ConsoleDeps): v
     return sendConsolePage(reply, viewOf(context), { title: 'Products', section: 'products', main });
   });
 
-  app.post('/catalogs/:catalog/products/:name/:version/:action', async (request, reply) => {
+  const lifecycle = { config: { permission: 'products:manage' as const } };
+  app.post('/catalogs/:catalog/products/:name/:version/:action', lifecycle, async (request, reply) => {
     const context = signedInConsole(request);
     const { catalog, name, version, action } = request.params as {
       catalog: string;

@@ -1,9 +1,8 @@
-/** Provider organizations, their catalogs and provider users, and provider sign-in. */
+/** Provider organizations, their catalogs, and provider sign-in (users and roles: provider-users.ts). */
 import { PorticoError } from '../../errors.ts';
 import * as orgs from '../../store/orgs.ts';
 import type { Catalog } from '../../store/schema.ts';
-import { hashPassword } from '../../store/secrets.ts';
-import { checkPasswordRules, passwordMatches } from '../account-rules.ts';
+import { passwordMatches } from '../account-rules.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 
@@ -43,29 +42,6 @@ export async function createCatalog(
     throw new PorticoError('MGMT_CONFLICT', { reason: `catalog ${name} already exists` });
   }
   return change(context, 'catalog', (trx) => orgs.createCatalog(trx, { orgId, name, title }));
-}
-
-export async function addProviderUser(
-  context: ServiceContext,
-  orgId: string,
-  input: { username: string; email: string; password: string },
-) {
-  if (!/^[A-Za-z0-9._@-]{2,64}$/.test(input.username ?? '')) {
-    throw new PorticoError('MGMT_VALIDATION', {
-      field: 'username',
-      reason: 'must be 2-64 letters, digits or ._@-',
-    });
-  }
-  checkPasswordRules(input.password);
-  const passwordHash = await hashPassword(input.password);
-  // User names are the one sign-in identifier of the console, the API and the CLI, so they are
-  // unique across organizations; a taken name is refused without saying whose it is (issue 12).
-  if (await orgs.findProviderUser(context.store.db, input.username)) {
-    const reason = `the user name ${input.username} is not available; choose another`;
-    throw new PorticoError('MGMT_CONFLICT', { field: 'username', reason });
-  }
-  const user = { orgId, username: input.username, email: input.email ?? '', passwordHash };
-  return orgs.createProviderUser(context.store.db, user);
 }
 
 /**

@@ -1,0 +1,185 @@
+/**
+ * Provider users of an org and their roles: adding, changing a role, removing, changing one's
+ * password, and a user's own management API tokens. Every change that takes power away ends
+ * the sessions it must in the same transaction, so a removed user's token fails on its next
+ * call. Permissions (users:manage) are checked by the routes; the rules here are the ones a
+ * permission cannot say: only an owner gives or takes the owner role, and an org keeps one owner.
+ */
+import { PorticoError } from '../../errors.ts';
+import * as orgs from '../../store/orgs.ts';
+import * as users from '../../store/provider-users.ts';
+import * as tokens from '../../store/provider-tokens.ts';
+import type { ProviderRole, ProviderUser, Session } from '../../store/schema.ts';
+import type { Db } from '../../store/store.ts';
+import { hashPassword } from '../../store/secrets.ts';
+import { checkPasswordRules, passwordMatches } from '../account-rules.ts';
+import { notFound } from '../service-context.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { isProviderRole, providerRoles, roleAllows } from './roles.ts';
+
+/** Who asks for a change: the signed-in user, or undefined for the operator's own tools (CLI bootstrap, demo). */
+export type Actor = Pick<ProviderUser, 'id' | 'org_id' | 'role'> | undefined;
+
+export interface NewProviderUser {
+  username: string;
+  email: string;
+  password: string;
+  /** Default: `owner` for an org's first user, `developer` after that. */
+  role?: ProviderRole;
+}
+
+/** Lets only an owner (or the operator) give, take or touch the owner role. */
+function checkOwnerRule(actor: Actor, role: ProviderRole | undefined, target?: ProviderUser): void {
+  if (actor === undefined || actor.role === 'owner') return;
+  if (role === 'owner' || target?.role === 'owner')
+    throw new PorticoError('MGMT_FORBIDDEN', {
+      reason: 'only an owner may give the owner role, or change or remove an owner',
+    });
+}
+
+function checkRole(role: unknown): ProviderRole {
+  if (isProviderRole(role)) return role;
+  throw new PorticoError('MGMT_VALIDATION', { field: 'role', reason: `must be one of: ${providerRoles.join(', ')}` });
+}
+
+export async function addProviderUser(context: ServiceContext, orgId: string, input: NewProviderUser, actor?: Actor) {
+  if (!/^[A-Za-z0-9._@-]{2,64}$/.test(input.username ?? '')) {
+    throw new PorticoError('MGMT_VALIDATION', {
+      field: 'username',
+      reason: 'must be 2-64 letters, digits or ._@-',
+    });
+  }
+  checkPasswordRules(input.password);
+  const requested = input.role === undefined ? undefined : checkRole(input.role);
+  checkOwnerRule(actor, requested);
+  const passwordHash = await hashPassword(input.password);
+  // User names are the one sign-in identifier of the console, the API and the CLI, so they are
+  // unique across organizations; a taken name is refused without saying whose it is (issue 12).
+  if (await orgs.findProviderUser(context.store.db, input.username)) {
+    const reason = `the user name ${input.username} is not available; choose another`;
+    throw new PorticoError('MGMT_CONFLICT', { field: 'username', reason });
+  }
+  return context.store.transaction(async (trx) => {
+    await users.lockOrgUsers(trx, context.store.dialect, orgId);
+    // The org's first user owns it: `portico run`'s bootstrap user and the demo's provider.
+    const role = requested ?? ((await users.orgHasProviderUsers(trx, orgId)) ? 'developer' : 'owner');
+    return orgs.createProviderUser(trx, {
+      orgId,
+      username: input.username,
+      email: input.email ?? '',
+      passwordHash,
+      role,
+    });
+  });
+}
+
+/** The org's user named `username`; a user of another org is not found (never named as elsewhere). */
+async function orgUser(db: Db, orgId: string, username: string): Promise<ProviderUser> {
+  const user = await users.findOrgProviderUser(db, orgId, username);
+  if (!user) throw notFound('provider user', username);
+  return user;
+}
+
+/**
+ * The actor as the store has it now, inside the transaction: a role taken away by a change that
+ * committed while this request waited for the org's lock no longer counts.
+ */
+async function currentActor(db: Db, actor: NonNullable<Actor>): Promise<ProviderUser> {
+  const fresh = await orgs.findProviderUserById(db, actor.id);
+  if (!fresh || fresh.org_id !== actor.org_id || !roleAllows(fresh.role, 'users:manage'))
+    throw new PorticoError('MGMT_FORBIDDEN', { reason: 'your role changed while this request waited; try again' });
+  return fresh;
+}
+
+/** Refuses a change that would leave the org without an owner. */
+async function keepAnOwner(db: Db, target: ProviderUser): Promise<void> {
+  if (target.role !== 'owner') return;
+  if ((await users.countOrgOwners(db, target.org_id)) <= 1)
+    throw new PorticoError('MGMT_CONFLICT', {
+      field: 'username',
+      reason: `${target.username} is the organization's last owner; make another user owner first`,
+    });
+}
+
+export async function changeRole(
+  context: ServiceContext,
+  actor: NonNullable<Actor>,
+  username: string,
+  role: unknown,
+): Promise<ProviderUser> {
+  const wanted = checkRole(role);
+  return context.store.transaction(async (trx) => {
+    await users.lockOrgUsers(trx, context.store.dialect, actor.org_id);
+    const target = await orgUser(trx, actor.org_id, username);
+    checkOwnerRule(await currentActor(trx, actor), wanted, target);
+    if (target.role === wanted) return target;
+    await keepAnOwner(trx, target);
+    await users.setProviderUserRole(trx, target.id, wanted);
+    return { ...target, role: wanted };
+  });
+}
+
+/** Removes the user and ends all its console sessions and API tokens at once. */
+export async function removeUser(context: ServiceContext, actor: NonNullable<Actor>, username: string): Promise<void> {
+  await context.store.transaction(async (trx) => {
+    await users.lockOrgUsers(trx, context.store.dialect, actor.org_id);
+    const target = await orgUser(trx, actor.org_id, username);
+    checkOwnerRule(await currentActor(trx, actor), undefined, target);
+    await keepAnOwner(trx, target);
+    await tokens.deleteOtherUserSessions(trx, target.id, ['provider', 'token'], undefined);
+    await users.deleteProviderUser(trx, target.id);
+  });
+}
+
+/**
+ * Changes the user's own password after checking the current one (counted by the sign-in
+ * limiter like a sign-in, so a stolen token cannot guess it), and ends every other console
+ * session and token of the user; `current` (the session asking) stays.
+ */
+export async function changePassword(
+  context: ServiceContext,
+  user: ProviderUser,
+  input: { currentPassword: string; newPassword: string },
+  current: Session | undefined,
+  address: string,
+): Promise<void> {
+  // As the portal's password change: counted per account from every address (a signed-in check).
+  const account = { account: `provider-password|${user.id}`, address, accountWide: true };
+  try {
+    await context.signInLimiter.guard(account, async () => {
+      if (!(await passwordMatches(user, input.currentPassword))) throw new PorticoError('MGMT_BAD_CREDENTIALS');
+    });
+  } catch (error) {
+    if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
+    throw new PorticoError('MGMT_VALIDATION', { field: 'currentPassword', reason: 'is not your current password' });
+  }
+  checkPasswordRules(input.newPassword, 'newPassword');
+  const passwordHash = await hashPassword(input.newPassword);
+  await context.store.transaction(async (trx) => {
+    await users.setProviderUserPassword(trx, user.id, passwordHash);
+    await tokens.deleteOtherUserSessions(trx, user.id, ['provider', 'token'], current?.id);
+  });
+}
+
+/** A token's public id: a prefix of its stored hash (which is itself only a hash of the secret). */
+function tokenId(session: Session): string {
+  return session.id.slice(0, 16);
+}
+
+/** The user's own live API tokens: id, created, expires; never the token. */
+export async function listTokens(context: ServiceContext, user: ProviderUser, current: Session | undefined) {
+  const sessions = await tokens.listUserSessions(context.store.db, user.id, 'token');
+  return sessions.map((s) => ({
+    id: tokenId(s),
+    createdAt: s.created_at,
+    expiresAt: new Date(s.expires_at).toISOString(),
+    current: s.id === current?.id,
+  }));
+}
+
+/** Ends one of the user's own tokens; another user's token id is not found. */
+export async function revokeToken(context: ServiceContext, user: ProviderUser, id: string): Promise<void> {
+  const sessions = await tokens.listUserSessions(context.store.db, user.id, 'token');
+  const session = /^[0-9a-f]{16}$/.test(id) ? sessions.find((s) => tokenId(s) === id) : undefined;
+  if (!session || !(await tokens.deleteUserSession(context.store.db, user.id, session.id))) throw notFound('token', id);
+}
