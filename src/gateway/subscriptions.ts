@@ -93,11 +93,13 @@ function assemblyLimitsOf(plan: PlanDocument): Record<string, readonly LimitRule
     const written = plan[field];
     if (typeof written !== 'object' || written === null) continue;
     for (const [name, value] of Object.entries(written as Record<string, unknown>)) {
+      // A name the plan defines is own even when unlimited (no rule): the policy refuses only a name it lacks.
+      const rules = (out[name] ??= []);
       for (const item of Array.isArray(value) ? value : [value]) {
         const limit = item as { value?: string; 'hard-limit'?: boolean };
         const parsed = parseRateLimit(String(limit.value));
         if (parsed.unlimited) continue;
-        (out[name] ??= []).push({
+        rules.push({
           name,
           limit: parsed.count,
           windowMs: parsed.windowMs,

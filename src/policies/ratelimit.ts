@@ -141,12 +141,43 @@ export function compileRateLimit(config: RateLimitConfig, api: CompiledApiInfo, 
 
   // plan-named: one counter per subscription and name, on the plan's own rule arrays.
   const named = wanted.map((name) => ({ name, key: `plan-named:${name}` }));
+  // The plans already logged as lacking a name (their shared `named`, one per plan and snapshot).
+  const reported = new WeakSet<object>();
   return async function ratelimit(ctx: FlowContext) {
     const limits = ctx.limits;
+    // An unidentified caller has no plan: plan-sourced limits have nothing to count against.
     if (limits === undefined) return;
+    // Fail closed: publish refuses a plan without the name (`unknown-plan-limit`), so only a
+    // document stored before that rule gets here; its call is refused, never admitted uncounted.
+    const missing = wanted.find((name) => !Object.hasOwn(limits.named, name));
+    if (missing !== undefined) throw undefinedLimit(ctx, title, path, missing, limits.named, reported);
     await hitEach(counters, title, `assembly:${limits.key}:`, named, limits.named);
   };
 }
+
+/** The refusal of a call whose plan does not define a name the policy counts against, logged once per plan. */
+function undefinedLimit(
+  ctx: FlowContext,
+  title: string,
+  path: string,
+  limit: string,
+  named: object,
+  reported: WeakSet<object>,
+): AssemblyError {
+  if (!reported.has(named)) {
+    reported.add(named);
+    const where = { policy: title, path, limit, plan: ctx.get('plan.name'), product: ctx.get('product.name') };
+    ctx.log.error(
+      where,
+      'ratelimit: the plan does not define the limit this API counts against; its calls are refused',
+    );
+  }
+  return new AssemblyError('RuntimeError', undefinedLimitMessage, { status: 500, policy: title });
+}
+
+/** What the consumer reads: not the limit's name (the provider's configuration; the log has it). */
+const undefinedLimitMessage =
+  "This call is refused: the API counts it against a rate limit the caller's plan does not define";
 
 const rateLimitReference: JSONSchema = {
   type: 'array',

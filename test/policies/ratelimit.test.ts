@@ -130,7 +130,7 @@ describe('ratelimit policy', () => {
     );
   });
 
-  test('a limit named like an Object.prototype member is unknown unless defined: refused at publish, or not counted', async () => {
+  test('a limit named like an Object.prototype member is unknown unless defined: refused at publish, or the call refused', async () => {
     for (const name of ['constructor', 'toString', '__proto__']) {
       assert.throws(
         () => compile({ source: 'gateway-named', 'rate-limit': [{ name }] }),
@@ -145,8 +145,16 @@ describe('ratelimit policy', () => {
       store,
     );
     const x = [{ name: 'x', limit: 2, windowMs: 3_600_000, hard: true }];
-    assert.equal(await admitted([step], 3, { key: 'sub-proto', plan: [], named: { x } }), 2);
-    assert.deepEqual(seen, [x, x, x], 'only the limit the plan defines is counted');
+    // A plan without its own `constructor`: refused (fail closed), nothing counted.
+    await assert.rejects(
+      async () => step(context({ key: 'sub-proto', plan: [], named: { x } })),
+      (error: unknown) => error instanceof AssemblyError && error.errorName === 'RuntimeError' && error.status === 500,
+    );
+    assert.deepEqual(seen, []);
+    // One defining it (unlimited: no rule) counts x alone.
+    const named = Object.assign(Object.create(null) as Record<string, LimitRule[]>, { constructor: [], x });
+    assert.equal(await admitted([step], 3, { key: 'sub-proto', plan: [], named }), 2);
+    assert.deepEqual(seen, [x, x, x], 'only the limit with rules is counted');
   });
 
   test('policies referencing the same named limit share its counter, whatever other names they list', async () => {

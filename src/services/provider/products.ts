@@ -14,6 +14,7 @@ import type { Db } from '../../store/store.ts';
 import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { catalog } from './organizations.ts';
+import { checkProductPlanLimits } from './plan-limit-check.ts';
 
 /** API Connect's product lifecycle: which state may follow which (IBM "The Product lifecycle"). */
 const productTransitions: Record<ProductState, ProductState[]> = {
@@ -99,6 +100,7 @@ async function checkPut(
   }
   const apiIds = apiLinks.map((l) => l.apiId);
   if (state === 'published') await checkPublishable(db, catalogId, apiIds, existing?.id);
+  if (state === 'published') await checkProductPlanLimits(db, input.file, definition.document, apiLinks);
   const offline = state === 'published' ? await offlineApis(db, ref, apiIds, input.activate) : [];
   const sameApis = existing ? await sameApiLinks(db, existing.id, apiLinks) : false;
   const sameDocument = existing?.document === JSON.stringify(definition.document);
@@ -294,11 +296,16 @@ async function checkStep(db: Db, productId: string, state: ProductState, activat
       reason: `product ${ref} is ${current.state} and cannot become ${state}`,
     });
   }
-  const apiIds = (await products.listProductApis(db, current.id)).map((api) => api.id);
+  const bundled = await products.listProductApis(db, current.id);
+  const apiIds = bundled.map((api) => api.id);
   const offline = state === 'published' ? await offlineApis(db, ref, apiIds, activate) : [];
   const unchanged = current.state === state && offline.length === 0;
   // A staged or retired product published through its lifecycle meets the same rules as one
   // published from its document (the base paths were not checked here before).
-  if (!unchanged && state === 'published') await checkPublishable(db, current.catalog_id, apiIds, current.id);
+  if (!unchanged && state === 'published') {
+    await checkPublishable(db, current.catalog_id, apiIds, current.id);
+    const links = bundled.map((api) => ({ apiId: api.id, key: api.api_key }));
+    await checkProductPlanLimits(db, ref, JSON.parse(current.document) as Record<string, unknown>, links);
+  }
   return { current, offline, unchanged };
 }
