@@ -12,6 +12,7 @@
  * trees, parameter defaults) are frozen and copied into this request's tree before a write
  * under them (copy-on-write), so a write is seen by this request only.
  */
+import { isUtf8 } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { PorticoError } from '../errors.ts';
@@ -82,9 +83,10 @@ export function parseVariablePath(name: string, action: 'read' | 'written' | 'cl
   return path;
 }
 
-/** Parses raw bytes by content type: JSON → value; XML and text → string; anything else → bytes. */
+/** Parses raw bytes by type: JSON → value; XML, text → string; else, or not UTF-8 (would be changed), → bytes. */
 export function parseRawBody(raw: RawBody): unknown {
   if (raw.bytes.length === 0) return '';
+  if (!isUtf8(raw.bytes)) return raw.bytes;
   const type = (raw.contentType ?? '').toLowerCase();
   const text = raw.bytes.toString('utf8');
   if (jsonLike(type, text)) {
@@ -104,7 +106,7 @@ export function parseRawBody(raw: RawBody): unknown {
  * when it does not parse); undefined for a body it reads otherwise.
  */
 export function rawJsonText(raw: RawBody): string | undefined {
-  if (raw.bytes.length === 0) return undefined;
+  if (raw.bytes.length === 0 || !isUtf8(raw.bytes)) return undefined;
   const text = raw.bytes.toString('utf8');
   return jsonLike((raw.contentType ?? '').toLowerCase(), text) ? text : undefined;
 }

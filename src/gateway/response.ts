@@ -4,6 +4,7 @@
  * wherever it was thrown, becomes one API Connect envelope through {@link errorAnswer}, with the
  * fields the error carries (`Allow`, `Retry-After`, `WWW-Authenticate`).
  */
+import { STATUS_CODES } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { PorticoError, errorEnvelope } from '../errors.ts';
@@ -216,14 +217,24 @@ export function isFinalStatus(status: number): boolean {
  * the node drains (clients reconnect elsewhere, with no reset), no body for HEAD. A 204 or 304
  * has neither body nor `content-length` (RFC 9110 §8.6, §15.4.5): a length there would make a
  * recipient that trusts it read the next answer's bytes as this one's body.
+ *
+ * An answer written before the request's body was read to its end (a 413, or a refusal before the
+ * body phase) closes the connection once written (RFC 9112 §9.6; Node ends the socket once the
+ * answer is flushed): reading the rest to keep the connection would let a body that never ends
+ * hold it, and the gateway's reading, until the request timeout.
+ *
+ * The status line's reason is always given: after a `writeHead` that threw (a field value an
+ * assembly made with characters HTTP refuses), Node keeps the failed attempt's reason for the
+ * next attempt, the 500 envelope, whose status line read `500 OK`.
  */
 export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, draining: boolean): void {
   const { headers, payload } = answer;
   const bodiless = answer.status === 204 || answer.status === 304;
   const length = payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  const unread = !req.complete;
   if (!bodiless) headers.set('content-length', length);
-  if (draining) headers.set('connection', 'close');
-  res.writeHead(answer.status, headers.fields);
+  if (draining || unread) headers.set('connection', 'close');
+  res.writeHead(answer.status, STATUS_CODES[answer.status] ?? 'unknown', headers.fields);
   if (req.method === 'HEAD' || payload === undefined || bodiless) res.end();
   else res.end(payload);
 }

@@ -12,9 +12,10 @@ export interface BoundedReadOptions {
   /** The error the read rejects with when the body is larger than `limit`. */
   tooLarge(): Error;
   /**
-   * What becomes of the rest of a body that is too large: `drain` reads and drops it (a consumer's
-   * connection stays usable for the error answer and the next request), `destroy` closes the
-   * stream (a backend's pooled connection is not worth reading gigabytes for).
+   * What becomes of the rest of a body that is too large: `drain` reads and drops it while the
+   * error answer is written (a consumer that is still sending is not reset before it reads the
+   * answer, which then closes the connection: response.ts), `destroy` closes the stream (a
+   * backend's pooled connection is not worth reading gigabytes for).
    */
   rest: 'drain' | 'destroy';
 }

@@ -21,6 +21,7 @@ import { engineCeilingBytes } from './engine-limits.ts';
 import { ScriptBusyError, sharedScriptPool } from './pool.ts';
 import type { JobHost, PooledScript, ScriptPool } from './pool.ts';
 import type { InlineHost, InlineTier } from './inline.ts';
+import { bytesMark } from './prelude.ts';
 import { ReadAhead, readAheadNames } from './read-ahead.ts';
 import type { ScriptFailure } from './sandbox.ts';
 import { checkSyntax } from './syntax.ts';
@@ -138,14 +139,16 @@ interface Outcome {
 }
 
 /**
- * Converts a host value to JSON text for the sandbox: bytes become text, RawBody is parsed by
- * ctx.get. A replacer function makes JSON.stringify several times slower, so it is used only
- * when the plain text shows a Buffer's own JSON form (`"type":"Buffer"` can appear unescaped
- * only as a key and value of an object, never inside a string).
+ * Converts a host value to JSON text for the sandbox, RawBody parsed by ctx.get. A value that is
+ * bytes (a binary body) crosses as marked base64 (prelude.ts `bytesMark`) and reaches the script
+ * as a Uint8Array; bytes inside a larger value become text. A replacer function makes
+ * JSON.stringify several times slower, so it is used only when the plain text shows a Buffer's own
+ * JSON form (`"type":"Buffer"` can appear unescaped only as a key and value of an object, never
+ * inside a string).
  */
 function toJson(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (Buffer.isBuffer(value)) return JSON.stringify(value.toString('utf8'));
+  if (Buffer.isBuffer(value)) return bytesMark + value.toString('base64');
   const plain = JSON.stringify(value);
   if (plain === undefined || !plain.includes('"type":"Buffer"')) return plain;
   return JSON.stringify(value, function replace(this: Record<string, unknown>, key: string, current: unknown) {
@@ -154,8 +157,10 @@ function toJson(value: unknown): string | undefined {
   });
 }
 
+/** A script's value: its JSON text, or bytes it wrote as a Uint8Array (marked base64) as a Buffer. */
 function fromJson(text: string | undefined): unknown {
-  return text === undefined ? undefined : JSON.parse(text);
+  if (text === undefined) return undefined;
+  return text.startsWith(bytesMark) ? Buffer.from(text.slice(bytesMark.length), 'base64') : JSON.parse(text);
 }
 
 /** The script API over `ctx`; a pool run's `journal` keeps what each write changes (write-journal.ts). */

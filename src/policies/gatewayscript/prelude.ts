@@ -34,15 +34,52 @@ export const preludeSource = String.raw`(function (host) {
   var headerName = /^[!#$%&'*+\-.^_\x60|~0-9A-Za-z]+$/;
   // A body's own JSON text comes marked (rawJsonMark, read-ahead.ts): its value is its parse, or
   // the text itself when it does not parse, as the gateway reads a body (context.ts, parseRawBody).
+  // Bytes (a binary body) come and go as base64 after U+0002 (bytesMark): a Uint8Array here.
+  var Bytes = Uint8Array, alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  var codes = new Bytes(128);
+  for (var c = 0; c < 64; c++) codes[alphabet.charCodeAt(c)] = c;
+  function bytesFromHost(text) {
+    var end = text.length;
+    while (end > 1 && text.charCodeAt(end - 1) === 61) end--;
+    var n = end - 1, full = end - n % 4, out = new Bytes((n * 3) >> 2), o = 0, v, i;
+    for (i = 1; i < full; i += 4) {
+      v = (codes[text.charCodeAt(i)] << 18) | (codes[text.charCodeAt(i + 1)] << 12) |
+        (codes[text.charCodeAt(i + 2)] << 6) | codes[text.charCodeAt(i + 3)];
+      out[o++] = v >> 16; out[o++] = v >> 8; out[o++] = v;
+    }
+    if (end - full > 1) {
+      v = (codes[text.charCodeAt(full)] << 18) | (codes[text.charCodeAt(full + 1)] << 12) |
+        (end - full > 2 ? codes[text.charCodeAt(full + 2)] << 6 : 0);
+      out[o++] = v >> 16;
+      if (end - full > 2) out[o++] = v >> 8;
+    }
+    return out;
+  }
+  function bytesToHost(bytes) {
+    var parts = ['\u0002'], chunk = '', n = bytes.length, i, v;
+    for (i = 0; i + 2 < n; i += 3) {
+      v = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
+      chunk += alphabet.charAt(v >> 18) + alphabet.charAt((v >> 12) & 63) + alphabet.charAt((v >> 6) & 63) + alphabet.charAt(v & 63);
+      if (chunk.length >= 8192) { parts.push(chunk); chunk = ''; }
+    }
+    if (i < n) {
+      v = (bytes[i] << 16) | (i + 1 < n ? bytes[i + 1] << 8 : 0);
+      chunk += alphabet.charAt(v >> 18) + alphabet.charAt((v >> 12) & 63) + (i + 1 < n ? alphabet.charAt((v >> 6) & 63) : '=') + '=';
+    }
+    parts.push(chunk);
+    return parts.join('');
+  }
+  function toHost(value) { return value === undefined ? undefined : value instanceof Bytes ? bytesToHost(value) : stringify(value); }
   function fromHost(text) {
     if (text === undefined) return undefined;
+    if (text.charCodeAt(0) === 2) return bytesFromHost(text);
     if (text.charCodeAt(0) !== 1) return parse(text);
     var raw = text.slice(1);
     try { return parse(raw); } catch (e) { if (e instanceof SyntaxErrorType) return raw; throw e; }
   }
   function get(name) { return fromHost(host('get', String(name))); }
-  function set(name, value) { host('set', String(name), value === undefined ? undefined : stringify(value)); }
-  function add(name, value) { host('add', String(name), value === undefined ? undefined : stringify(value)); }
+  function set(name, value) { host('set', String(name), toHost(value)); }
+  function add(name, value) { host('add', String(name), toHost(value)); }
   function clear(name) { host('clear', String(name)); }
   function headerPath(variable, name) {
     name = String(name);
@@ -53,6 +90,7 @@ export const preludeSource = String.raw`(function (host) {
     return {
       readAsJSON: function (callback) {
         var value = get(variable), error = null;
+        if (value instanceof Bytes) { error = new SyntaxErrorType('the body is bytes, not JSON'); value = undefined; }
         if (typeof value === 'string') {
           try { value = parse(value); } catch (e) { error = e; value = undefined; }
         }
@@ -60,7 +98,7 @@ export const preludeSource = String.raw`(function (host) {
       },
       readAsBuffer: function (callback) {
         var value = get(variable);
-        callback(null, value === undefined ? '' : typeof value === 'string' ? value : stringify(value));
+        callback(null, value === undefined ? '' : typeof value === 'string' || value instanceof Bytes ? value : stringify(value));
       },
       write: function (value) { set(variable, value); }
     };
@@ -169,6 +207,9 @@ export const preludeSource = String.raw`(function (host) {
   guard(String.prototype, 'padEnd');
   guard(Array.prototype, 'join');
   guard(JSON, 'stringify');
+  // Bytes inside a larger value written to the context are their numbers (a list), not an object
+  // keyed by index; only a Uint8Array written whole is bytes again (bytesToHost).
+  define(Bytes.prototype, 'toJSON', { value: function toJSON() { return Array.from(this); } });
   // Math.random draws on the host's cryptographic generator, 64 numbers at a time (randomNumbers
   // below): QuickJS's own xorshift state is one per engine, shared by every run, and two numbers
   // one consumer's answer showed gave away the next consumer's (found by a review, Session 15).
@@ -260,6 +301,12 @@ export const preludeSource = String.raw`(function (host) {
  * text begins with U+0001.
  */
 export const rawJsonMark = '\u0001';
+
+/**
+ * Starts a value that is bytes, as base64, in either direction: no JSON text begins with U+0002.
+ * The script sees and writes such a value as a Uint8Array.
+ */
+export const bytesMark = '\u0002';
 
 /** Wraps a policy's source as a function of the API objects, keeping its line numbers. */
 export function wrapUserSource(source: string): string {
