@@ -133,6 +133,7 @@ export function createGateway(settings: Readonly<Settings>, store: Store, logger
     registry: policyRegistry,
     policySettings: {
       maxBackendBodyBytes: settings.maxBackendBodyBytes,
+      maxRequestBytes: settings.maxRequestBytes,
       ...loadTlsProfiles(settings.tlsProfiles, logger),
       script: {
         timeoutMs: settings.scriptTimeoutMs,

@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import type { AuthUrlConfiguration } from './registry-config.ts';
 import type { BasicCredentials, UserVerifier, Verdict } from './types.ts';
 import { VerdictCache, cachedVerdict } from './verdict-cache.ts';
+import type { VerdictStore } from './verdict-cache.ts';
 
 export interface TlsMaterial {
   rejectUnauthorized?: boolean;
@@ -21,7 +22,7 @@ export function authUrlVerifier(
   version: string,
   config: AuthUrlConfiguration,
   tls: TlsMaterial | undefined,
-  cache: VerdictCache | undefined,
+  cache: VerdictStore | undefined,
 ): UserVerifier {
   const timeoutMs = config.timeout * 1000;
   const dispatcher = new Agent({

@@ -12,6 +12,7 @@ import type { TlsMaterial } from './authurl.ts';
 import type { LdapConfiguration } from './registry-config.ts';
 import type { BasicCredentials, UserVerifier, Verdict } from './types.ts';
 import { VerdictCache, cachedVerdict } from './verdict-cache.ts';
+import type { VerdictStore } from './verdict-cache.ts';
 
 /** RFC 4515 §3: `*`, `(`, `)`, `\` and NUL as `\XX` in an assertion value. */
 export function escapeFilterValue(value: string): string {
@@ -40,7 +41,7 @@ export function ldapVerifier(
   version: string,
   config: LdapConfiguration,
   tls: TlsMaterial | undefined,
-  cache: VerdictCache | undefined,
+  cache: VerdictStore | undefined,
 ): UserVerifier {
   const timeoutMs = config.timeout * 1000;
   const connect = async (): Promise<Client> => {

@@ -17,6 +17,8 @@ export interface RegistryRecord {
   registry_type: RegistryType;
   configuration: string;
   updated_at: string;
+  /** The provider org that owns it: its answers share that org's partition of the cache (the registry's own when absent). */
+  org_id?: string;
 }
 
 /** A catalog's registries by name: a verifier, or why the registry cannot be used. */
@@ -45,9 +47,11 @@ export function compileRegistry(
   }
   const tls = profile === undefined ? undefined : settings.tlsProfiles[profile];
   const version = `${record.id}|${record.updated_at}`;
+  // One tenant's churn evicts its own answers first, never a smaller tenant's (verdict-cache.ts).
+  const cache = settings.cache?.partition(record.org_id ?? record.id);
   return record.registry_type === 'authurl'
-    ? authUrlVerifier(record.name, version, config as AuthUrlConfiguration, tls, settings.cache)
-    : ldapVerifier(record.name, version, config as LdapConfiguration, tls, settings.cache);
+    ? authUrlVerifier(record.name, version, config as AuthUrlConfiguration, tls, cache)
+    : ldapVerifier(record.name, version, config as LdapConfiguration, tls, cache);
 }
 
 /** A catalog's registries compiled, by name. */

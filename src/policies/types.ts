@@ -50,6 +50,8 @@ export interface TlsProfile {
 export interface PolicySettings {
   /** Max bytes read from a backend response body. */
   maxBackendBodyBytes: number;
+  /** Max bytes of the consumer's request body (PORTICO_MAX_REQUEST_BYTES); 4 MiB when absent. */
+  maxRequestBytes?: number;
   /** Named TLS profiles every provider org may use (`tls-profile` in invoke) → undici connect options. */
   tlsProfiles: Record<string, TlsProfile>;
   /**

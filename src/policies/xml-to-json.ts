@@ -5,6 +5,8 @@
  * fields); `conversion-type` is `badgerFish` (default), `relaxedBadgerFish`, or `apicv5`
  * (read as badgerFish). The XML goes through the safe parser: no DTDs, no entities, bounded
  * size, depth and attributes; the JSON is bounded by a multiple of the XML (ConversionBudget).
+ * The size cap is the request limit for the consumer's request, else the backend limit
+ * (xml-body-limit.ts): past it, the request limit's own 413 for a request, else 502.
  * Malformed or amplifying XML is a 400 when it came from the consumer's request, else 502.
  */
 import { oneOfStrings, policy, str } from './schema-kit.ts';
@@ -18,6 +20,7 @@ import { AssemblyError, PolicyCompileError, RawBody } from './types.ts';
 import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalString, readBlock, titleOf } from './policy-config.ts';
 import { variableRoot } from './variable-names.ts';
+import { requestXmlTooLarge, xmlBodyLimit } from './xml-body-limit.ts';
 
 export interface XmlToJsonConfig {
   version?: string;
@@ -27,9 +30,6 @@ export interface XmlToJsonConfig {
   'conversion-type': string;
   'compile-settings'?: Record<string, unknown>;
 }
-
-/** Requests are bounded by the gateway before the flow runs; 4 MiB is its default limit. */
-const requestLimit = 4 * 1024 * 1024;
 
 const conventions: Record<string, Convention> = {
   badgerFish: 'badgerFish',
@@ -102,7 +102,8 @@ export const xmlToJsonPolicy: PolicyType = definePolicy<XmlToJsonConfig>({
         'enum',
         `conversion-type "${type}" is not one of ${Object.keys(conventions).join(', ')}`,
       );
-    const backendLimit = api.settings.maxBackendBodyBytes;
+    const requestLimit = xmlBodyLimit(api.settings, true);
+    const backendLimit = xmlBodyLimit(api.settings, false);
     return function xmlToJson(ctx: FlowContext) {
       const { text, fromRequest, value } = bodyText(ctx, input);
       if (text === undefined) {
@@ -120,8 +121,9 @@ export const xmlToJsonPolicy: PolicyType = definePolicy<XmlToJsonConfig>({
         const root = parseXml(text, { maxBytes: fromRequest ? requestLimit : backendLimit });
         json = xmlToBadgerfish(root, convention, new ConversionBudget(Buffer.byteLength(text)));
       } catch (error) {
-        if (error instanceof XmlError) throw xmlFailure(error, title, fromRequest);
-        throw error;
+        if (!(error instanceof XmlError)) throw error;
+        if (fromRequest && error.code === 'too-large') throw requestXmlTooLarge(requestLimit, title, error);
+        throw xmlFailure(error, title, fromRequest);
       }
       ctx.set(`${output}.body`, json);
       ctx.set(`${output}.headers.content-type`, 'application/json');

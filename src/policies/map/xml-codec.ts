@@ -6,7 +6,7 @@
  * (ConversionBudget): past it, the consumer's 400 when an input was the request, else a 500.
  */
 import { PorticoError } from '../../errors.ts';
-import { parseXml, XmlError } from '../../soap/xml.ts';
+import { DEFAULT_MAX_XML_BYTES, parseXml, XmlError } from '../../soap/xml.ts';
 import type { XmlElement } from '../../soap/xml.ts';
 import { ConversionBudget } from '../../soap/xml-budget.ts';
 import { XmlWriter } from '../../soap/xml-serialize.ts';
@@ -23,9 +23,7 @@ import { readElement } from './xml-read.ts';
 import { scalarText, writeElements } from './xml-write.ts';
 import type { Scope } from './xml-write.ts';
 import { variableRoot } from '../variable-names.ts';
-
-/** Requests are bounded by the gateway before the flow runs; 4 MiB is its default limit. */
-const requestLimit = 4 * 1024 * 1024;
+import { requestXmlTooLarge, xmlBodyLimit } from '../xml-body-limit.ts';
 
 interface Bound {
   node: XmlSchemaNode | undefined;
@@ -34,6 +32,8 @@ interface Bound {
   title: string;
   /** Whether the variable is under `request` (a value can also be the request body by identity: see decode). */
   fromRequest: boolean;
+  /** The size limit of the consumer's request XML (the gateway's request limit). */
+  requestLimit: number;
   /** The size limit of an XML input that is not the consumer's request. */
   backendLimit: number;
   includeEmpty: boolean;
@@ -64,6 +64,7 @@ function raiseFailedCall(value: unknown, ctx: FlowContext, bound: Bound): void {
 /** An unreadable XML input: the consumer's fault (400) or the backend's (502). */
 function readFailure(error: XmlError, bound: Bound, fromRequest: boolean): AssemblyError {
   const { title } = bound;
+  if (fromRequest && error.code === 'too-large') return requestXmlTooLarge(bound.requestLimit, title, error);
   if (fromRequest) {
     const reason = `${error.message} (policy ${title})`;
     const message = new PorticoError('GW_BAD_REQUEST_BODY', { reason }).message;
@@ -89,7 +90,7 @@ function bind(bound: Bound): MapCodec {
         (source?.fromRequest ?? (ctx !== undefined && bound.variable !== '' && holdsRequestData(ctx, bound.variable)));
       let root: XmlElement;
       try {
-        root = parseXml(text, { maxBytes: fromRequest ? requestLimit : bound.backendLimit });
+        root = parseXml(text, { maxBytes: fromRequest ? bound.requestLimit : bound.backendLimit });
       } catch (error) {
         if (!(error instanceof XmlError)) throw error;
         throw readFailure(error, bound, fromRequest);
@@ -148,7 +149,8 @@ export const xmlCodec: MapCodec = {
     variable: '',
     title: 'map',
     fromRequest: false,
-    backendLimit: requestLimit,
+    requestLimit: DEFAULT_MAX_XML_BYTES,
+    backendLimit: DEFAULT_MAX_XML_BYTES,
     includeEmpty: false,
     inherit: true,
   }),
@@ -166,7 +168,8 @@ export const xmlCodec: MapCodec = {
       variable: port.variable,
       title: port.title,
       fromRequest,
-      backendLimit: port.api.settings.maxBackendBodyBytes,
+      requestLimit: xmlBodyLimit(port.api.settings, true),
+      backendLimit: xmlBodyLimit(port.api.settings, false),
       includeEmpty: port.options.includeEmptyXMLElements === true,
       inherit: port.options.namespaceInheritance !== false,
     });
