@@ -39,4 +39,6 @@ export const serialTests = new Map([
   ['test/cluster/exact-limits.test.ts', 'nodes stopped 300 ms at a time under a 2,000-call burst'],
   ['test/cluster/drain.test.ts', 'a node SIGTERMed under load with 500 ms windows: no client error'],
   ['test/oauth/revocation-cluster.test.ts', 'a revocation refused on the other node within 1.5 s'],
+  // Imports off the main thread: a gateway call answered within 500 ms during a large import.
+  ['test/definitions/import-responsiveness.test.ts', 'gateway calls within 500 ms during a 20,000-path import'],
 ]);

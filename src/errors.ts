@@ -68,6 +68,7 @@ export const errorCatalogue = {
   GW_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
   GW_RATE_LIMIT: { status: 429, message: 'Rate Limit exceeded' },
   GW_INVALID_VARIABLE: { status: 500, message: 'The context variable {name} cannot be {action}: {reason}' },
+  GW_EXPRESSION_BUDGET: { status: 500, message: 'The JSONata expression {expression} was stopped: {reason}' },
   GW_BAD_BACKEND_RESPONSE: {
     status: 502,
     message: 'The backend response could not be read in policy {policy}: {reason}',
@@ -180,24 +181,35 @@ export interface DefinitionProblem {
   reason: string;
 }
 
-/** A definition that failed validation: all problems found, each with file, path and rule. */
+/** The problems a {@link DefinitionError} lists; the message and `problemCount` count them all. */
+export const maxListedProblems = 100;
+
+/**
+ * A definition that failed validation: the problems found, each with file, path and rule, the
+ * first {@link maxListedProblems} listed in the order found (as linters and API Connect do).
+ */
 export class DefinitionError extends PorticoError {
   readonly file: string;
   readonly problems: DefinitionProblem[];
+  /** Every problem found, listed or not. */
+  readonly problemCount: number;
 
-  constructor(file: string, problems: DefinitionProblem[]) {
+  /** `problemCount` is given where `problems` is already cut (an error rebuilt from its JSON). */
+  constructor(file: string, problems: DefinitionProblem[], problemCount = problems.length) {
     const first = problems[0] ?? { path: '$', rule: 'invalid', reason: 'invalid document' };
     super('DEF_INVALID', { file, path: first.path, rule: first.rule, reason: first.reason });
     this.name = 'DefinitionError';
     this.file = file;
-    this.problems = problems;
-    if (problems.length > 1)
-      this.message += ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})`;
+    this.problems = problems.slice(0, maxListedProblems);
+    this.problemCount = Math.max(problemCount, problems.length);
+    if (this.problemCount > 1)
+      this.message += ` (and ${this.problemCount - 1} more problem${this.problemCount > 2 ? 's' : ''})`;
   }
 
   override toJSON(): { error: Record<string, unknown> } {
     const out = super.toJSON();
     out.error.problems = this.problems;
+    if (this.problemCount > this.problems.length) out.error.problemCount = this.problemCount;
     return out;
   }
 }

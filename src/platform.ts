@@ -17,6 +17,7 @@ import { ChangeBus } from './services/change-bus.ts';
 import { ConsumerServices } from './services/consumer-services.ts';
 import { createMailer } from './services/mail.ts';
 import { MailLimiter } from './services/mail-limiter.ts';
+import { closeApiParseWorker } from './services/provider/api-parse-pool.ts';
 import { ProviderServices } from './services/provider-services.ts';
 import { openStore } from './store/store.ts';
 import { SignInLimiter } from './web/sign-in-limiter.ts';
@@ -65,6 +66,8 @@ export async function startPlatform(
   const signInLimiter = new SignInLimiter();
   const services = new ProviderServices(store, bus, signInLimiter);
   const closers: Array<() => Promise<void>> = [];
+  // Stopped last (closers run in reverse): the worker that parses large API imports.
+  closers.push(() => closeApiParseWorker());
   const urls: Platform['urls'] = {};
   const mailer = runs('portal') ? createMailer(settings, logger) : undefined;
   if (mailer) closers.push(() => mailer.close());
@@ -119,7 +122,11 @@ export async function startPlatform(
       // Loaded only by nodes that run the role: a gateway node does not carry the web apps.
       const { createConsolePlugin } = await import('./management/console/plugin.ts');
       const { createManagementServer } = await import('./management/server.ts');
-      const consolePlugin = createConsolePlugin({ services, sessionTtlMs: settings.sessionTtlMs });
+      const consolePlugin = createConsolePlugin({
+        services,
+        sessionTtlMs: settings.sessionTtlMs,
+        sessionIdleMs: settings.sessionIdleMinutes * 60_000,
+      });
       const app = await createManagementServer({
         services,
         logger,
@@ -142,6 +149,7 @@ export async function startPlatform(
         services: consumerServices,
         logger,
         sessionTtlMs: settings.sessionTtlMs,
+        sessionIdleMs: settings.sessionIdleMinutes * 60_000,
         gatewayUrl: urls.gateway ?? settings.gatewayPublicUrl,
         gatewayPublicUrl:
           /:0$/.test(settings.gatewayPublicUrl) && urls.gateway ? urls.gateway : settings.gatewayPublicUrl,

@@ -1,9 +1,10 @@
 /**
  * The bounds on a definition document's text, checked while it is read, before any check walks
- * it: imports run on the thread that also serves the gateway (`--role all`), so a hostile
- * document must be refused in time and memory proportional to these bounds, not to its own
- * shape. Real API Connect documents (a few thousand operations, nested < 50 deep, 10–15
- * characters per value or key) stay far inside them.
+ * it: a small import runs on the thread that also serves the gateway (`--role all`), a large
+ * one on a worker that other imports wait for, so a hostile document must be refused in time
+ * and memory proportional to these bounds, not to its own shape. Real API Connect documents
+ * (a few thousand operations, nested < 50 deep, 10–15 characters per value or key) stay far
+ * inside them.
  */
 
 export const documentLimits = {

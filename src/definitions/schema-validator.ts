@@ -8,26 +8,73 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { DefinitionProblem } from '../errors.ts';
 import type { JSONSchema } from './json-schema.ts';
 import { appendPath, isRecord, jsonPath, pointerSegments } from './json-path.ts';
+import type { PathSegment } from './json-path.ts';
+import { markedDefinition, splitSchema } from './split-refs.ts';
 
 // strict:false because the schemas carry OpenAPI-style annotations (`example`) next to ajv's
 // keywords; verbose:true gives each error its parent schema, used to word the reasons.
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 
-const compiled = new WeakMap<JSONSchema, ValidateFunction>();
+// Per schema, its split parts (split-refs.ts): '' the schema itself, else a definition's name.
+const compiled = new WeakMap<JSONSchema, Map<string, ValidateFunction>>();
 
 // A second instance fills in defaults; it only ever sees copies, never a stored document.
 const defaulting = new Ajv({ strict: false, useDefaults: true });
 const compiledDefaults = new WeakMap<JSONSchema, ValidateFunction>();
 
-/** Validates `data` against `schema` (compiled once per schema object) and returns problems at `basePath`. */
+/**
+ * Validates `data` against `schema` (compiled once per schema object) and returns problems at
+ * `basePath`, in ajv's order, each value checked once: time linear in the data and the problems.
+ */
 export function schemaProblems(schema: JSONSchema, data: unknown, basePath: string): DefinitionProblem[] {
-  let validate = compiled.get(schema);
-  if (validate === undefined) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+  const problems: DefinitionProblem[] = [];
+  collectProblems(schema, undefined, data, basePath, problems);
+  return distinct(problems);
+}
+
+function collectProblems(
+  schema: JSONSchema,
+  definition: string | undefined,
+  data: unknown,
+  basePath: string,
+  problems: DefinitionProblem[],
+): void {
+  const validate = compiledPart(schema, definition);
+  if (validate(data)) return;
+  for (const error of reportedErrors(validate.errors ?? [])) {
+    const marked = markedDefinition(error.parentSchema);
+    if (marked === undefined) {
+      problems.push(toProblem(error, data, basePath));
+      continue;
+    }
+    // A marked $ref: its value is validated on its own, its problems put where ajv put them.
+    const segments = pointerSegments(error.instancePath, data);
+    collectProblems(schema, marked, valueAt(data, segments), jsonPath(segments, basePath), problems);
   }
-  if (validate(data)) return [];
-  return ajvProblems(validate.errors ?? [], data, basePath);
+}
+
+function compiledPart(schema: JSONSchema, definition: string | undefined): ValidateFunction {
+  let parts = compiled.get(schema);
+  if (parts === undefined) {
+    parts = new Map();
+    compiled.set(schema, parts);
+  }
+  let validate = parts.get(definition ?? '');
+  if (validate === undefined) {
+    validate = ajv.compile(splitSchema(schema, definition));
+    parts.set(definition ?? '', validate);
+  }
+  return validate;
+}
+
+function valueAt(data: unknown, segments: readonly PathSegment[]): unknown {
+  let current = data;
+  for (const segment of segments) {
+    if (Array.isArray(current) && typeof segment === 'number') current = current[segment];
+    else if (isRecord(current) && typeof segment === 'string') current = current[segment];
+    else return undefined;
+  }
+  return current;
 }
 
 /** A copy of `data` with the schema's defaults filled in (call on data that passed {@link schemaProblems}). */
@@ -42,23 +89,30 @@ export function withDefaults(schema: JSONSchema, data: Record<string, unknown>):
   return copy;
 }
 
-/** Translates ajv errors; drops the echo errors of `if` and of failed `anyOf` branches. */
-export function ajvProblems(errors: readonly ErrorObject[], data: unknown, basePath: string): DefinitionProblem[] {
-  const branchParents = errors
-    .filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf')
-    .map((error) => error.schemaPath + '/');
-  const problems: DefinitionProblem[] = [];
+/** The errors worth a problem: not the echo errors of `if`, nor those of failed `anyOf`/`oneOf` branches. */
+function reportedErrors(errors: readonly ErrorObject[]): ErrorObject[] {
+  // One entry per branching keyword of the schema, however many values failed it.
+  const branchParents = [
+    ...new Set(
+      errors
+        .filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf')
+        .map((error) => error.schemaPath + '/'),
+    ),
+  ];
+  return errors.filter(
+    (error) => error.keyword !== 'if' && !branchParents.some((parent) => error.schemaPath.startsWith(parent)),
+  );
+}
+
+/** The problems without repeats (ajv reports some twice, through `allOf` and its parent), first seen first. */
+function distinct(problems: readonly DefinitionProblem[]): DefinitionProblem[] {
   const seen = new Set<string>();
-  for (const error of errors) {
-    if (error.keyword === 'if') continue;
-    if (branchParents.some((parent) => error.schemaPath.startsWith(parent))) continue;
-    const problem = toProblem(error, data, basePath);
+  return problems.filter((problem) => {
     const key = `${problem.path}\u0000${problem.rule}\u0000${problem.reason}`;
-    if (seen.has(key)) continue;
+    if (seen.has(key)) return false;
     seen.add(key);
-    problems.push(problem);
-  }
-  return problems;
+    return true;
+  });
 }
 
 function toProblem(error: ErrorObject, data: unknown, basePath: string): DefinitionProblem {

@@ -1,6 +1,5 @@
 /** API definitions: import (OpenAPI or WSDL), SOAP targets, online/offline, deletion. */
-import { assemblyProblems } from '../../policies/check-assembly.ts';
-import { detectDocumentKind, parseApiDocument } from '../../definitions/index.ts';
+import { detectDocumentKind } from '../../definitions/index.ts';
 import type { ApiDefinition } from '../../definitions/types.ts';
 import { PorticoError } from '../../errors.ts';
 import { addWsdlTarget as addTargetToDocument } from '../../soap/add-target.ts';
@@ -10,7 +9,9 @@ import { listCatalogs, lockCatalogs } from '../../store/orgs.ts';
 import type { ApiRow, ApiState } from '../../store/schema.ts';
 import type { Db } from '../../store/store.ts';
 import { change, notFound } from '../service-context.ts';
+import { parseImportedApi } from './api-parse-pool.ts';
 import { checkBasePaths } from './products.ts';
+import { checkServedApiPlanLimits } from './plan-limit-check.ts';
 import type { ServiceContext } from '../service-context.ts';
 
 export interface ImportedApi {
@@ -43,7 +44,8 @@ export async function importApi(context: ServiceContext, orgId: string, input: A
   // A WSDL is imported as the REST API generated from it (src/soap/wsdl-import.ts).
   const isWsdl = input.text.trimStart().startsWith('<') && detectDocumentKind(input.text, input.file) === 'wsdl';
   const source = isWsdl ? apiSourceFromWsdl(input) : input;
-  const definition = parseApiDocument(source.text, source.file, assemblyProblems);
+  // Off the main thread when large, so a gateway in this process keeps answering (api-parse-pool.ts).
+  const definition = await parseImportedApi(source.text, source.file);
   const existing = await apisRepo.findApi(db, orgId, definition.name, definition.version);
   if (existing && !input.replace) {
     const reason = `API ${definition.name}:${definition.version} already exists (${input.file})`;
@@ -62,6 +64,7 @@ export async function importApi(context: ServiceContext, orgId: string, input: A
     }
     await change(context, 'api', async (trx) => {
       if (content.basePath !== existing.base_path) await checkServedBasePath(context, trx, existing, content.basePath);
+      await checkServedApiPlanLimits(trx, context.store.dialect, existing, definition.document, source.file);
       await apisRepo.replaceApiDocument(trx, existing.id, content);
       if (input.state !== undefined) await apisRepo.setApiState(trx, existing.id, input.state);
     });
@@ -116,7 +119,7 @@ export async function addWsdlTarget(
 ): Promise<{ api: ApiRow; service: string }> {
   const current = await api(context, orgId, name, version);
   const { document, service } = addTargetToDocument(JSON.parse(current.document) as Record<string, unknown>, wsdl);
-  const definition = parseApiDocument(JSON.stringify(document), `${name}:${version}`, assemblyProblems);
+  const definition = await parseImportedApi(JSON.stringify(document), `${name}:${version}`);
   const attachments = {
     ...(JSON.parse(current.attachments) as Record<string, string>),
     ...wsdl.attachments,
