@@ -11,6 +11,7 @@
  * by path, exactly as `FlowContext.get` reads them (bodies parse on first read).
  */
 import jsonata from 'jsonata';
+import { budgetOptions, evaluateWithinBudget, installBudget } from './jsonata-budget.ts';
 import { compileRegexLiterals, LinearRegexEngine } from './linear-regex-engine.ts';
 import { PolicyCompileError, RawBody } from './types.ts';
 import type { FlowContext } from './types.ts';
@@ -99,8 +100,7 @@ export function compileCondition(source: unknown, path: string): Condition {
   const text = isJsonata(source) ? source : translateJavaScriptCondition(source, path);
   const expression = parseJsonata(text, path, 'condition-syntax', 'condition is not valid JSONata');
   return async function condition(ctx: FlowContext): Promise<boolean> {
-    const bindings = { [contextBinding]: ctx };
-    return truthy(await expression.evaluate(contextView(ctx), bindings));
+    return truthy(await evaluateWithinBudget(expression, contextView(ctx), { [contextBinding]: ctx }, ctx, path));
   };
 }
 
@@ -111,19 +111,23 @@ export function compileExpression(
 ): (input: unknown, ctx: FlowContext) => Promise<unknown> {
   const expression = parseJsonata(source, path, 'expression-syntax', 'not a valid JSONata expression');
   return function evaluateExpression(input, ctx) {
-    return expression.evaluate(input, { [contextBinding]: ctx }) as Promise<unknown>;
+    return evaluateWithinBudget(expression, input, { [contextBinding]: ctx }, ctx, path);
   };
 }
 
-/** Parses JSONata with the extensions and its regex literals on the linear engine (linear-regex-engine.ts). */
+/**
+ * Parses JSONata with the extensions, its regex literals on the linear engine
+ * (linear-regex-engine.ts) and its evaluations within their budget (jsonata-budget.ts).
+ */
 function parseJsonata(source: string, path: string, rule: string, what: string): jsonata.Expression {
   let expression: jsonata.Expression;
   try {
-    expression = jsonata(source, { RegexEngine: LinearRegexEngine });
+    expression = jsonata(source, budgetOptions(LinearRegexEngine));
   } catch (error) {
     throw new PolicyCompileError(path, rule, `${what}: ${(error as Error).message}`);
   }
   compileRegexLiterals(expression.ast(), path);
+  installBudget(expression);
   for (const [name, implementation, signature] of extensions)
     expression.registerFunction(name, implementation as never, signature);
   return expression;
