@@ -53,6 +53,8 @@ export class ServerError extends Error {
         code?: string;
         message?: string;
         problems?: Array<{ path: string; rule: string; reason: string }>;
+        /** Every problem found, when `problems` lists only the first 100. */
+        problemCount?: number;
         file?: string;
       };
     },

@@ -7,11 +7,13 @@ export function fail(error: unknown): never {
   if (error instanceof ServerError) {
     const problems = error.body.error?.problems;
     if (problems && problems.length > 0) {
-      for (const p of problems)
-        lines.push(`${error.body.error?.file ?? 'document'}: ${p.path}: ${p.reason} [${p.rule}]`);
+      const file = error.body.error?.file ?? 'document';
+      for (const p of problems) lines.push(`${file}: ${p.path}: ${p.reason} [${p.rule}]`);
+      lines.push(...unlisted(file, problems.length, error.body.error?.problemCount));
     } else lines.push(error.message);
   } else if (error instanceof DefinitionError) {
     for (const p of error.problems) lines.push(`${error.file}: ${p.path}: ${p.reason} [${p.rule}]`);
+    lines.push(...unlisted(error.file, error.problems.length, error.problemCount));
   } else if (error instanceof PorticoError) {
     lines.push(error.message);
   } else {
@@ -19,4 +21,9 @@ export function fail(error: unknown): never {
   }
   for (const line of lines) process.stderr.write(`portico: ${line}\n`);
   process.exit(1);
+}
+
+/** The line that says how many problems the list leaves out (it holds the first 100). */
+function unlisted(file: string, listed: number, count: number | undefined): string[] {
+  return count !== undefined && count > listed ? [`${file}: … and ${count - listed} more problems`] : [];
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { manyPathsDocument } from '../definitions/many-paths.ts';
 import { adminPassword, startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
 
@@ -117,6 +118,14 @@ describe('portico CLI against a running management server', () => {
     assert.equal(run.stderr, 'portico: broken.yaml: $.info.version: version is required [required]\n');
     const missing = await portico(['import', join(dir, 'nope.yaml')], env);
     assert.equal(missing.stderr, `portico: ${join(dir, 'nope.yaml')}: no such file\n`);
+    // The server lists the first 100 problems; the last line counts the others.
+    const many = join(dir, 'many.json');
+    writeFileSync(many, manyPathsDocument(130, true));
+    const manyRun = await portico(['import', many], env);
+    const lines = manyRun.stderr.trim().split('\n');
+    assert.equal(lines.length, 101);
+    assert.match(lines[0], /^portico: many\.json: \$\.paths\['\/items0'\]/);
+    assert.equal(lines[100], 'portico: many.json: … and 30 more problems');
   });
 
   test('apply makes the catalog match the folder and is idempotent', async () => {
