@@ -1,6 +1,7 @@
 /** The rules provider and portal accounts share: passwords, email addresses, password checks. */
 import { PorticoError } from '../errors.ts';
 import { verifyPassword } from '../store/secrets.ts';
+import type { SignInLimiter } from '../web/sign-in-limiter.ts';
 
 export const passwordMinLength = 10;
 export const passwordRules = `at least ${passwordMinLength} characters, with at least one letter and one digit`;
@@ -58,4 +59,27 @@ export function checkOptionalLabel(value: unknown, field: string): string {
     });
   }
   return label;
+}
+
+/**
+ * The current password a signed-in user gives to change it, checked under the sign-in limits and
+ * counted per account (`account`) from every address: a stolen session cannot guess it at full
+ * speed. Past the limits MGMT_TOO_MANY_ATTEMPTS, even when it is right; a wrong one
+ * MGMT_VALIDATION naming `currentPassword`.
+ */
+export async function checkCurrentPassword(
+  limiter: SignInLimiter,
+  account: string,
+  user: { password_hash: string } | undefined,
+  password: string,
+  address: string,
+): Promise<void> {
+  try {
+    await limiter.guard({ account, address, accountWide: true }, async () => {
+      if (!(await passwordMatches(user, password))) throw new PorticoError('MGMT_BAD_CREDENTIALS');
+    });
+  } catch (error) {
+    if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
+    throw new PorticoError('MGMT_VALIDATION', { field: 'currentPassword', reason: 'is not your current password' });
+  }
 }

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
 import { WebClient } from '../helpers/web-client.ts';
+import { findProviderUser } from '../../src/store/orgs.ts';
 
 const password = 'user-pass-1234';
 
@@ -162,6 +163,41 @@ describe('provider users', () => {
     assert.equal((await t.call('GET', '/api/me', undefined, second)).status, 401);
     assert.equal((await t.call('GET', '/api/me', undefined, first)).status, 200);
     assert.equal((await t.call('GET', '/api/tokens', undefined, first)).body.length, 1);
+  });
+
+  test('wrong current passwords are limited as sign-in is: the sixth try is 429 even when right', async () => {
+    await add('guesser', 'developer');
+    const mine = await login('guesser');
+    const change = (currentPassword: string) =>
+      t.call('PUT', '/api/me/password', { currentPassword, newPassword: 'new-pass-5678' }, mine);
+    for (let i = 0; i < 5; i++) assert.equal((await change(`wrong-pass-${i}1`)).status, 400);
+    const limited = await change(password);
+    assert.equal(limited.status, 429);
+    assert.equal((await t.call('POST', '/api/login', { username: 'guesser', password }, null)).status, 200);
+  });
+
+  test('a signed-in user adds users to its own org only, and an owner role only while it is an owner', async () => {
+    const services = t.platform.services;
+    const db = t.platform.store.db;
+    const rivalOwner = (await findProviderUser(db, 'rival-owner'))!;
+    const ours = (await findProviderUser(db, 'admin'))!;
+    // The service, called with another org than the actor's, refuses (the route always passes the actor's).
+    await assert.rejects(
+      services.addProviderUser(ours.org_id, { username: 'planted', email: '', password, role: 'owner' }, rivalOwner),
+      (error: Error & { code?: string }) => error.code === 'MGMT_FORBIDDEN',
+    );
+    assert.equal(await findProviderUser(db, 'planted'), undefined);
+    // An actor whose owner role was taken after its request began: read again under the org's lock.
+    const third = await services.ensureOrg('third', 'Third');
+    await services.addProviderUser(third.orgId, { username: 'third-owner', email: '', password });
+    await services.addProviderUser(third.orgId, { username: 'third-owner-2', email: '', password, role: 'owner' });
+    const stale = (await findProviderUser(db, 'third-owner'))!;
+    await t.call('PATCH', '/api/users/third-owner', { role: 'developer' }, await login('third-owner-2'));
+    await assert.rejects(
+      services.addProviderUser(third.orgId, { username: 'late-owner', email: '', password, role: 'owner' }, stale),
+      (error: Error & { code?: string }) => error.code === 'MGMT_FORBIDDEN',
+    );
+    assert.equal(await findProviderUser(db, 'late-owner'), undefined);
   });
 
   test("an org's users and tokens are out of another org's reach", async () => {

@@ -4,7 +4,13 @@ import * as consumers from '../../store/consumers.ts';
 import { visibilityOrgNames } from '../../store/products.ts';
 import { hashPassword } from '../../store/secrets.ts';
 import type { Db } from '../../store/store.ts';
-import { checkEmail, checkOptionalLabel, checkPasswordRules, passwordMatches } from '../account-rules.ts';
+import {
+  checkCurrentPassword,
+  checkEmail,
+  checkOptionalLabel,
+  checkPasswordRules,
+  passwordMatches,
+} from '../account-rules.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { mailAfterSignUp } from './account-email.ts';
 import type { AccountMail, MailRequest } from './account-email.ts';
@@ -105,15 +111,7 @@ export async function changePortalPassword(
   address: string,
 ): Promise<void> {
   const user = await consumers.findPortalUserById(context.store.db, userId);
-  const attempt = { account: `portal-password|${userId}`, address, accountWide: true };
-  try {
-    await context.signInLimiter.guard(attempt, async () => {
-      if (!(await passwordMatches(user, current))) throw new PorticoError('MGMT_BAD_CREDENTIALS');
-    });
-  } catch (error) {
-    if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
-    throw new PorticoError('MGMT_VALIDATION', { field: 'currentPassword', reason: 'is not your current password' });
-  }
+  await checkCurrentPassword(context.signInLimiter, `portal-password|${userId}`, user, current, address);
   checkPasswordRules(next, 'newPassword');
   const passwordHash = await hashPassword(next);
   await context.store.transaction((trx) => consumers.setPortalUserPassword(trx, userId, passwordHash));

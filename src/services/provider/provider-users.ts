@@ -12,7 +12,7 @@ import * as tokens from '../../store/provider-tokens.ts';
 import type { ProviderRole, ProviderUser, Session } from '../../store/schema.ts';
 import type { Db } from '../../store/store.ts';
 import { hashPassword } from '../../store/secrets.ts';
-import { checkPasswordRules, passwordMatches } from '../account-rules.ts';
+import { checkCurrentPassword, checkPasswordRules } from '../account-rules.ts';
 import { notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { isProviderRole, providerRoles, roleAllows } from './roles.ts';
@@ -51,6 +51,9 @@ export async function addProviderUser(context: ServiceContext, orgId: string, in
   }
   checkPasswordRules(input.password);
   const requested = input.role === undefined ? undefined : checkRole(input.role);
+  // A signed-in actor adds users to its own org only; the route passes the org it signed in to.
+  if (actor !== undefined && actor.org_id !== orgId)
+    throw new PorticoError('MGMT_FORBIDDEN', { reason: 'users are added to your own organization only' });
   checkOwnerRule(actor, requested);
   const passwordHash = await hashPassword(input.password);
   // User names are the one sign-in identifier of the console, the API and the CLI, so they are
@@ -63,6 +66,8 @@ export async function addProviderUser(context: ServiceContext, orgId: string, in
     await users.lockOrgUsers(trx, context.store.dialect, orgId);
     // The org's first user owns it: `portico run`'s bootstrap user and the demo's provider.
     const role = requested ?? ((await users.orgHasProviderUsers(trx, orgId)) ? 'developer' : 'owner');
+    // Again on the actor as stored now: an owner demoted while this request waited gives no owner role.
+    if (actor !== undefined) checkOwnerRule(await currentActor(trx, actor), role);
     return orgs.createProviderUser(trx, {
       orgId,
       username: input.username,
@@ -144,15 +149,8 @@ export async function changePassword(
   address: string,
 ): Promise<void> {
   // As the portal's password change: counted per account from every address (a signed-in check).
-  const account = { account: `provider-password|${user.id}`, address, accountWide: true };
-  try {
-    await context.signInLimiter.guard(account, async () => {
-      if (!(await passwordMatches(user, input.currentPassword))) throw new PorticoError('MGMT_BAD_CREDENTIALS');
-    });
-  } catch (error) {
-    if (!(error instanceof PorticoError) || error.code !== 'MGMT_BAD_CREDENTIALS') throw error;
-    throw new PorticoError('MGMT_VALIDATION', { field: 'currentPassword', reason: 'is not your current password' });
-  }
+  const account = `provider-password|${user.id}`;
+  await checkCurrentPassword(context.signInLimiter, account, user, input.currentPassword, address);
   checkPasswordRules(input.newPassword, 'newPassword');
   const passwordHash = await hashPassword(input.newPassword);
   await context.store.transaction(async (trx) => {

@@ -13,8 +13,11 @@ export function providerUserRoles(): Migration {
     async up(db: AnyDb) {
       await db.schema
         .alterTable('provider_users')
-        .addColumn('role', 'text', (c) => c.notNull().defaultTo('administrator'))
+        .addColumn('role', 'text', (c) => c.notNull().defaultTo('viewer'))
         .execute();
+      // The column's default is the weakest role (an insert that names none gets it); the users
+      // that exist now keep what they could do.
+      await sql`update provider_users set role = 'administrator'`.execute(db);
       await sql`update provider_users set role = 'owner' where id = (
         select oldest.id from provider_users oldest where oldest.org_id = provider_users.org_id
         order by oldest.created_at, oldest.id limit 1
