@@ -35,7 +35,9 @@ export const jsonataLimits = Object.freeze({
 const turnMs = 10;
 /** The clock is read once every this many steps (a power of two). */
 const clockEvery = 1024;
-const budgetBinding = '__porticoBudget';
+// A name JSONata's lexer cannot produce (a space in it): no expression, `$eval`'d text included,
+// can read or rebind it (a review switched every limit off with `$__porticoBudget := {…}`).
+const budgetBinding = 'portico budget';
 const entryHook = Symbol.for('jsonata.__evaluate_entry');
 
 /** The error of an evaluation past its budget: `RuntimeError`, 500, as other run-time failures. */
@@ -77,7 +79,8 @@ class Budget {
 type Environment = { base: { depth: number; lookup(name: string): unknown } };
 
 function enter(_node: unknown, _input: unknown, environment: Environment): Promise<void> | undefined {
-  const budget = environment.base.lookup(budgetBinding) as Budget;
+  const budget = environment.base.lookup(budgetBinding);
+  if (!(budget instanceof Budget)) throw new Error('JSONata evaluation without its budget');
   if (budget.exceeded !== undefined) throw budget.exceeded;
   const steps = ++budget.steps;
   if (environment.base.depth > jsonataLimits.depth)

@@ -175,6 +175,13 @@ describe('JSONata evaluation at the gateway is bounded', () => {
     await hostile(`/evaluated?e=${encodeURIComponent(evalText)}`);
   });
 
+  test('$eval of a program that rebinds the budget variable itself still fails within the budget', async () => {
+    // Found by a review: the budget sat in a variable an expression can assign ($__porticoBudget),
+    // so a consumer's $eval text switched off every limit and held the event loop for seconds.
+    const rebinding = `[$__porticoBudget := {"steps": -18014398509481988}, ${evalText}][1]`;
+    await hostile(`/evaluated?e=${encodeURIComponent(rebinding)}`);
+  });
+
   test('a map of 10,000 items, linear, still succeeds', async () => {
     const sent = items(10_000);
     const response = await fetch(`${base}/linear`, {
