@@ -83,7 +83,7 @@ type ProductDocument = { plans?: Record<string, PlanDocument> };
  * document. Null-prototype: a limit named `constructor` must not find `Object`, which threw here
  * and failed the snapshot of every organization.
  */
-function assemblyLimitsOf(plan: PlanDocument): Record<string, readonly LimitRule[]> {
+export function assemblyLimitsOf(plan: PlanDocument): Record<string, readonly LimitRule[]> {
   const out: Record<string, LimitRule[]> = Object.create(null) as Record<string, LimitRule[]>;
   if (!plan) return out;
   for (const [field, hard] of [
@@ -117,7 +117,7 @@ function assemblyLimitsOf(plan: PlanDocument): Record<string, readonly LimitRule
  * An entry that names `operations` covers nothing: the import refuses it (`plan-operations`), so
  * only a product stored before that rule has one, and the gateway cannot cover part of an API.
  */
-function coveredApis(plan: PlanDocument): ReadonlySet<string> | undefined {
+export function coveredApis(plan: PlanDocument): ReadonlySet<string> | undefined {
   // A plan the product's document no longer has (dropped by a republish; its row stays for its
   // subscriptions' history) covers nothing, whatever a subscription to it still says.
   if (plan === undefined) return new Set();

@@ -8,6 +8,7 @@
 import { rawOperations } from '../definitions/api-operations.ts';
 import { appendPath, isRecord } from '../definitions/json-path.ts';
 import { assemblyProblems } from './check-assembly.ts';
+import { assemblyLimitsOf, coveredApis } from '../gateway/subscriptions.ts';
 import { policyRegistry } from './registry.ts';
 import type { PolicyRegistry } from './registry.ts';
 import type { PolicyType } from './types.ts';
@@ -32,14 +33,21 @@ export interface PlanLimitGap {
   reference: PlanLimitReference;
 }
 
-const planLimitFields = ['assembly-rate-limits', 'assembly-burst-limits'] as const;
-
 /**
  * The names the API's assembly counts with `source: plan-named` (`rate-limit` and `burst-limit`
  * lists), wherever they sit: `execute`, switch/if/operation-switch cases, catch blocks, `finally`.
  * The walk is the import check's own (check-assembly.ts), so every nested list it reads is read.
  */
 export function planLimitReferences(document: Record<string, unknown>): PlanLimitReference[] {
+  // A replace checks one document against every product serving it: the walk runs once.
+  let found = walked.get(document);
+  if (found === undefined) walked.set(document, (found = walkReferences(document)));
+  return found;
+}
+
+const walked = new WeakMap<object, PlanLimitReference[]>();
+
+function walkReferences(document: Record<string, unknown>): PlanLimitReference[] {
   const ibm = document['x-ibm-configuration'];
   if (!isRecord(ibm) || !isRecord(ibm.assembly)) return [];
   const found: PlanLimitReference[] = [];
@@ -95,19 +103,15 @@ export function planLimitGaps(productDocument: Record<string, unknown>, apis: re
   return gaps;
 }
 
-/**
- * Whether the plan covers the product's API `key`, as the gateway reads it (subscriptions.ts):
- * no `apis:` list covers all; an entry with `operations` covers nothing.
- */
+/** Whether the plan covers the product's API `key`, read as the gateway reads it (subscriptions.ts). */
 function covers(plan: Record<string, unknown>, key: string): boolean {
-  if (!isRecord(plan.apis)) return true;
-  if (!Object.hasOwn(plan.apis, key)) return false;
-  const entry = plan.apis[key];
-  return !(isRecord(entry) && 'operations' in entry);
+  const covered = coveredApis(plan);
+  return covered === undefined || covered.has(key);
 }
 
+/** Whether the plan defines the limit `name` (unlimited included), as the gateway reads it. */
 function defines(plan: Record<string, unknown>, name: string): boolean {
-  return planLimitFields.some((field) => isRecord(plan[field]) && Object.hasOwn(plan[field], name));
+  return Object.hasOwn(assemblyLimitsOf(plan), name);
 }
 
 /** Why a gap is refused, naming the product, the plan, the API, the limit and where the API names it. */
