@@ -20,6 +20,12 @@ pg.types.setTypeParser(20, (value: string) => Number(value));
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
+/** Whether `error` is the store refusing a row that repeats a unique column (SQLite or PostgreSQL). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+}
+
 export interface Store {
   readonly db: Kysely<Database>;
   readonly dialect: DialectName;

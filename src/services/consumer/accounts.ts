@@ -3,6 +3,7 @@ import { PorticoError } from '../../errors.ts';
 import * as consumers from '../../store/consumers.ts';
 import { visibilityOrgNames } from '../../store/products.ts';
 import { hashPassword } from '../../store/secrets.ts';
+import { isUniqueViolation } from '../../store/store.ts';
 import type { Db } from '../../store/store.ts';
 import {
   checkCurrentPassword,
@@ -46,21 +47,32 @@ export async function signUp(
   const name = checkOptionalLabel(input.name, 'name') || email.split('@')[0];
   const orgTitle = checkOptionalLabel(input.orgTitle, 'orgTitle') || `${name}'s organization`;
   const passwordHash = await hashPassword(input.password);
-  const existing = await consumers.findPortalUserByEmail(context.store.db, catalogId, email);
-  if (existing) {
+  const owner = { email, name, passwordHash, verified: input.verified === true };
+  const taken = async (): Promise<PorticoError | undefined> => {
+    const existing = await consumers.findPortalUserByEmail(context.store.db, catalogId, email);
+    if (!existing) return undefined;
     if (mail) await mailAfterSignUp(context, mail, existing, false, request);
-    throw new PorticoError('MGMT_CONFLICT', {
-      field: 'email',
-      reason: 'an account with this email already exists',
-    });
+    return new PorticoError('MGMT_CONFLICT', { field: 'email', reason: 'an account with this email already exists' });
+  };
+  const refusal = await taken();
+  if (refusal) throw refusal;
+  // A sign-up with the same address, or an organization given the same name, may commit between
+  // the look-up and the insert: the unique index refuses the row, and the same checks run again
+  // (the address is refused as above; a new organization name is chosen).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const created = await context.store.transaction(async (trx) => {
+        const orgName = await unclaimedConsumerOrgName(trx, catalogId, orgTitle);
+        return consumers.createConsumerOrgWithOwner(trx, catalogId, { name: orgName, title: orgTitle }, owner);
+      });
+      if (mail && !created.user.email_verified_at) await mailAfterSignUp(context, mail, created.user, true, request);
+      return created;
+    } catch (error) {
+      if (!isUniqueViolation(error) || attempt === 3) throw error;
+      const raced = await taken();
+      if (raced) throw raced;
+    }
   }
-  const created = await context.store.transaction(async (trx) => {
-    const orgName = await unclaimedConsumerOrgName(trx, catalogId, orgTitle);
-    const owner = { email, name, passwordHash, verified: input.verified === true };
-    return consumers.createConsumerOrgWithOwner(trx, catalogId, { name: orgName, title: orgTitle }, owner);
-  });
-  if (mail && !created.user.email_verified_at) await mailAfterSignUp(context, mail, created.user, true, request);
-  return created;
 }
 
 /**

@@ -10,6 +10,7 @@ import * as orgs from '../../store/orgs.ts';
 import * as users from '../../store/provider-users.ts';
 import * as tokens from '../../store/provider-tokens.ts';
 import type { ProviderRole, ProviderUser, Session } from '../../store/schema.ts';
+import { isUniqueViolation } from '../../store/store.ts';
 import type { Db } from '../../store/store.ts';
 import { hashPassword } from '../../store/secrets.ts';
 import { checkCurrentPassword, checkPasswordRules } from '../account-rules.ts';
@@ -55,27 +56,35 @@ export async function addProviderUser(context: ServiceContext, orgId: string, in
   if (actor !== undefined && actor.org_id !== orgId)
     throw new PorticoError('MGMT_FORBIDDEN', { reason: 'users are added to your own organization only' });
   checkOwnerRule(actor, requested);
-  const passwordHash = await hashPassword(input.password);
   // User names are the one sign-in identifier of the console, the API and the CLI, so they are
   // unique across organizations; a taken name is refused without saying whose it is (issue 12).
-  if (await orgs.findProviderUser(context.store.db, input.username)) {
+  // Checked before the password's hash is worked out, and again by the unique index: an add of
+  // the same name that passed this check at the same moment gets the same refusal.
+  const taken = () => {
     const reason = `the user name ${input.username} is not available; choose another`;
-    throw new PorticoError('MGMT_CONFLICT', { field: 'username', reason });
-  }
-  return context.store.transaction(async (trx) => {
-    await users.lockOrgUsers(trx, context.store.dialect, orgId);
-    // The org's first user owns it: `portico run`'s bootstrap user and the demo's provider.
-    const role = requested ?? ((await users.orgHasProviderUsers(trx, orgId)) ? 'developer' : 'owner');
-    // Again on the actor as stored now: an owner demoted while this request waited gives no owner role.
-    if (actor !== undefined) checkOwnerRule(await currentActor(trx, actor), role);
-    return orgs.createProviderUser(trx, {
-      orgId,
-      username: input.username,
-      email: input.email ?? '',
-      passwordHash,
-      role,
+    return new PorticoError('MGMT_CONFLICT', { field: 'username', reason });
+  };
+  if (await orgs.findProviderUser(context.store.db, input.username)) throw taken();
+  const passwordHash = await hashPassword(input.password);
+  try {
+    return await context.store.transaction(async (trx) => {
+      await users.lockOrgUsers(trx, context.store.dialect, orgId);
+      // The org's first user owns it: `portico run`'s bootstrap user and the demo's provider.
+      const role = requested ?? ((await users.orgHasProviderUsers(trx, orgId)) ? 'developer' : 'owner');
+      // Again on the actor as stored now: an owner demoted while this request waited gives no owner role.
+      if (actor !== undefined) checkOwnerRule(await currentActor(trx, actor), role);
+      return await orgs.createProviderUser(trx, {
+        orgId,
+        username: input.username,
+        email: input.email ?? '',
+        passwordHash,
+        role,
+      });
     });
-  });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw taken();
+    throw error;
+  }
 }
 
 /** The org's user named `username`; a user of another org is not found (never named as elsewhere). */
