@@ -118,6 +118,26 @@ describe('provider roles', () => {
     }
   });
 
+  test('a route that changes something needs a :manage permission; only the caller’s own account is exempt', () => {
+    // What a signed-in user may change of its own: sign out, its password, its tokens. Anything else
+    // that is not a GET must name a `:manage` permission, so a viewer can change nothing.
+    const ownAccount = new Set([
+      'POST /api/login',
+      'POST /api/logout',
+      'PUT /api/me/password',
+      'DELETE /api/tokens/:id',
+    ]);
+    for (const route of routes(t.platform.services, 60_000)) {
+      const key = `${route.method} ${route.url}`;
+      if (route.method === 'GET') {
+        assert.ok(route.permission !== 'public', `${key} is readable without signing in`);
+        continue;
+      }
+      if (ownAccount.has(key)) continue;
+      assert.match(route.permission, /:manage$/, `${key} changes something with the permission ${route.permission}`);
+    }
+  });
+
   test('the OpenAPI document shows each route’s permission', async () => {
     const { body } = await t.call('GET', '/api/openapi.json', undefined, null);
     assert.equal(body.paths['/api/users'].post['x-portico-permission'], 'users:manage');
