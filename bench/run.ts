@@ -78,6 +78,7 @@ const profiles: Record<string, Profile> = {
     targets: [
       'direct',
       'direct-core1',
+      'node-floor',
       'portico-pass',
       'portico-full',
       'portico-logistics-stores',
@@ -398,7 +399,8 @@ async function startTarget(name: string, shared: Shared): Promise<Started> {
     }
     case 'http-proxy':
     case 'fast-gateway':
-    case 'fastify-http-proxy': {
+    case 'fastify-http-proxy':
+    case 'node-floor': {
       const running = await nodeTarget(name, `peers/${name}.ts`, upstream);
       return { process: running, url: `http://127.0.0.1:${running.port}${item}`, headers: {} };
     }

@@ -1,11 +1,13 @@
 /**
  * Issue 18's rows as the bench judges them (bench/lib/report.ts): the latency rows hold "on a
  * quiet machine", so a run whose `direct` control has a p99 above half the 1 ms they allow shows
- * their values but judges none of them; the throughput and CPU ratios are judged either way.
+ * their values but judges none of them, and a target during whose own window the generator sent
+ * late is not judged either; the throughput and CPU ratios are judged either way. The
+ * `node-floor` control is reported beside them, with no target.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { quietDirectP99Ms, targetChecks } from '../../bench/lib/report.ts';
+import { lateGeneratorP99Ms, quietDirectP99Ms, targetChecks } from '../../bench/lib/report.ts';
 import type { TargetCheck, TargetResult } from '../../bench/lib/report.ts';
 
 /** A `tail` run's results with `direct`'s p99 at the fixed rate set to `directP99`. */
@@ -57,6 +59,30 @@ describe('bench report: issue 18 rows and the quiet-machine check', () => {
     assert.equal(quietDirectP99Ms, 0.5);
     assert.equal(row(targetChecks(tailRun(0.5)), 'machine quiet enough').met, true);
     assert.equal(row(targetChecks(tailRun(0.51)), 'portico-full p99.9').met, 'not judged');
+  });
+
+  it('does not judge a target whose window had the generator itself sending late', () => {
+    const run = tailRun(0.34);
+    const full = run.find((result) => result.name === 'portico-full')!;
+    full.p99_ms = 0.34 + 0.6;
+    full.generator_send_lag_ms = { p99: lateGeneratorP99Ms + 0.01, max: 9 };
+    const checks = targetChecks(run);
+    assert.equal(row(checks, 'portico-full: added p99').met, 'not judged');
+    assert.match(row(checks, 'portico-full: added p99').value, /^0\.600 ms \(generator late\)$/);
+    assert.equal(row(checks, 'portico-full p99.9').met, 'not judged');
+    // The other target's window was quiet: it is judged.
+    assert.equal(row(checks, 'portico-pass: added p99').met, true);
+  });
+
+  it('reports the node-floor control’s added p99 with no target', () => {
+    const run = [...tailRun(0.34), { name: 'node-floor', measured: true, errors: 0, p99_ms: 1.04 }];
+    const control = row(targetChecks(run), 'node-floor (control)');
+    assert.equal(control.met, 'reported');
+    assert.equal(control.value, '0.700 ms');
+    assert.equal(
+      targetChecks(tailRun(0.34)).some((check) => check.measure.startsWith('node-floor')),
+      false,
+    );
   });
 
   it('without a direct control there is no quiet check, and the latency rows are not measured', () => {
