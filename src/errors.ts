@@ -103,6 +103,11 @@ export const errorCatalogue = {
     message: 'Too many emails to this address; try again in {seconds} seconds',
   },
   MGMT_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes' },
+  MGMT_DOCUMENT_TOO_COMPLEX: {
+    status: 413,
+    message:
+      'The document {file} needs more than {limitMb} MB of memory to read; split it, or raise PORTICO_IMPORT_MEMORY_MB',
+  },
   MGMT_INTERNAL: { status: 500, message: 'Internal error: {reason}' },
 
   // ── configuration / CLI ───────────────────────────────────────────────────────────────

@@ -17,7 +17,7 @@ import { ChangeBus } from './services/change-bus.ts';
 import { ConsumerServices } from './services/consumer-services.ts';
 import { createMailer } from './services/mail.ts';
 import { MailLimiter } from './services/mail-limiter.ts';
-import { closeApiParseWorker } from './services/provider/api-parse-pool.ts';
+import { closeApiParseWorker, configureApiParseWorker } from './services/provider/api-parse-pool.ts';
 import { ProviderServices } from './services/provider-services.ts';
 import { openStore } from './store/store.ts';
 import { SignInLimiter } from './web/sign-in-limiter.ts';
@@ -67,6 +67,7 @@ export async function startPlatform(
   const services = new ProviderServices(store, bus, signInLimiter);
   const closers: Array<() => Promise<void>> = [];
   // Stopped last (closers run in reverse): the worker that parses large API imports.
+  configureApiParseWorker({ memoryMb: settings.importMemoryMb });
   closers.push(() => closeApiParseWorker());
   const urls: Platform['urls'] = {};
   const mailer = runs('portal') ? createMailer(settings, logger) : undefined;

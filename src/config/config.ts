@@ -61,6 +61,8 @@ export interface Settings {
   logLevel: string;
   /** Largest request body the gateway accepts, in bytes. */
   maxRequestBytes: number;
+  /** Memory the thread that reads large API imports may use, MB (api-parse-pool.ts). */
+  importMemoryMb: number;
   /** Largest backend response body read by invoke, in bytes. */
   maxBackendBodyBytes: number;
   /** Analytics: events per batch write, and the longest an event waits before its batch is written. */
@@ -168,6 +170,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     managementPort: integer(env, 'PORTICO_MANAGEMENT_PORT', 8082, 0, 65535),
     logLevel: env.PORTICO_LOG_LEVEL ?? 'info',
     maxRequestBytes: integer(env, 'PORTICO_MAX_REQUEST_BYTES', 4 * 1024 * 1024, 1),
+    importMemoryMb: integer(env, 'PORTICO_IMPORT_MEMORY_MB', 1024, 64, 65_536),
     maxBackendBodyBytes: integer(env, 'PORTICO_MAX_BACKEND_BYTES', 16 * 1024 * 1024, 1),
     analyticsBatchSize: integer(env, 'PORTICO_ANALYTICS_BATCH', 500, 1, 100_000),
     userRegistryCacheSeconds: integer(env, 'PORTICO_USER_REGISTRY_CACHE_SECONDS', 30, 0, 3600),

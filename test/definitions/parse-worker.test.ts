@@ -12,6 +12,7 @@ import { DefinitionError, PorticoError } from '../../src/errors.ts';
 import { assemblyProblems } from '../../src/policies/check-assembly.ts';
 import {
   closeApiParseWorker,
+  configureApiParseWorker,
   mainThreadChars,
   parseImportedApi,
   parseInWorker,
@@ -101,6 +102,41 @@ describe('parsing an API document in the worker', () => {
     const batches = toBatches({ definitions, list: [1, undefined, { a: undefined }] });
     assert.ok(batches.length > 1);
     assert.deepEqual(await fromBatches(batches), { definitions, list: [1, undefined, { a: undefined }] });
+  });
+
+  it('serves the importing orgs in turn: one org’s queue of large imports delays another’s by one job', async () => {
+    const text = manyPathsDocument(3_000, false);
+    const finished: string[] = [];
+    const parse = (label: string, owner: string) =>
+      parseInWorker(text, `${label}.json`, owner).then(() => finished.push(label));
+    // org-a's first job goes to the worker at once, its next two wait; org-b's comes after them.
+    const jobs = [parse('a1', 'org-a'), parse('a2', 'org-a'), parse('a3', 'org-a'), parse('b1', 'org-b')];
+    await Promise.all(jobs);
+    assert.deepEqual(finished, ['a1', 'b1', 'a2', 'a3']);
+  });
+
+  it('refuses a document that needs more memory than the worker may use, and goes on with the next job', async () => {
+    await closeApiParseWorker();
+    configureApiParseWorker({ memoryMb: 64 });
+    try {
+      const huge = manyPathsDocument(40_000, false);
+      const small = manyPathsDocument(1_000, false, 'after');
+      const [refused, next] = await Promise.allSettled([
+        parseInWorker(huge, 'huge.json', 'org-a'),
+        parseInWorker(small, 'after.json', 'org-b'),
+      ]);
+      assert.equal(refused.status, 'rejected');
+      const error = (refused as PromiseRejectedResult).reason as unknown;
+      assert.ok(error instanceof PorticoError, String(error));
+      assert.equal(error.code, 'MGMT_DOCUMENT_TOO_COMPLEX');
+      assert.equal(error.status, 413);
+      assert.match(error.message, /huge\.json needs more than 64 MB/);
+      assert.equal(next.status, 'fulfilled');
+      assert.equal((next as PromiseFulfilledResult<{ name: string }>).value.name, 'after');
+    } finally {
+      await closeApiParseWorker();
+      configureApiParseWorker({ memoryMb: 1024 });
+    }
   });
 
   it('starts another worker for an import after the close', async () => {

@@ -45,7 +45,7 @@ export async function importApi(context: ServiceContext, orgId: string, input: A
   const isWsdl = input.text.trimStart().startsWith('<') && detectDocumentKind(input.text, input.file) === 'wsdl';
   const source = isWsdl ? apiSourceFromWsdl(input) : input;
   // Off the main thread when large, so a gateway in this process keeps answering (api-parse-pool.ts).
-  const definition = await parseImportedApi(source.text, source.file);
+  const definition = await parseImportedApi(source.text, source.file, orgId);
   const existing = await apisRepo.findApi(db, orgId, definition.name, definition.version);
   if (existing && !input.replace) {
     const reason = `API ${definition.name}:${definition.version} already exists (${input.file})`;
@@ -119,7 +119,7 @@ export async function addWsdlTarget(
 ): Promise<{ api: ApiRow; service: string }> {
   const current = await api(context, orgId, name, version);
   const { document, service } = addTargetToDocument(JSON.parse(current.document) as Record<string, unknown>, wsdl);
-  const definition = await parseImportedApi(JSON.stringify(document), `${name}:${version}`);
+  const definition = await parseImportedApi(JSON.stringify(document), `${name}:${version}`, orgId);
   const attachments = {
     ...(JSON.parse(current.attachments) as Record<string, string>),
     ...wsdl.attachments,
