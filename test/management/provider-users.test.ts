@@ -165,6 +165,19 @@ describe('provider users', () => {
     assert.equal((await t.call('GET', '/api/tokens', undefined, first)).body.length, 1);
   });
 
+  test('another user’s token id in the same org is a 404, even for an administrator, and the token lives on', async () => {
+    await add('keeper', 'viewer');
+    await add('reacher', 'administrator');
+    const kept = await login('keeper');
+    const reacher = await login('reacher');
+    const [entry] = (await t.call('GET', '/api/tokens', undefined, kept)).body as Array<{ id: string }>;
+    const refused = await t.call('DELETE', `/api/tokens/${entry.id}`, undefined, reacher);
+    assert.equal(refused.status, 404);
+    assert.equal(refused.body.error.code, 'MGMT_NOT_FOUND');
+    assert.equal((await t.call('GET', '/api/me', undefined, kept)).status, 200);
+    assert.equal((await t.call('GET', '/api/tokens', undefined, kept)).body.length, 1);
+  });
+
   test('wrong current passwords are limited as sign-in is: the sixth try is 429 even when right', async () => {
     await add('guesser', 'developer');
     const mine = await login('guesser');
