@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as oauth from '../store/oauth.ts';
 import { hashToken, newToken } from '../store/secrets.ts';
 import { consentPage, errorPage } from './consent-page.ts';
-import { issuer, OAuthError, readForm } from './http.ts';
+import { issuer, OAuthError, readForm, writeHead } from './http.ts';
 import type { EndpointContext } from './http.ts';
 import { signInOwner } from './owner-sign-in.ts';
 import { grantedScope } from './token.ts';
@@ -109,7 +109,7 @@ function redirectTo(
   if (request.state !== null) target.searchParams.append('state', request.state);
   // RFC 9207: the issuer in the response, so a client talking to several servers cannot be mixed up.
   target.searchParams.append('iss', issuer(context));
-  res.writeHead(302, { location: target.href, 'cache-control': 'no-store', 'content-length': 0 });
+  writeHead(res, 302, { location: target.href, 'cache-control': 'no-store', 'content-length': 0 });
   res.end();
 }
 
@@ -127,7 +127,7 @@ function pageHeaders(formTarget?: string): Record<string, string> {
 }
 
 function sendPage(res: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
-  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) });
+  writeHead(res, status, { ...headers, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 

@@ -65,6 +65,18 @@ export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   return form;
 }
 
+/**
+ * Writes the head of an answer. One written before the request's body was read to its end (the
+ * 413 past 16 KiB, a refusal before {@link readForm} reads) closes the connection once written
+ * (RFC 9112 §9.6; Node ends the socket once the answer is flushed), as the gateway's own answers
+ * do (`writeAnswer`): reading the rest to keep the connection would let a body that never ends
+ * hold it, and the gateway's reading, until the request timeout.
+ */
+export function writeHead(res: ServerResponse, status: number, headers: Record<string, string | number>): void {
+  const unread = !res.req.complete;
+  res.writeHead(status, unread ? { ...headers, connection: 'close' } : headers);
+}
+
 /** A JSON answer that no cache may keep (tokens, introspection). */
 export function sendJson(
   res: ServerResponse,
@@ -73,7 +85,7 @@ export function sendJson(
   headers: Record<string, string> = {},
 ): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, {
+  writeHead(res, status, {
     'content-type': 'application/json;charset=UTF-8',
     'cache-control': 'no-store',
     pragma: 'no-cache',
