@@ -184,7 +184,11 @@ export class Gateway {
     if (snapshot === undefined) throw new PorticoError('GW_UNAVAILABLE', { reason: 'starting' });
     const oauth = this.options.oauth;
     const oauthRoute = oauth?.route(snapshot, pathname);
-    if (oauthRoute !== undefined) return oauth!.serve(oauthRoute, req, res, snapshot, search);
+    if (oauthRoute !== undefined) {
+      // The provider's endpoints write their own answers: a draining node's close their connections too.
+      if (this.draining) res.setHeader('connection', 'close');
+      return oauth!.serve(oauthRoute, req, res, snapshot, search);
+    }
 
     // 1. Route: 404, or 405 with Allow; a CORS preflight to the path is answered here.
     const route = routeRequest(snapshot.catalogs, req.method ?? 'GET', pathname, isPreflight(req));

@@ -103,3 +103,34 @@ describe('native OAuth provider: an answer sent before the body was read closes 
     assert.match(rawBody(first), /"access_token":/);
   });
 });
+
+describe('native OAuth provider while the node drains', () => {
+  test('a token answer during the drain period closes its connection, as every gateway answer does', async () => {
+    const o = await startOAuthPlatform({ PORTICO_DRAIN_SECONDS: '1' });
+    let closing: Promise<void> | undefined;
+    try {
+      const { clientId, clientSecret } = o.app;
+      const token = () =>
+        fetch(`${o.issuer}/oauth2/token`, {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: 'grant_type=client_credentials&scope=read',
+        });
+      const before = await token();
+      assert.equal(before.status, 200);
+      assert.notEqual(before.headers.get('connection'), 'close');
+      await before.arrayBuffer();
+      closing = o.close();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const during = await token();
+      assert.equal(during.status, 200, 'the provider still answers while draining');
+      assert.equal(during.headers.get('connection'), 'close');
+      await during.arrayBuffer();
+    } finally {
+      await (closing ?? o.close());
+    }
+  });
+});
