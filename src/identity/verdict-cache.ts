@@ -19,7 +19,7 @@ export interface VerdictCacheOptions {
   maxEntries: number;
 }
 
-/** What a verifier reads and writes: one tenant's partition, or the whole cache's default one. */
+/** What a verifier reads and writes: one tenant's partition ({@link VerdictCache.partition}). */
 export interface VerdictStore {
   get(key: string, at?: number): string | undefined;
   set(key: string, user: string, at?: number): void;
@@ -27,7 +27,11 @@ export interface VerdictStore {
 
 type Entry = { user: string; expires: number };
 
-export class VerdictCache implements VerdictStore {
+/**
+ * The whole cache. It is read and written only through a partition: there is no shared default
+ * one a caller could fall into by forgetting to name its tenant.
+ */
+export class VerdictCache {
   readonly #partitions = new Map<string, Map<string, Entry>>();
   /** Partition names by their entry count, and the largest count held: the eviction victim in O(1). */
   readonly #bySize = new Map<number, Set<string>>();
@@ -47,15 +51,6 @@ export class VerdictCache implements VerdictStore {
       get: (key, at) => this.read(name, key, at),
       set: (key, user, at) => this.write(name, key, user, at),
     };
-  }
-
-  /** The user a still-fresh positive answer named (the default partition). */
-  get(key: string, at = Date.now()): string | undefined {
-    return this.read('', key, at);
-  }
-
-  set(key: string, user: string, at = Date.now()): void {
-    this.write('', key, user, at);
   }
 
   get size(): number {

@@ -210,10 +210,11 @@ describe('user registry management', () => {
 describe('the answer cache is bounded', () => {
   test('never holds more than maxEntries; the oldest goes first; entries expire', () => {
     const cache = new VerdictCache({ ttlMs: 1000, maxEntries: 3 });
-    for (let i = 0; i < 10; i++) cache.set(`k${i}`, `u${i}`, 0);
+    const tenant = cache.partition('acme');
+    for (let i = 0; i < 10; i++) tenant.set(`k${i}`, `u${i}`, 0);
     assert.equal(cache.size, 3);
-    assert.equal(cache.get('k0', 1), undefined);
-    assert.equal(cache.get('k9', 1), 'u9');
-    assert.equal(cache.get('k9', 1001), undefined);
+    assert.equal(tenant.get('k0', 1), undefined);
+    assert.equal(tenant.get('k9', 1), 'u9');
+    assert.equal(tenant.get('k9', 1001), undefined);
   });
 });

@@ -10,6 +10,7 @@ import { checkConfiguration } from '../../src/identity/registry-config.ts';
 import type { LdapConfiguration } from '../../src/identity/registry-config.ts';
 import { basicHeaderFor } from '../../src/identity/types.ts';
 import { VerdictCache } from '../../src/identity/verdict-cache.ts';
+import type { VerdictStore } from '../../src/identity/verdict-cache.ts';
 import { adminDn, adminPassword, baseDn, startSlapd } from '../helpers/slapd.ts';
 import type { Slapd } from '../helpers/slapd.ts';
 
@@ -39,7 +40,7 @@ function searchConfig(extra: Record<string, unknown> = {}): LdapConfiguration {
   return checkConfiguration('ldap', written) as LdapConfiguration;
 }
 
-const verifier = (config: LdapConfiguration, tls?: { ca: string }, cache?: VerdictCache) =>
+const verifier = (config: LdapConfiguration, tls?: { ca: string }, cache?: VerdictStore) =>
   ldapVerifier('corp', `v-${Math.random()}`, config, tls, cache);
 
 describe('LDAP search-then-bind', () => {
@@ -146,7 +147,7 @@ describe('LDAP over TLS', () => {
 describe('LDAP answers are cached, positive only', () => {
   test('only the positive answer is remembered: one entry after an accepted and a refused call', async () => {
     const cache = new VerdictCache({ ttlMs: 60_000, maxEntries: 10 });
-    const v = verifier(searchConfig(), undefined, cache);
+    const v = verifier(searchConfig(), undefined, cache.partition('acme'));
     assert.equal((await v.verify(credentials('alice', 'alice-pass-1'))).outcome, 'authenticated');
     assert.equal((await v.verify(credentials('alice', 'wrong'))).outcome, 'refused');
     assert.equal(cache.size, 1);
