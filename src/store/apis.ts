@@ -70,6 +70,18 @@ export function findApiById(db: Db, id: string): Promise<ApiRow | undefined> {
   return db.selectFrom('apis').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The APIs with these ids, in one statement: in the ids' order (one row per id given), the ids not found left out. */
+export async function findApisByIds(db: Db, ids: readonly string[]): Promise<ApiRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('apis')
+    .selectAll()
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
 export function listApis(db: Db, orgId: string): Promise<ApiRow[]> {
   return db.selectFrom('apis').selectAll().where('org_id', '=', orgId).orderBy('name').orderBy('version').execute();
 }
@@ -93,11 +105,6 @@ export async function productsUsingApi(
 
 export async function deleteApi(db: Db, id: string): Promise<void> {
   await db.deleteFrom('apis').where('id', '=', id).execute();
-}
-
-/** The base paths of these APIs. */
-export function apiBasePaths(db: Db, apiIds: string[]) {
-  return db.selectFrom('apis').select(['id', 'name', 'version', 'base_path']).where('id', 'in', apiIds).execute();
 }
 
 /** The APIs served in a catalog (by its published and deprecated products), optionally but one product's. */

@@ -18,23 +18,25 @@ import type { Db } from '../../store/store.ts';
 
 type Document = Record<string, unknown>;
 
+/** A stored API read for a publish's checks: its row, and its document parsed once when first asked. */
+export interface LoadedApi {
+  readonly row: ApiRow;
+  document(): Document;
+}
+
 /**
  * Refuses a product about to be published whose plans leave out a limit one of its APIs names:
  * `file` is the product file (or `name:version` when published from the store), each problem at
- * the plan's path in the product document.
+ * the plan's path in the product document. `links` are the product's keys with the stored APIs
+ * they name (a key naming no stored API left out).
  * @throws DefinitionError `DEF_INVALID`, rule `unknown-plan-limit`.
  */
-export async function checkProductPlanLimits(
-  db: Db,
+export function checkProductPlanLimits(
   file: string,
   productDocument: Document,
-  links: ReadonlyArray<{ apiId: string; key: string }>,
-): Promise<void> {
-  const apis: BundledApi[] = [];
-  for (const { apiId, key } of links) {
-    const api = await apisRepo.findApiById(db, apiId);
-    if (api) apis.push(bundled(api, key, JSON.parse(api.document) as Document));
-  }
+  links: ReadonlyArray<{ key: string; api: LoadedApi }>,
+): void {
+  const apis = links.map(({ key, api }) => bundled(api.row, key, api.document()));
   const product = productRef(productDocument);
   const problems: DefinitionProblem[] = planLimitGaps(productDocument, apis).map((gap) => ({
     path: appendPath('$.plans', gap.plan),

@@ -15,6 +15,7 @@ import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { catalog } from './organizations.ts';
 import { checkProductPlanLimits } from './plan-limit-check.ts';
+import type { LoadedApi } from './plan-limit-check.ts';
 
 /** API Connect's product lifecycle: which state may follow which (IBM "The Product lifecycle"). */
 const productTransitions: Record<ProductState, ProductState[]> = {
@@ -66,7 +67,7 @@ export async function putProduct(
   const definition = parseProductDocument(input.text, input.file);
   const target = await catalog(context, orgId, catalogName);
   const apiLinks = await resolveApis(context, orgId, definition, input);
-  const checked = await checkPut(context.store.db, target.id, definition, input, apiLinks);
+  const checked = await checkPut(context.store.db, target.id, definition, input, apiLinks, false);
   if (checked.unchanged)
     return { product: checked.existing!, definition, created: false, changed: false, activated: [] };
   const { product, created, offline } = await change(context, 'product', async (trx) => {
@@ -74,7 +75,7 @@ export async function putProduct(
     // run again under the catalog's lock, on what is stored now (a review found a retire
     // answered 200 and then undone by a concurrent publish, and two APIs on one base path).
     await orgs.lockCatalogs(trx, context.store.dialect, [target.id]);
-    const stored = await checkPut(trx, target.id, definition, input, apiLinks);
+    const stored = await checkPut(trx, target.id, definition, input, apiLinks, true);
     await bringOnline(trx, stored.offline);
     const row = productRow(target.id, definition, stored.state, apiLinks);
     return { ...(await products.upsertProduct(trx, row)), offline: stored.offline };
@@ -82,13 +83,18 @@ export async function putProduct(
   return { product, definition, created, changed: true, activated: offline.map(apiRef) };
 }
 
-/** Whether the product document may be stored in the catalog as the store holds it through `db`. */
+/**
+ * Whether the product document may be stored in the catalog as the store holds it through `db`.
+ * Before the catalog's lock (`locked` false) only what decides a no-op and the cheap refusals
+ * are checked, and the publish rules only when the answer is that no-op (no second run follows).
+ */
 async function checkPut(
   db: Db,
   catalogId: string,
   definition: ProductDefinition,
   input: ProductInput,
   apiLinks: ApiLink[],
+  locked: boolean,
 ) {
   const existing = await products.findProduct(db, catalogId, definition.name, definition.version);
   const state = input.state ?? existing?.state ?? 'staged';
@@ -98,21 +104,55 @@ async function checkPut(
       reason: `product ${ref} is ${existing.state} and cannot become ${state}`,
     });
   }
-  const apiIds = apiLinks.map((l) => l.apiId);
-  if (state === 'published') await checkPublishable(db, catalogId, apiIds, existing?.id);
-  if (state === 'published') await checkProductPlanLimits(db, input.file, definition.document, apiLinks);
-  const offline = state === 'published' ? await offlineApis(db, ref, apiIds, input.activate) : [];
+  const apis = state === 'published' ? await loadApis(db, apiLinks) : undefined;
+  const publish = () => checkPublishable(db, catalogId, apis!, existing?.id, input.file, definition.document);
+  if (apis && locked) await publish();
+  const offline = apis ? offlineApis(ref, apis, input.activate) : [];
   const sameApis = existing ? await sameApiLinks(db, existing.id, apiLinks) : false;
   const sameDocument = existing?.document === JSON.stringify(definition.document);
   const unchanged =
     existing !== undefined && sameDocument && existing.state === state && sameApis && offline.length === 0;
+  if (apis && !locked && unchanged) await publish();
   return { existing, state, offline, unchanged };
 }
 
-/** A product about to be published: its APIs' base paths are free in the catalog and their security enforceable there. */
-async function checkPublishable(db: Db, catalogId: string, apiIds: string[], productId: string | undefined) {
-  await checkBasePaths(db, catalogId, await apisRepo.apiBasePaths(db, apiIds), productId);
-  await checkSecurity(db, apiIds, catalogId);
+/** The stored APIs of a product's links, in their order, read in one statement; a link to none left out. */
+async function loadApis(db: Db, links: ApiLink[]): Promise<Array<ApiLink & { api: LoadedApi }>> {
+  const rows = new Map(
+    (
+      await apisRepo.findApisByIds(
+        db,
+        links.map((l) => l.apiId),
+      )
+    ).map((r) => [r.id, r]),
+  );
+  const loaded = new Map<string, LoadedApi>();
+  for (const [id, row] of rows) {
+    let document: Record<string, unknown> | undefined;
+    loaded.set(id, { row, document: () => (document ??= JSON.parse(row.document) as Record<string, unknown>) });
+  }
+  return links.flatMap((link) => {
+    const api = loaded.get(link.apiId);
+    return api ? [{ ...link, api }] : [];
+  });
+}
+
+/**
+ * A product about to be published: its APIs' base paths are free in the catalog, their security
+ * enforceable there, and its plans define the limits they name. Call under the catalog's lock
+ * (or for a no-op answer).
+ */
+async function checkPublishable(
+  db: Db,
+  catalogId: string,
+  links: Array<ApiLink & { api: LoadedApi }>,
+  productId: string | undefined,
+  file: string,
+  productDocument: Record<string, unknown>,
+) {
+  await checkBasePaths(db, catalogId, [...new Set(links.map((l) => l.api.row))], productId);
+  await checkSecurity(db, links, catalogId);
+  checkProductPlanLimits(file, productDocument, links);
 }
 
 const apiRef = (api: { name: string; version: string }) => `${api.name}:${api.version}`;
@@ -122,12 +162,8 @@ const apiRef = (api: { name: string; version: string }) => `${api.name}:${api.ve
  * ("Publishing a Product"), so they are returned to be brought online; with `activate: false`
  * the publish is refused instead, naming them.
  */
-async function offlineApis(db: Db, product: string, apiIds: string[], activate = true) {
-  const offline: ApiRow[] = [];
-  for (const id of apiIds) {
-    const api = await apisRepo.findApiById(db, id);
-    if (api && api.state === 'offline') offline.push(api);
-  }
+function offlineApis(product: string, links: Array<{ api: LoadedApi }>, activate = true): ApiRow[] {
+  const offline = links.map((l) => l.api.row).filter((api) => api.state === 'offline');
   if (offline.length > 0 && !activate) {
     const names = offline.map(apiRef).join(', ');
     const reason = `product ${product} uses offline APIs ${names}; bring them online first, or publish with activation`;
@@ -231,11 +267,10 @@ export async function checkBasePaths(
 }
 
 /** An API stored before the fail-closed rule is refused at publish as it would be at import. */
-async function checkSecurity(db: Db, apiIds: string[], catalogId: string): Promise<void> {
-  for (const id of apiIds) {
-    const api = await apisRepo.findApiById(db, id);
-    if (!api) continue;
-    const problems = securityProblems(JSON.parse(api.document) as Record<string, unknown>);
+async function checkSecurity(db: Db, links: Array<{ api: LoadedApi }>, catalogId: string): Promise<void> {
+  for (const { api: loaded } of links) {
+    const api = loaded.row;
+    const problems = securityProblems(loaded.document());
     if (problems.length > 0) throw new DefinitionError(`${api.name}:${api.version}`, problems);
     await checkNamedRegistries(db, catalogId, api);
     await checkNamedProviders(db, catalogId, api);
@@ -273,12 +308,12 @@ export async function setProductState(
   activate = true,
 ): Promise<ProductRow & { activated: string[] }> {
   const found = await product(context, orgId, catalogName, name, version);
-  const checked = await checkStep(context.store.db, found.id, state, activate);
+  const checked = await checkStep(context.store.db, found.id, state, activate, false);
   if (checked.unchanged) return { ...checked.current, activated: [] };
   return change(context, 'product-state', async (trx) => {
     // Checked again under the catalog's lock on what is stored now (see putProduct).
     await orgs.lockCatalogs(trx, context.store.dialect, [found.catalog_id]);
-    const { current, offline } = await checkStep(trx, found.id, state, activate);
+    const { current, offline } = await checkStep(trx, found.id, state, activate, true);
     await bringOnline(trx, offline);
     await products.setProductState(trx, current.id, state);
     if (state === 'retired' || state === 'archived') await cancelProductSubscriptions(trx, current.id);
@@ -286,8 +321,11 @@ export async function setProductState(
   });
 }
 
-/** Whether the product may move to `state` as the store holds it through `db`, and what that brings online. */
-async function checkStep(db: Db, productId: string, state: ProductState, activate: boolean) {
+/**
+ * Whether the product may move to `state` as the store holds it through `db`, and what that brings
+ * online; the publish rules only under the catalog's lock (`locked`), a no-op never meeting them.
+ */
+async function checkStep(db: Db, productId: string, state: ProductState, activate: boolean, locked: boolean) {
   const current = await products.findProductById(db, productId);
   if (!current) throw notFound('product', productId);
   const ref = `${current.name}:${current.version}`;
@@ -296,16 +334,15 @@ async function checkStep(db: Db, productId: string, state: ProductState, activat
       reason: `product ${ref} is ${current.state} and cannot become ${state}`,
     });
   }
-  const bundled = await products.listProductApis(db, current.id);
-  const apiIds = bundled.map((api) => api.id);
-  const offline = state === 'published' ? await offlineApis(db, ref, apiIds, activate) : [];
+  const links = (await products.listProductApis(db, current.id)).map((api) => ({ apiId: api.id, key: api.api_key }));
+  const apis = state === 'published' ? await loadApis(db, links) : undefined;
+  const offline = apis ? offlineApis(ref, apis, activate) : [];
   const unchanged = current.state === state && offline.length === 0;
   // A staged or retired product published through its lifecycle meets the same rules as one
   // published from its document (the base paths were not checked here before).
-  if (!unchanged && state === 'published') {
-    await checkPublishable(db, current.catalog_id, apiIds, current.id);
-    const links = bundled.map((api) => ({ apiId: api.id, key: api.api_key }));
-    await checkProductPlanLimits(db, ref, JSON.parse(current.document) as Record<string, unknown>, links);
+  if (apis && locked && !unchanged) {
+    const document = JSON.parse(current.document) as Record<string, unknown>;
+    await checkPublishable(db, current.catalog_id, apis, current.id, ref, document);
   }
   return { current, offline, unchanged };
 }
