@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { RawConnection, exchangeRaw } from '../helpers/raw-http.ts';
+import { chunk, exchangeRaw, slowUpload } from '../helpers/raw-http.ts';
 import { startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
 
@@ -16,6 +16,7 @@ const limit = 1024;
 const requestTimeoutMs = 60_000;
 /** What "closed at once" allows after the answer arrived. */
 const closeWithinMs = 5000;
+const upload = (url: string, head: string, piece: () => string) => slowUpload(url, head, piece, 2 * closeWithinMs);
 
 const apiText = JSON.stringify({
   swagger: '2.0',
@@ -46,34 +47,6 @@ plans: {default: {title: Default}}
 apis: {edge: {name: 'edge:1.0.0'}}
 `;
 
-/**
- * Sends `head`, then `piece()` every 50 ms for as long as the connection takes it; resolves with
- * what came back, and how long after the answer's status line the server closed the connection.
- */
-async function slowUpload(
-  gateway: string,
-  head: string,
-  piece: () => string,
-): Promise<{ answer: string; closedAfterMs: number }> {
-  const connection = await RawConnection.open(gateway);
-  connection.write(head);
-  const writer = setInterval(() => connection.write(piece()), 50);
-  try {
-    const answered = await connection.until(/HTTP\/1\.1 \d{3} [^]*\r\n\r\n/, 10_000);
-    const closed = await Promise.race([
-      connection.closed,
-      new Promise<undefined>((resolve) => setTimeout(resolve, 2 * closeWithinMs)),
-    ]);
-    const closedAfterMs = closed === undefined ? Number.POSITIVE_INFINITY : closed - answered;
-    return { answer: connection.received, closedAfterMs };
-  } finally {
-    clearInterval(writer);
-    connection.destroy();
-  }
-}
-
-const chunk = (size: number) => `${size.toString(16)}\r\n${'x'.repeat(size)}\r\n`;
-
 describe('an answer sent before the request body was read closes the connection', () => {
   let t: TestPlatform;
   before(async () => {
@@ -100,10 +73,8 @@ describe('an answer sent before the request body was read closes the connection'
     `POST /acme/sandbox/edge${path} HTTP/1.1\r\nHost: gateway\r\nContent-Type: text/plain\r\n${framing}\r\n`;
 
   test('a 413 for a declared length past the limit, the body still coming, closes at once', async () => {
-    const { answer, closedAfterMs } = await slowUpload(
-      t.gateway,
-      post('/upload', 'Content-Length: 100000000\r\n'),
-      () => 'y'.repeat(512),
+    const { answer, closedAfterMs } = await upload(t.gateway, post('/upload', 'Content-Length: 100000000\r\n'), () =>
+      'y'.repeat(512),
     );
     assert.match(answer, /^HTTP\/1\.1 413 /);
     assert.match(answer, /\r\nconnection: close\r\n/i);
@@ -112,10 +83,8 @@ describe('an answer sent before the request body was read closes the connection'
   });
 
   test('a 413 for a chunked body that crosses the limit and never ends closes at once', async () => {
-    const { answer, closedAfterMs } = await slowUpload(
-      t.gateway,
-      post('/upload', 'Transfer-Encoding: chunked\r\n'),
-      () => chunk(512),
+    const { answer, closedAfterMs } = await upload(t.gateway, post('/upload', 'Transfer-Encoding: chunked\r\n'), () =>
+      chunk(512),
     );
     assert.match(answer, /^HTTP\/1\.1 413 /);
     assert.match(answer, /\r\nconnection: close\r\n/i);
@@ -127,7 +96,7 @@ describe('an answer sent before the request body was read closes the connection'
       ['/nowhere', 404],
       ['/guarded', 401],
     ] as const) {
-      const { answer, closedAfterMs } = await slowUpload(t.gateway, post(path, 'Transfer-Encoding: chunked\r\n'), () =>
+      const { answer, closedAfterMs } = await upload(t.gateway, post(path, 'Transfer-Encoding: chunked\r\n'), () =>
         chunk(100),
       );
       assert.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `));

@@ -99,6 +99,37 @@ export async function exchangeRaw(url: string, bytes: Buffer | string, answers =
   return connection.received;
 }
 
+/**
+ * Sends `head`, then `piece()` every 50 ms for as long as the connection takes it; resolves with
+ * what came back, and how long after the answer's head the server closed the connection
+ * (Infinity when it did not within `waitCloseMs`).
+ */
+export async function slowUpload(
+  url: string,
+  head: string,
+  piece: () => string,
+  waitCloseMs: number,
+): Promise<{ answer: string; closedAfterMs: number }> {
+  const connection = await RawConnection.open(url);
+  connection.write(head);
+  const writer = setInterval(() => connection.write(piece()), 50);
+  try {
+    const answered = await connection.until(/HTTP\/1\.1 \d{3} [^]*\r\n\r\n/, 10_000);
+    const closed = await Promise.race([
+      connection.closed,
+      new Promise<undefined>((resolve) => setTimeout(resolve, waitCloseMs)),
+    ]);
+    const closedAfterMs = closed === undefined ? Number.POSITIVE_INFINITY : closed - answered;
+    return { answer: connection.received, closedAfterMs };
+  } finally {
+    clearInterval(writer);
+    connection.destroy();
+  }
+}
+
+/** One chunk of a chunked body: `size` bytes of `x`, framed. */
+export const chunk = (size: number) => `${size.toString(16)}\r\n${'x'.repeat(size)}\r\n`;
+
 /** The body of a raw answer (after the head); a chunked body is left as framed. */
 export function rawBody(answer: string): string {
   return answer.slice(answer.indexOf('\r\n\r\n') + 4);

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { RawConnection, exchangeRaw, rawBody } from '../helpers/raw-http.ts';
+import { chunk, exchangeRaw, rawBody, slowUpload } from '../helpers/raw-http.ts';
 import { startOAuthPlatform } from './oauth-helpers.ts';
 import type { OAuthPlatform } from './oauth-helpers.ts';
 
@@ -16,35 +16,8 @@ import type { OAuthPlatform } from './oauth-helpers.ts';
 const requestTimeoutMs = 60_000;
 /** What "closed at once" allows after the answer arrived. */
 const closeWithinMs = 5000;
+const upload = (url: string, head: string, piece: () => string) => slowUpload(url, head, piece, 2 * closeWithinMs);
 const tokenPath = '/acme/sandbox/oauth/oauth2/token';
-
-/**
- * Sends `head`, then `piece()` every 50 ms for as long as the connection takes it; resolves with
- * what came back, and how long after the answer's head the server closed the connection.
- */
-async function slowUpload(
-  gateway: string,
-  head: string,
-  piece: () => string,
-): Promise<{ answer: string; closedAfterMs: number }> {
-  const connection = await RawConnection.open(gateway);
-  connection.write(head);
-  const writer = setInterval(() => connection.write(piece()), 50);
-  try {
-    const answered = await connection.until(/HTTP\/1\.1 \d{3} [^]*\r\n\r\n/, 10_000);
-    const closed = await Promise.race([
-      connection.closed,
-      new Promise<undefined>((resolve) => setTimeout(resolve, 2 * closeWithinMs)),
-    ]);
-    const closedAfterMs = closed === undefined ? Number.POSITIVE_INFINITY : closed - answered;
-    return { answer: connection.received, closedAfterMs };
-  } finally {
-    clearInterval(writer);
-    connection.destroy();
-  }
-}
-
-const chunk = (size: number) => `${size.toString(16)}\r\n${'x'.repeat(size)}\r\n`;
 
 describe('native OAuth provider: an answer sent before the body was read closes the connection', () => {
   let o: OAuthPlatform;
@@ -58,7 +31,7 @@ describe('native OAuth provider: an answer sent before the body was read closes 
   const form = 'application/x-www-form-urlencoded';
 
   test('a 413 for a form past 16 KiB, a declared length and the body still coming, closes at once', async () => {
-    const { answer, closedAfterMs } = await slowUpload(o.p.t.gateway, post(form, 'Content-Length: 100000000\r\n'), () =>
+    const { answer, closedAfterMs } = await upload(o.p.t.gateway, post(form, 'Content-Length: 100000000\r\n'), () =>
       'a='.padEnd(2048, 'y'),
     );
     assert.match(answer, /^HTTP\/1\.1 413 /);
@@ -68,10 +41,8 @@ describe('native OAuth provider: an answer sent before the body was read closes 
   });
 
   test('a 413 for a chunked form that crosses 16 KiB and never ends closes at once', async () => {
-    const { answer, closedAfterMs } = await slowUpload(
-      o.p.t.gateway,
-      post(form, 'Transfer-Encoding: chunked\r\n'),
-      () => chunk(2048),
+    const { answer, closedAfterMs } = await upload(o.p.t.gateway, post(form, 'Transfer-Encoding: chunked\r\n'), () =>
+      chunk(2048),
     );
     assert.match(answer, /^HTTP\/1\.1 413 /);
     assert.match(answer, /\r\nconnection: close\r\n/i);
@@ -79,7 +50,7 @@ describe('native OAuth provider: an answer sent before the body was read closes 
   });
 
   test('a 400 for a body that is not a form, refused before it is read, closes while the body still comes', async () => {
-    const { answer, closedAfterMs } = await slowUpload(
+    const { answer, closedAfterMs } = await upload(
       o.p.t.gateway,
       post('text/plain', 'Transfer-Encoding: chunked\r\n'),
       () => chunk(100),
