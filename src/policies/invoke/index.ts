@@ -181,6 +181,7 @@ export function compileInvoke(
     new AssemblyError('ConnectionError', `the backend response is larger than ${maxBytes} bytes`, { status: 502 });
   const backendCorrupt = (coding: string) =>
     new AssemblyError('ConnectionError', `the backend response is not valid ${coding}`, { status: 502 });
+  const decodeBounds = { limit: maxBytes, tooLarge: backendTooLarge, corrupt: backendCorrupt };
   const fail = (errorName: string, message: string, status: number, cause?: unknown): AssemblyError =>
     new AssemblyError(errorName, message, { status, policy: title, cause });
 
@@ -251,7 +252,8 @@ export function compileInvoke(
         } as Dispatcher.DispatchOptions,
         { limit: maxBytes, tooLarge: backendTooLarge, signal: ctx.signal, consumer: ctx },
       );
-      response = await decodeAnswer(answer, { limit: maxBytes, tooLarge: backendTooLarge, corrupt: backendCorrupt });
+      const decoded = decodeAnswer(answer, decodeBounds);
+      response = decoded instanceof Promise ? await decoded : decoded;
     } catch (error) {
       ctx.backendMs += performance.now() - started;
       if (error instanceof AssemblyError) throw error;
