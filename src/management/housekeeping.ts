@@ -26,7 +26,7 @@ export async function housekeep(
 ): Promise<{ events: number; sessions: number; oauth: number }> {
   const events =
     options.retentionDays > 0 ? await purgeEvents(options.store.db, now - options.retentionDays * 86_400_000) : 0;
-  const sessions = await purgeExpiredSessions(options.store.db);
+  const sessions = await options.store.transaction((trx) => purgeExpiredSessions(trx));
   await purgeExpiredAccountTokens(options.store.db);
   const oauth = await pruneExpired(options.store.db, Math.floor(now / 1000));
   return { events, sessions, oauth };

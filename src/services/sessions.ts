@@ -33,8 +33,9 @@ export class SessionService {
     return sessions.findSession(this.store.db, token, kinds, { idleMs });
   }
 
+  /** Ends the session of `token` (sign-out), its values with it, in one transaction. */
   delete(token: string): Promise<void> {
-    return sessions.deleteSession(this.store.db, token);
+    return this.store.transaction((trx) => sessions.deleteSession(trx, token));
   }
 
   /** Keeps a short-lived value in the session (a secret to show once, the subscribe wizard's place). */
@@ -59,7 +60,7 @@ export class SessionService {
   }
 
   /** Ends every session of one kind of a user (after a password change, say). */
-  deleteUserSessions(userId: string, kind: SessionKind): Promise<void> {
-    return sessions.deleteUserSessions(this.store.db, userId, kind);
+  async deleteUserSessions(userId: string, kind: SessionKind): Promise<void> {
+    await this.store.transaction((trx) => sessions.deleteUserSessions(trx, userId, { kinds: [kind] }));
   }
 }

@@ -1,4 +1,5 @@
 /** Sessions of the console and the portal, and the CLI's API tokens; only token hashes are stored. */
+import { sql } from 'kysely';
 import type { Db } from './store.ts';
 import type { Session, SessionKind } from './schema.ts';
 import { hashToken, newToken, now } from './secrets.ts';
@@ -66,17 +67,56 @@ export async function findSession(
   return { ...session, last_seen: at };
 }
 
+/**
+ * Ends the session of `token`, its values with it. The session goes first (its values go with it
+ * by the foreign key's cascade where it holds), so two statements: pass a transaction.
+ */
 export async function deleteSession(db: Db, token: string): Promise<void> {
-  await db.deleteFrom('session_values').where('session_id', '=', hashToken(token)).execute();
   await db.deleteFrom('sessions').where('id', '=', hashToken(token)).execute();
+  await db.deleteFrom('session_values').where('session_id', '=', hashToken(token)).execute();
 }
 
-export async function deleteUserSessions(db: Db, userId: string, kind: SessionKind): Promise<void> {
-  const ids = db.selectFrom('sessions').select('id').where('user_id', '=', userId).where('kind', '=', kind);
-  await db.deleteFrom('session_values').where('session_id', 'in', ids).execute();
-  await db.deleteFrom('sessions').where('user_id', '=', userId).where('kind', '=', kind).execute();
+/** Which of one user's sessions to end: those of `kinds`, narrowed by the other fields given. */
+export interface UserSessionSelection {
+  kinds: SessionKind[];
+  /** Only the session with this stored id. */
+  id?: string;
+  /** Only the session whose stored id starts so: a token's public id. */
+  idPrefix?: string;
+  /** All but this session (the one asking). */
+  keepId?: string;
 }
 
+/**
+ * Ends the user's sessions that `which` selects, with their values; the number ended. One
+ * statement decides which sessions end and a second deletes their values: pass a transaction.
+ */
+export async function deleteUserSessions(db: Db, userId: string, which: UserSessionSelection): Promise<number> {
+  let sessions = db.deleteFrom('sessions').where('user_id', '=', userId).where('kind', 'in', which.kinds);
+  if (which.id !== undefined) sessions = sessions.where('id', '=', which.id);
+  const prefix = which.idPrefix;
+  if (prefix !== undefined)
+    sessions = sessions.where((eb) => eb(eb.fn('substr', ['id', sql.lit(1), sql.lit(prefix.length)]), '=', prefix));
+  if (which.keepId !== undefined) sessions = sessions.where('id', '<>', which.keepId);
+  const ended = (await sessions.returning('id').execute()).map((row) => row.id);
+  if (ended.length > 0) await db.deleteFrom('session_values').where('session_id', 'in', ended).execute();
+  return ended.length;
+}
+
+/** The user's live sessions of `kind`, oldest first (a provider user's list of API tokens). */
+export function listUserSessions(db: Db, userId: string, kind: SessionKind): Promise<Session[]> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('kind', '=', kind)
+    .where('expires_at', '>=', Date.now())
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Ends every expired session and expired value; the number of sessions ended. Two statements: pass a transaction. */
 export async function purgeExpiredSessions(db: Db): Promise<number> {
   const expired = db.selectFrom('sessions').select('id').where('expires_at', '<', Date.now());
   await db

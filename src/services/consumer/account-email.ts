@@ -204,7 +204,7 @@ export async function resetPassword(context: ServiceContext, token: string, pass
     // Also cancels the account's other reset links.
     await consumers.setPortalUserPassword(trx, user.id, passwordHash);
     await tokens.markEmailVerified(trx, user.id);
-    await deleteUserSessions(trx, user.id, 'portal');
+    await deleteUserSessions(trx, user.id, { kinds: ['portal'] });
   };
   if (residue.length === 0) await context.store.transaction(takeOver);
   else await change(context, 'app-delete', takeOver, residue[0].id);

@@ -8,7 +8,7 @@
 import { PorticoError } from '../../errors.ts';
 import * as orgs from '../../store/orgs.ts';
 import * as users from '../../store/provider-users.ts';
-import * as tokens from '../../store/provider-tokens.ts';
+import * as sessions from '../../store/sessions.ts';
 import type { ProviderRole, ProviderUser, Session } from '../../store/schema.ts';
 import { isUniqueViolation } from '../../store/store.ts';
 import type { Db } from '../../store/store.ts';
@@ -140,7 +140,7 @@ export async function removeUser(context: ServiceContext, actor: NonNullable<Act
     const target = await orgUser(trx, actor.org_id, username);
     checkOwnerRule(await currentActor(trx, actor), undefined, target);
     await keepAnOwner(trx, target);
-    await tokens.deleteOtherUserSessions(trx, target.id, ['provider', 'token'], undefined);
+    await sessions.deleteUserSessions(trx, target.id, { kinds: ['provider', 'token'] });
     await users.deleteProviderUser(trx, target.id);
   });
 }
@@ -164,7 +164,7 @@ export async function changePassword(
   const passwordHash = await hashPassword(input.newPassword);
   await context.store.transaction(async (trx) => {
     await users.setProviderUserPassword(trx, user.id, passwordHash);
-    await tokens.deleteOtherUserSessions(trx, user.id, ['provider', 'token'], current?.id);
+    await sessions.deleteUserSessions(trx, user.id, { kinds: ['provider', 'token'], keepId: current?.id });
   });
 }
 
@@ -175,8 +175,8 @@ function tokenId(session: Session): string {
 
 /** The user's own live API tokens: id, created, expires; never the token. */
 export async function listTokens(context: ServiceContext, user: ProviderUser, current: Session | undefined) {
-  const sessions = await tokens.listUserSessions(context.store.db, user.id, 'token');
-  return sessions.map((s) => ({
+  const tokens = await sessions.listUserSessions(context.store.db, user.id, 'token');
+  return tokens.map((s) => ({
     id: tokenId(s),
     createdAt: s.created_at,
     expiresAt: new Date(s.expires_at).toISOString(),
@@ -184,9 +184,13 @@ export async function listTokens(context: ServiceContext, user: ProviderUser, cu
   }));
 }
 
-/** Ends one of the user's own tokens; another user's token id is not found. */
+/**
+ * Ends one of the user's own tokens; another user's token id is not found. The deletion itself
+ * decides (of this user's tokens, the one with this id), so no listing can go stale before it.
+ */
 export async function revokeToken(context: ServiceContext, user: ProviderUser, id: string): Promise<void> {
-  const sessions = await tokens.listUserSessions(context.store.db, user.id, 'token');
-  const session = /^[0-9a-f]{16}$/.test(id) ? sessions.find((s) => tokenId(s) === id) : undefined;
-  if (!session || !(await tokens.deleteUserSession(context.store.db, user.id, session.id))) throw notFound('token', id);
+  if (!/^[0-9a-f]{16}$/.test(id)) throw notFound('token', id);
+  const which = { kinds: ['token' as const], idPrefix: id };
+  const ended = await context.store.transaction((trx) => sessions.deleteUserSessions(trx, user.id, which));
+  if (ended === 0) throw notFound('token', id);
 }
