@@ -124,39 +124,45 @@ export class UserRegistries {
   }
 }
 
+/** An API as a publish's checks read it: its name and version, and its document parsed. */
+export interface NamingApi {
+  name: string;
+  version: string;
+  document: Record<string, unknown>;
+}
+
 /**
- * The publish-time check: every registry an API's basic schemes and user-security policies name
- * is enabled in the catalog.
+ * The publish-time check for one catalog and one check run: every registry an API's basic
+ * schemes and user-security policies name is enabled in the catalog. The catalog's enabled
+ * registries are read once, when an API first names one.
  * @throws PorticoError `DEF_INVALID` naming the API, the registry and the catalog.
  */
-export async function checkNamedRegistries(
-  db: Db,
-  catalogId: string,
-  api: { name: string; version: string; document: string },
-) {
-  const document = JSON.parse(api.document) as Record<string, unknown>;
-  const named = [
-    ...namedRegistries(document).map((name) => ({
-      name,
-      path: '$.securityDefinitions',
-      by: 'x-ibm-authentication-registry',
-    })),
-    ...assemblyRegistries(document).map((name) => ({
-      name,
-      path: '$.x-ibm-configuration.assembly',
-      by: 'a user-security policy',
-    })),
-  ];
-  if (named.length === 0) return;
-  const enabled = new Set((await registries.listCatalogUserRegistries(db, catalogId)).map((row) => row.name));
-  const catalog = await orgs.findCatalogById(db, catalogId);
-  for (const { name, path, by } of named) {
-    if (enabled.has(name)) continue;
+export function namedRegistriesCheck(db: Db, catalogId: string): (api: NamingApi) => Promise<void> {
+  let enabled: Promise<Set<string>> | undefined;
+  return async (api) => {
+    const named = [
+      ...namedRegistries(api.document).map((name) => ({
+        name,
+        path: '$.securityDefinitions',
+        by: 'x-ibm-authentication-registry',
+      })),
+      ...assemblyRegistries(api.document).map((name) => ({
+        name,
+        path: '$.x-ibm-configuration.assembly',
+        by: 'a user-security policy',
+      })),
+    ];
+    if (named.length === 0) return;
+    enabled ??= registries.listCatalogUserRegistries(db, catalogId).then((rows) => new Set(rows.map((r) => r.name)));
+    const names = await enabled;
+    const missing = named.find(({ name }) => !names.has(name));
+    if (!missing) return;
+    const catalog = await orgs.findCatalogById(db, catalogId);
     throw new PorticoError('DEF_INVALID', {
       file: `${api.name}:${api.version}`,
-      path,
+      path: missing.path,
       rule: 'unknown-user-registry',
-      reason: `${by} names user registry ${name}, which catalog ${catalog?.name ?? catalogId} does not enable`,
+      reason: `${missing.by} names user registry ${missing.name}, which catalog ${catalog?.name ?? catalogId} does not enable`,
     });
-  }
+  };
 }

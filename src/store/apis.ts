@@ -82,6 +82,29 @@ export async function findApisByIds(db: Db, ids: readonly string[]): Promise<Api
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
+/**
+ * The org's APIs with these names and versions, in one statement: one entry per ref, in their
+ * order, undefined for a ref naming none. Read by name and by version, each pair kept in memory
+ * (no OR of pairs: SQLite bounds an expression's depth).
+ */
+export async function findApisByNames(
+  db: Db,
+  orgId: string,
+  refs: ReadonlyArray<{ name: string; version: string }>,
+): Promise<Array<ApiRow | undefined>> {
+  if (refs.length === 0) return [];
+  const rows = await db
+    .selectFrom('apis')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('name', 'in', [...new Set(refs.map((ref) => ref.name))])
+    .where('version', 'in', [...new Set(refs.map((ref) => ref.version))])
+    .execute();
+  const key = (api: { name: string; version: string }) => JSON.stringify([api.name, api.version]);
+  const byRef = new Map(rows.map((row) => [key(row), row]));
+  return refs.map((ref) => byRef.get(key(ref)));
+}
+
 export function listApis(db: Db, orgId: string): Promise<ApiRow[]> {
   return db.selectFrom('apis').selectAll().where('org_id', '=', orgId).orderBy('name').orderBy('version').execute();
 }

@@ -1,8 +1,7 @@
 /** Products in a catalog: create or update from YAML, and API Connect's product lifecycle. */
-import { assemblyProblems } from '../../policies/check-assembly.ts';
-import { parseApiDocument, parseProductDocument, securityProblems } from '../../definitions/index.ts';
-import { checkNamedRegistries } from '../user-registries.ts';
-import { checkNamedProviders } from '../oauth-providers.ts';
+import { parseProductDocument, securityProblems } from '../../definitions/index.ts';
+import { namedRegistriesCheck } from '../user-registries.ts';
+import { namedProvidersCheck } from '../oauth-providers.ts';
 import type { ProductDefinition } from '../../definitions/types.ts';
 import { DefinitionError, PorticoError } from '../../errors.ts';
 import * as apisRepo from '../../store/apis.ts';
@@ -16,6 +15,8 @@ import type { ServiceContext } from '../service-context.ts';
 import { catalog } from './organizations.ts';
 import { checkProductPlanLimits } from './plan-limit-check.ts';
 import type { LoadedApi } from './plan-limit-check.ts';
+import { resolveApis } from './product-apis.ts';
+import type { ApiLink } from './product-apis.ts';
 
 /** API Connect's product lifecycle: which state may follow which (IBM "The Product lifecycle"). */
 const productTransitions: Record<ProductState, ProductState[]> = {
@@ -49,11 +50,6 @@ export interface ProductInput {
   activate?: boolean;
 }
 
-interface ApiLink {
-  apiId: string;
-  key: string;
-}
-
 /**
  * Creates or updates a product in a catalog from its YAML, resolving the APIs it names.
  * `attachments` holds the API files a product names by `$ref`, by file name.
@@ -66,7 +62,7 @@ export async function putProduct(
 ): Promise<PublishedProduct> {
   const definition = parseProductDocument(input.text, input.file);
   const target = await catalog(context, orgId, catalogName);
-  const apiLinks = await resolveApis(context, orgId, definition, input);
+  const apiLinks = await resolveApis(context.store.db, orgId, definition, input.file, input.attachments);
   const checked = await checkPut(context.store.db, target.id, definition, input, apiLinks, false);
   if (checked.unchanged)
     return { product: checked.existing!, definition, created: false, changed: false, activated: [] };
@@ -205,44 +201,6 @@ function productRow(
   };
 }
 
-/** The stored APIs a product names, by name:version or by a `$ref` to an attached file. */
-async function resolveApis(
-  context: ServiceContext,
-  orgId: string,
-  definition: ProductDefinition,
-  input: ProductInput,
-): Promise<ApiLink[]> {
-  const links: ApiLink[] = [];
-  for (const [index, entry] of definition.apis.entries()) {
-    const target =
-      'ref' in entry ? refTarget(entry.ref, input.attachments) : { name: entry.name, version: entry.version };
-    const path = `$.apis.${entry.key}`;
-    if (!target) {
-      const reason = `the API file ${'ref' in entry ? entry.ref : ''} was not given with the product`;
-      throw new PorticoError('DEF_INVALID', { file: input.file, path, rule: 'unresolved-ref', reason });
-    }
-    const api = await apisRepo.findApi(context.store.db, orgId, target.name, target.version);
-    if (!api) {
-      const reason = `the product names API ${target.name}:${target.version}, which does not exist (import it first)`;
-      throw new PorticoError('DEF_INVALID', { file: input.file, path, rule: 'unknown-api', reason, index });
-    }
-    links.push({ apiId: api.id, key: entry.key });
-  }
-  return links;
-}
-
-/** The name and version of the API defined by the file a product names by `$ref`. */
-function refTarget(
-  ref: string,
-  attachments: Record<string, string> | undefined,
-): { name: string; version: string } | undefined {
-  const file = ref.replace(/^\.\//, '');
-  const text = attachments?.[file];
-  if (text === undefined) return undefined;
-  const definition = parseApiDocument(text, file, assemblyProblems);
-  return { name: definition.name, version: definition.version };
-}
-
 /**
  * A catalog serves one API per base path: `apis` (about to be served by a publish, or with a
  * new base path) may not share one with a different API the catalog serves, other than through
@@ -266,14 +224,18 @@ export async function checkBasePaths(
   }
 }
 
-/** An API stored before the fail-closed rule is refused at publish as it would be at import. */
+/**
+ * An API stored before the fail-closed rule is refused at publish as it would be at import; the
+ * registries and providers its schemes name are enabled in the catalog (read once per check run).
+ */
 async function checkSecurity(db: Db, links: Array<{ api: LoadedApi }>, catalogId: string): Promise<void> {
+  const [registries, providers] = [namedRegistriesCheck(db, catalogId), namedProvidersCheck(db, catalogId)];
   for (const { api: loaded } of links) {
-    const api = loaded.row;
-    const problems = securityProblems(loaded.document());
+    const api = { name: loaded.row.name, version: loaded.row.version, document: loaded.document() };
+    const problems = securityProblems(api.document);
     if (problems.length > 0) throw new DefinitionError(`${api.name}:${api.version}`, problems);
-    await checkNamedRegistries(db, catalogId, api);
-    await checkNamedProviders(db, catalogId, api);
+    await registries(api);
+    await providers(api);
   }
 }
 
