@@ -249,6 +249,22 @@ function compileForeach(
   };
 }
 
+/**
+ * The import-time check of a map's actions: each `value` parsed as compile will parse it (JSONata
+ * syntax, regex literals on the linear engine), nested `foreach` actions included, so what
+ * publish would refuse is refused at import. The rest of an action is checked at compile.
+ * @throws PolicyCompileError naming the action's `value`.
+ */
+export function checkActionValues(entries: unknown, at: string): void {
+  if (!Array.isArray(entries)) return;
+  entries.forEach((entry: unknown, index) => {
+    if (typeof entry !== 'object' || entry === null) return;
+    const action = entry as Record<string, unknown>;
+    if (typeof action.value === 'string') compileExpression(action.value, `${at}[${index}].value`);
+    checkActionValues(action.actions, `${at}[${index}].actions`);
+  });
+}
+
 /** Runs actions in order, staying synchronous until an action returns a promise. */
 export function runActions(
   actions: MapAction[],

@@ -6,13 +6,13 @@
  */
 import { policy } from '../schema-kit.ts';
 import { mapAction, mapIo, mapOptions } from './schema.ts';
-import { definePolicy } from '../policy.ts';
+import { definePolicy, problemsOf } from '../policy.ts';
 import { PolicyCompileError } from '../types.ts';
-import type { CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from '../types.ts';
+import type { CheckScope, CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from '../types.ts';
 import { optionalObject, readBlock, refFor, resolveRef, titleOf } from '../policy-config.ts';
 import { codecFor } from './codec.ts';
 import type { MapCodec } from './codec.ts';
-import { compileActions, runActions } from './actions.ts';
+import { checkActionValues, compileActions, runActions } from './actions.ts';
 import type { MapScope } from './actions.ts';
 import { sourceOf } from './origin.ts';
 import type { MapSource } from './origin.ts';
@@ -63,6 +63,8 @@ export const mapPolicy: PolicyType = definePolicy<MapConfig>({
     [],
     { definitions: { action: mapAction } },
   ),
+  check: (config: MapConfig, _scope: CheckScope, path: string) =>
+    problemsOf(() => checkActionValues(config.actions, `${path}.actions`)),
   compile(config: MapConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, mapPolicy, path);
     const title = titleOf(block, 'map');
