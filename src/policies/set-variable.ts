@@ -4,9 +4,9 @@
  * at publish time) and context variables; `type` converts the result.
  */
 import { oneOfStrings, policy, str } from './schema-kit.ts';
-import { definePolicy } from './policy.ts';
+import { definePolicy, problemsOf } from './policy.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
-import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
+import type { CheckScope, CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 import { optionalArray, readBlock, titleOf } from './policy-config.ts';
 import { prototypeSegment, splitPath } from './variable-names.ts';
 
@@ -141,6 +141,10 @@ export const setVariablePolicy: PolicyType = definePolicy<SetVariableConfig>({
     },
     ['actions'],
   ),
+  check: (config: SetVariableConfig, _scope: CheckScope, path: string) =>
+    problemsOf(() =>
+      (config.actions ?? []).forEach((entry, index) => checkAction(entry, `${path}.actions[${index}]`, {})),
+    ),
   compile(config: SetVariableConfig, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, setVariablePolicy, path);
     const title = titleOf(block, 'set-variable');
@@ -153,7 +157,12 @@ export const setVariablePolicy: PolicyType = definePolicy<SetVariableConfig>({
   },
 });
 
-function compileAction(entry: unknown, path: string, api: CompiledApiInfo, title: string): Action {
+/**
+ * What can be known of an action without the catalog (its properties): its one verb, a variable
+ * name that reaches no prototype, a known type and, for a value with no `$(…)`, one that converts
+ * to it. Run at import (the policy's check) and again at compile.
+ */
+function checkAction(entry: unknown, path: string, properties: Record<string, string>) {
   if (typeof entry !== 'object' || entry === null)
     throw new PolicyCompileError(path, 'type', 'an action must be an object');
   const action = entry as Record<string, unknown>;
@@ -172,19 +181,24 @@ function compileAction(entry: unknown, path: string, api: CompiledApiInfo, title
       `the segment "${reached}" of ${name} would reach a prototype`,
     );
   }
-  if (verb === 'clear') return (ctx) => ctx.clear(name);
   const type = (action.type ?? 'any') as VariableType;
-  if (!types.includes(type))
+  if (verb !== 'clear' && !types.includes(type))
     throw new PolicyCompileError(`${path}.type`, 'enum', `type must be one of ${types.join(', ')}`);
-  const source = valueSource(action.value ?? '', api.properties);
-  if (typeof action.value !== 'string' || !action.value.includes('$(')) {
-    // A literal converts now, so a bad literal fails the publish, not a request.
+  const source = valueSource(action.value ?? '', properties);
+  if (verb !== 'clear' && (typeof action.value !== 'string' || !action.value.includes('$('))) {
+    // A literal converts now, so a bad literal fails the import and the publish, not a request.
     try {
       convertValue(source(undefined as never), type);
     } catch (error) {
       throw new PolicyCompileError(`${path}.value`, 'type', (error as Error).message);
     }
   }
+  return { verb, name, type, source };
+}
+
+function compileAction(entry: unknown, path: string, api: CompiledApiInfo, title: string): Action {
+  const { verb, name, type, source } = checkAction(entry, path, api.properties);
+  if (verb === 'clear') return (ctx) => ctx.clear(name);
   const isHeader = /(^|\.)headers\.[^.]+$/.test(name);
   function resolved(ctx: FlowContext): unknown {
     try {

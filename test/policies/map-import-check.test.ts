@@ -2,7 +2,8 @@
  * A map's `value` expressions are checked at import as conditions are: JSONata that does not
  * parse, or a regex literal the linear engine cannot match, is refused when the API is imported
  * (naming the action), not first at publish (fail closed at import; the map was accepted at
- * import and refused only at publish before).
+ * import and refused only at publish before). So is a set-variable action whose variable name
+ * would reach a prototype, or whose literal value does not convert to its type.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -17,13 +18,17 @@ function apiWithMap(actions: unknown[]): string {
     outputs: { output: { schema: { type: 'object' }, variable: 'message.body' } },
     actions,
   };
+  return apiWith({ map });
+}
+
+function apiWith(entry: Record<string, unknown>): string {
   return JSON.stringify({
     swagger: '2.0',
     info: { title: 'mapped', version: '1.0.0', 'x-ibm-name': 'mapped' },
     basePath: '/mapped',
     security: [],
     paths: { '/a': { post: { responses: { '200': { description: 'ok' } } } } },
-    'x-ibm-configuration': { assembly: { execute: [{ map }] } },
+    'x-ibm-configuration': { assembly: { execute: [entry] } },
   });
 }
 
@@ -60,6 +65,29 @@ describe('map values checked at import', () => {
     const text = apiWithMap([
       { set: 'output.x', from: 'input.x', value: '$uppercase($)' },
       { set: 'output.y', from: 'input.y', value: '$match($string($), /a+b/) ? "yes" : "no"' },
+    ]);
+    assert.equal(parseApiDocument(text, 'mapped.json', assemblyProblems).name, 'mapped');
+  });
+});
+
+describe('set-variable actions checked at import', () => {
+  const setVariable = (actions: unknown[]) => apiWith({ 'set-variable': { version: '2.0.0', actions } });
+
+  test('a variable name that would reach a prototype', () => {
+    const problem = problemOf(setVariable([{ set: 'message.__proto__.polluted', value: '1' }]));
+    assert.equal(problem.path, '$.x-ibm-configuration.assembly.execute[0].set-variable.actions[0].set');
+    assert.equal(problem.rule, 'variable-name');
+  });
+
+  test('a literal value that does not convert to its type', () => {
+    const problem = problemOf(setVariable([{ set: 'count', value: 'many', type: 'number' }]));
+    assert.equal(problem.path, '$.x-ibm-configuration.assembly.execute[0].set-variable.actions[0].value');
+  });
+
+  test('sound actions import, a templated value included', () => {
+    const text = setVariable([
+      { set: 'message.headers.x-trace', value: '$(request.headers.x-id)' },
+      { set: 'count', value: '3', type: 'number' },
     ]);
     assert.equal(parseApiDocument(text, 'mapped.json', assemblyProblems).name, 'mapped');
   });
