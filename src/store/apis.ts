@@ -70,16 +70,15 @@ export function findApiById(db: Db, id: string): Promise<ApiRow | undefined> {
   return db.selectFrom('apis').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** The APIs with these ids, in one statement: in the ids' order (one row per id given), the ids not found left out. */
-export async function findApisByIds(db: Db, ids: readonly string[]): Promise<ApiRow[]> {
-  if (ids.length === 0) return [];
+/** The APIs with these ids, in one statement, by id (an id naming none is not a key). */
+export async function findApisByIds(db: Db, ids: readonly string[]): Promise<Map<string, ApiRow>> {
+  if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom('apis')
     .selectAll()
     .where('id', 'in', [...new Set(ids)])
     .execute();
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /**

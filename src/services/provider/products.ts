@@ -114,14 +114,11 @@ async function checkPut(
 
 /** The stored APIs of a product's links, in their order, read in one statement; a link to none left out. */
 async function loadApis(db: Db, links: ApiLink[]): Promise<Array<ApiLink & { api: LoadedApi }>> {
-  const rows = new Map(
-    (
-      await apisRepo.findApisByIds(
-        db,
-        links.map((l) => l.apiId),
-      )
-    ).map((r) => [r.id, r]),
+  const rows = await apisRepo.findApisByIds(
+    db,
+    links.map((l) => l.apiId),
   );
+  // One LoadedApi per row, so an API under several keys is parsed once.
   const loaded = new Map<string, LoadedApi>();
   for (const [id, row] of rows) {
     let document: Record<string, unknown> | undefined;
