@@ -79,9 +79,7 @@ export async function deleteSession(db: Db, token: string): Promise<void> {
 /** Which of one user's sessions to end: those of `kinds`, narrowed by the other fields given. */
 export interface UserSessionSelection {
   kinds: SessionKind[];
-  /** Only the session with this stored id. */
-  id?: string;
-  /** Only the session whose stored id starts so: a token's public id. */
+  /** Only the session whose stored id starts so: a token's public id (the whole id: that session). */
   idPrefix?: string;
   /** All but this session (the one asking). */
   keepId?: string;
@@ -93,7 +91,6 @@ export interface UserSessionSelection {
  */
 export async function deleteUserSessions(db: Db, userId: string, which: UserSessionSelection): Promise<number> {
   let sessions = db.deleteFrom('sessions').where('user_id', '=', userId).where('kind', 'in', which.kinds);
-  if (which.id !== undefined) sessions = sessions.where('id', '=', which.id);
   const prefix = which.idPrefix;
   if (prefix !== undefined)
     sessions = sessions.where((eb) => eb(eb.fn('substr', ['id', sql.lit(1), sql.lit(prefix.length)]), '=', prefix));

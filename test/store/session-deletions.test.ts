@@ -83,19 +83,25 @@ for (const backend of storeBackends) {
 
     test('one id: only that session of the user, of the kinds given', async () => {
       const id = ids['ann-provider-2'];
-      assert.equal(await inTransaction((trx) => deleteUserSessions(trx, 'ann', { kinds: ['provider'], id })), 1);
+      assert.equal(
+        await inTransaction((trx) => deleteUserSessions(trx, 'ann', { kinds: ['provider'], idPrefix: id })),
+        1,
+      );
       const gone = without('ann-provider-2');
       assert.deepEqual(await left(), { sessions: gone, values: gone });
       // Of another kind than asked: not ended.
       const portal = ids['ann-portal-1'];
-      assert.equal(await inTransaction((trx) => deleteUserSessions(trx, 'ann', { kinds: ['token'], id: portal })), 0);
+      assert.equal(
+        await inTransaction((trx) => deleteUserSessions(trx, 'ann', { kinds: ['token'], idPrefix: portal })),
+        0,
+      );
       assert.deepEqual(await left(), { sessions: gone, values: gone });
     });
 
     test("another user's session id or token id ends nothing", async () => {
       const id = ids['bob-token-1'];
       const idPrefix = id.slice(0, 16);
-      assert.equal(await inTransaction((trx) => deleteUserSessions(trx, 'ann', { kinds: ['token'], id })), 0);
+      assert.equal(await inTransaction((trx) => deleteUserSessions(trx, 'ann', { kinds: ['token'], idPrefix: id })), 0);
       assert.equal(await inTransaction((trx) => deleteUserSessions(trx, 'ann', { kinds: ['token'], idPrefix })), 0);
       assert.deepEqual(await left(), { sessions: all(), values: all() });
     });
