@@ -13,12 +13,12 @@
  * process as they are written (into a pipe they are otherwise held in a 4 KiB buffer), and the
  * load runs asynchronously so the pipe is read while it lasts (a blocked pipe stalls the target).
  */
-import { execFile, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs, promisify } from 'node:util';
+import { startProcess } from './lib/processes.ts';
+import type { Running } from './lib/processes.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,36 +34,33 @@ const connections = 20;
 const rate = Number(args.rate);
 
 interface Started {
-  child: ChildProcess;
-  port: number;
+  running: Running;
   path: string;
   headers: Record<string, string>;
   lines: string[];
 }
 
-/** Starts `argv` pinned to `core`, line-buffered, and waits for its handshake (bench/lib/announce.ts). */
-function start(core: string, argv: string[], env: Record<string, string>): Promise<Started> {
-  const child = spawn('taskset', ['-c', core, 'stdbuf', '-oL', process.execPath, ...argv], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+/** Starts `argv` pinned to `core`, V8's output line-buffered, every stdout line kept. */
+async function start(name: string, core: string, argv: string[], env: Record<string, string>): Promise<Started> {
   const lines: string[] = [];
-  return new Promise((done, fail) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      lines.push(line);
-      if (!line.startsWith('{"ready":true')) return;
-      const { port, path = '/bench/sandbox/bench/item', headers = {} } = JSON.parse(line) as Partial<Started>;
-      done({ child, port: port!, path, headers, lines });
-    });
-    child.once('exit', (code) => fail(new Error(`${argv.at(-1)} exited with ${code} before it was ready`)));
+  const running = await startProcess({
+    name,
+    cpus: core,
+    command: 'stdbuf',
+    args: ['-oL', process.execPath, ...argv],
+    env,
+    ready: { kind: 'announce' },
+    onLine: (line) => lines.push(line),
   });
+  const { path = '/bench/sandbox/bench/item', headers = {} } = running.announcement;
+  return { running, path, headers, lines };
 }
 
 /** hey at `rate` req/s (or as fast as it goes without one) for `seconds`; its summary text. */
 async function hey(target: Started, seconds: number, fixed: boolean): Promise<string> {
   const headers = Object.entries(target.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
   const pace = fixed ? ['-q', String(rate / connections)] : [];
-  const url = `http://127.0.0.1:${target.port}${target.path}`;
+  const url = `http://127.0.0.1:${target.running.port}${target.path}`;
   const argv = ['-c', '0', 'hey', '-z', `${seconds}s`, '-c', String(connections), ...pace, ...headers, url];
   return (await run('taskset', argv, { maxBuffer: 1 << 24 })).stdout;
 }
@@ -93,10 +90,10 @@ function scavenges(lines: string[]) {
 const built = (name: string) => join(args.dist, 'bench', name);
 if (!existsSync(built('portico-target.js')))
   throw new Error(`no compiled build at ${args.dist} (bench/cost-counts.ts's header)`);
-const backend = await start('0', [built('backend.js')], {});
-const env = { BENCH_UPSTREAM_PORT: String(backend.port), PORTICO_LOG_LEVEL: 'warn', BENCH_MODE: args.target };
+const backend = await start('backend', '0', [built('backend.js')], {});
+const env = { BENCH_UPSTREAM_PORT: String(backend.running.port), PORTICO_LOG_LEVEL: 'warn', BENCH_MODE: args.target };
 const script = args.target === 'node-floor' ? built('peers/node-floor.js') : built('portico-target.js');
-const target = await start('1', ['--trace-gc-nvp', script], env);
+const target = await start(args.target, '1', ['--trace-gc-nvp', script], env);
 try {
   await hey(target, Number(args.warm), false);
   const from = target.lines.length;
@@ -114,6 +111,6 @@ try {
     }),
   );
 } finally {
-  target.child.kill('SIGTERM');
-  backend.child.kill('SIGTERM');
+  await target.running.stop();
+  await backend.running.stop();
 }

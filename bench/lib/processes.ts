@@ -35,6 +35,8 @@ export interface StartOptions {
    */
   ready: { kind: 'announce' } | { kind: 'port'; port: number } | { kind: 'line'; pattern: RegExp };
   timeoutMs?: number;
+  /** Every stdout line, as it arrives (e.g. V8's `--trace-gc-nvp` records). */
+  onLine?: (line: string) => void;
 }
 
 /** Starts a process and waits until it is ready. */
@@ -55,6 +57,7 @@ export async function startProcess(options: StartOptions): Promise<Running> {
   const lines = createInterface({ input: child.stdout! });
   const announced = new Promise<Announcement>((resolve) => {
     lines.on('line', (line) => {
+      options.onLine?.(line);
       if (options.ready.kind === 'line') {
         const port = options.ready.pattern.exec(line)?.groups?.port;
         if (port !== undefined) resolve({ port: Number(port), facts: { line } });
