@@ -213,8 +213,8 @@ export function isFinalStatus(status: number): boolean {
 }
 
 /**
- * Writes an answer in one `writeHead` call: `content-length` set anew, `connection: close` while
- * the node drains (clients reconnect elsewhere, with no reset), no body for HEAD. A 204 or 304
+ * Writes an answer in one `writeHead` call: `content-length` set anew, no body for HEAD (while the
+ * node drains, `Gateway.handle` has already made every answer close its connection). A 204 or 304
  * has neither body nor `content-length` (RFC 9110 §8.6, §15.4.5): a length there would make a
  * recipient that trusts it read the next answer's bytes as this one's body.
  *
@@ -227,13 +227,13 @@ export function isFinalStatus(status: number): boolean {
  * assembly made with characters HTTP refuses), Node keeps the failed attempt's reason for the
  * next attempt, the 500 envelope, whose status line read `500 OK`.
  */
-export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, draining: boolean): void {
+export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer): void {
   const { headers, payload } = answer;
   const bodiless = answer.status === 204 || answer.status === 304;
   const length = payload === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
   const unread = !req.complete;
   if (!bodiless) headers.set('content-length', length);
-  if (draining || unread) headers.set('connection', 'close');
+  if (unread) headers.set('connection', 'close');
   res.writeHead(answer.status, STATUS_CODES[answer.status] ?? 'unknown', headers.fields);
   if (req.method === 'HEAD' || payload === undefined || bodiless) res.end();
   else res.end(payload);

@@ -156,6 +156,9 @@ export class Gateway {
   /** The node:http request listener. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     const tx = newTransaction();
+    // A draining node still serves, and every answer it writes — the gateway's, the OAuth
+    // provider's, the status paths' — closes its connection: clients reconnect elsewhere, no reset.
+    if (this.draining) res.shouldKeepAlive = false;
     // The first request of a connection ends its wait for one (see connections.ts); a slow backend must not.
     if (req.socket.timeout) req.socket.setTimeout(0);
     const refused = refusedHeader(req);
@@ -180,15 +183,11 @@ export class Gateway {
       return this.answerStatus(req, res, tx, pathname);
     }
     const snapshot = this.snapshot;
-    // A draining node still serves: its answers close their connections (see writeAnswer).
+    // A draining node still serves: its answers close their connections (see handle).
     if (snapshot === undefined) throw new PorticoError('GW_UNAVAILABLE', { reason: 'starting' });
     const oauth = this.options.oauth;
     const oauthRoute = oauth?.route(snapshot, pathname);
-    if (oauthRoute !== undefined) {
-      // The provider's endpoints write their own answers: a draining node's close their connections too.
-      if (this.draining) res.setHeader('connection', 'close');
-      return oauth!.serve(oauthRoute, req, res, snapshot, search);
-    }
+    if (oauthRoute !== undefined) return oauth!.serve(oauthRoute, req, res, snapshot, search);
 
     // 1. Route: 404, or 405 with Allow; a CORS preflight to the path is answered here.
     const route = routeRequest(snapshot.catalogs, req.method ?? 'GET', pathname, isPreflight(req));
@@ -249,7 +248,7 @@ export class Gateway {
     if (tx.api?.definition.cors.enabled) addCorsHeaders(answer.headers, req.headers.origin);
     // A consumer that closed its connection gets nothing written to it; the log says so (499).
     if (consumerGone(res)) return this.record(req, tx, unansweredRecord(answer));
-    writeAnswer(req, res, answer, this.draining);
+    writeAnswer(req, res, answer);
     this.record(req, tx, answer);
   }
 
