@@ -21,16 +21,24 @@ function sourceFiles(folder: string): string[] {
 
 const importPattern = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
-/** Every relative import of src/, as `from → to` paths relative to src/. */
-function importGraph(): Array<{ from: string; to: string }> {
+/**
+ * Every relative import of src/, as `from → to` paths relative to src/. `loadsAtStart` is false
+ * for a dynamic `import()` and for an `import type`/`export type` (erased): what loading `from`
+ * does not load.
+ */
+function importGraph(): Array<{ from: string; to: string; loadsAtStart: boolean }> {
   return sourceFiles(src).flatMap((file) => {
     const text = readFileSync(file, 'utf8');
     return [...text.matchAll(importPattern)]
-      .map((m) => m[1] ?? m[2])
-      .filter((specifier) => specifier.startsWith('.'))
-      .map((specifier) => ({
+      .map((m) => ({
+        specifier: m[1] ?? m[2],
+        loadsAtStart: m[1] !== undefined && !/^\s*(?:import|export) type\s/.test(m[0]),
+      }))
+      .filter(({ specifier }) => specifier.startsWith('.'))
+      .map(({ specifier, loadsAtStart }) => ({
         from: relative(src, file),
         to: relative(src, resolve(dirname(file), specifier)),
+        loadsAtStart,
       }));
   });
 }
@@ -120,4 +128,26 @@ test('no source file over 350 lines, schema data excepted', () => {
 /** src/http holds what the gateway and the policies share (the bounded body reader): it imports neither. */
 test('src/http imports nothing from the gateway or the policies', () => {
   assert.deepEqual(crossings('http', ['gateway', 'policies']), []);
+});
+
+/** The files loading `start` loads before any of its code runs: its static, non-type imports, followed. */
+function loadedAtStart(start: string): Set<string> {
+  const loaded = new Set([start]);
+  for (const file of loaded) {
+    for (const edge of graph) if (edge.from === file && edge.loadsAtStart) loaded.add(edge.to);
+  }
+  return loaded;
+}
+
+/**
+ * Every `portico` command but serve and demo calls a management server: starting the CLI loads
+ * no store (kysely, better-sqlite3, pg: half a second of a command's start) and no platform.
+ */
+test('the CLI loads no store and no platform until serve or demo runs', () => {
+  const loaded = loadedAtStart('cli/main.ts');
+  assert.ok(loaded.has('cli/commands/run.ts') && loaded.has('cli/client.ts'), 'the reader follows main.ts');
+  const heavy = [...loaded].filter(
+    (file) => file.startsWith('store/') || file === 'platform.ts' || file === 'cli/serve.ts',
+  );
+  assert.deepEqual(heavy, []);
 });

@@ -12,7 +12,6 @@ import type { Platform, Role } from '../../platform.ts';
 import { printLine as out } from '../client.ts';
 import { demo } from '../demo-scenario.ts';
 import { fail } from '../fail.ts';
-import { runGatewayWorker, startCluster } from '../serve.ts';
 
 /** Settings from PORTICO_* variables, `--data-dir` overriding the data folder. */
 function settingsFrom(options: { dataDir?: string }): Readonly<Settings> {
@@ -103,6 +102,8 @@ export function registerRunCommands(program: Command): void {
           reason: 'must be a whole number from 1 to 256',
         });
       }
+      // Loaded here, not at the top: the commands that call a management server never open a store.
+      const { runGatewayWorker, startCluster } = await import('../serve.ts');
       if (cluster.isWorker) return runGatewayWorker(settings, logger);
       if (import.meta.url.endsWith('.ts')) {
         // Measured in bench/README.md: the compiled gateway uses about a third less CPU per request and ~60 MB less memory.
