@@ -5,17 +5,14 @@
  * through the change bus, as an API publish does.
  */
 import { PorticoError } from '../errors.ts';
-import { namedProviders } from '../definitions/security-support.ts';
 import { newSigningKey } from '../oauth/keys.ts';
 import { checkProviderFile, providerConfig } from '../oauth/provider-config.ts';
 import { change } from './service-context.ts';
 import type { ChangeKind } from '../store/changes.ts';
 import * as oauth from '../store/oauth.ts';
-import * as orgs from '../store/orgs.ts';
 import type { OAuthProviderRow } from '../store/schema.ts';
 import type { Db } from '../store/store.ts';
 import type { ProviderServices } from './provider-services.ts';
-import type { NamingApi } from './user-registries.ts';
 
 /** A provider as the management API shows it: the stored file with its timestamps. */
 export type ProviderSummary = Record<string, unknown> & {
@@ -132,29 +129,4 @@ export class OAuthProviders {
     const row = await this.row(orgId, name);
     await this.change('oauth-provider', (trx) => oauth.disableInCatalog(trx, catalog.id, row.id));
   }
-}
-
-/**
- * The publish-time check for one catalog and one check run: every OAuth provider an API's oauth2
- * schemes name is enabled in the catalog. The catalog's enabled providers are read once, when an
- * API first names one.
- * @throws PorticoError `DEF_INVALID` naming the API, the provider and the catalog.
- */
-export function namedProvidersCheck(db: Db, catalogId: string): (api: NamingApi) => Promise<void> {
-  let enabled: Promise<Set<string>> | undefined;
-  return async (api) => {
-    const names = namedProviders(api.document);
-    if (names.length === 0) return;
-    enabled ??= oauth.listCatalogProviders(db, catalogId).then((rows) => new Set(rows.map((row) => row.name)));
-    const available = await enabled;
-    const missing = names.find((name) => !available.has(name));
-    if (missing === undefined) return;
-    const catalog = await orgs.findCatalogById(db, catalogId);
-    throw new PorticoError('DEF_INVALID', {
-      file: `${api.name}:${api.version}`,
-      path: '$.securityDefinitions',
-      rule: 'unknown-oauth-provider',
-      reason: `x-ibm-oauth-provider names OAuth provider ${missing}, which catalog ${catalog?.name ?? catalogId} does not enable`,
-    });
-  };
 }

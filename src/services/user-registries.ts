@@ -5,13 +5,10 @@
  * password is stored as given (the gateway needs it in clear to bind) and never returned.
  */
 import { PorticoError } from '../errors.ts';
-import { namedRegistries } from '../definitions/security-support.ts';
-import { assemblyRegistries } from '../policies/user-security/rules.ts';
 import { checkConfiguration, checkRegistryInput, publicConfiguration } from '../identity/registry-config.ts';
 import type { RegistryConfiguration } from '../identity/registry-config.ts';
 import type { ProviderServices } from './provider-services.ts';
 import { change } from './service-context.ts';
-import * as orgs from '../store/orgs.ts';
 import type { UserRegistryRow } from '../store/schema.ts';
 import type { Db } from '../store/store.ts';
 import * as registries from '../store/user-registries.ts';
@@ -122,47 +119,4 @@ export class UserRegistries {
     const row = await this.row(orgId, name);
     await this.change('user-registry', (trx) => registries.disableInCatalog(trx, catalog.id, row.id));
   }
-}
-
-/** An API as a publish's checks read it: its name and version, and its document parsed. */
-export interface NamingApi {
-  name: string;
-  version: string;
-  document: Record<string, unknown>;
-}
-
-/**
- * The publish-time check for one catalog and one check run: every registry an API's basic
- * schemes and user-security policies name is enabled in the catalog. The catalog's enabled
- * registries are read once, when an API first names one.
- * @throws PorticoError `DEF_INVALID` naming the API, the registry and the catalog.
- */
-export function namedRegistriesCheck(db: Db, catalogId: string): (api: NamingApi) => Promise<void> {
-  let enabled: Promise<Set<string>> | undefined;
-  return async (api) => {
-    const named = [
-      ...namedRegistries(api.document).map((name) => ({
-        name,
-        path: '$.securityDefinitions',
-        by: 'x-ibm-authentication-registry',
-      })),
-      ...assemblyRegistries(api.document).map((name) => ({
-        name,
-        path: '$.x-ibm-configuration.assembly',
-        by: 'a user-security policy',
-      })),
-    ];
-    if (named.length === 0) return;
-    enabled ??= registries.listCatalogUserRegistries(db, catalogId).then((rows) => new Set(rows.map((r) => r.name)));
-    const names = await enabled;
-    const missing = named.find(({ name }) => !names.has(name));
-    if (!missing) return;
-    const catalog = await orgs.findCatalogById(db, catalogId);
-    throw new PorticoError('DEF_INVALID', {
-      file: `${api.name}:${api.version}`,
-      path: missing.path,
-      rule: 'unknown-user-registry',
-      reason: `${missing.by} names user registry ${missing.name}, which catalog ${catalog?.name ?? catalogId} does not enable`,
-    });
-  };
 }

@@ -1,7 +1,6 @@
 /** Products in a catalog: create or update from YAML, and API Connect's product lifecycle. */
 import { parseProductDocument, securityProblems } from '../../definitions/index.ts';
-import { namedRegistriesCheck } from '../user-registries.ts';
-import { namedProvidersCheck } from '../oauth-providers.ts';
+import { catalogNamesCheck } from './catalog-names.ts';
 import type { ProductDefinition } from '../../definitions/types.ts';
 import { DefinitionError, PorticoError } from '../../errors.ts';
 import * as apisRepo from '../../store/apis.ts';
@@ -226,13 +225,12 @@ export async function checkBasePaths(
  * registries and providers its schemes name are enabled in the catalog (read once per check run).
  */
 async function checkSecurity(db: Db, links: Array<{ api: LoadedApi }>, catalogId: string): Promise<void> {
-  const [registries, providers] = [namedRegistriesCheck(db, catalogId), namedProvidersCheck(db, catalogId)];
+  const namesEnabled = catalogNamesCheck(db, catalogId);
   for (const { api: loaded } of links) {
     const api = { name: loaded.row.name, version: loaded.row.version, document: loaded.document() };
     const problems = securityProblems(api.document);
     if (problems.length > 0) throw new DefinitionError(`${api.name}:${api.version}`, problems);
-    await registries(api);
-    await providers(api);
+    await namesEnabled(api);
   }
 }
 
