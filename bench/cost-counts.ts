@@ -14,14 +14,14 @@
  * callgrind the gateway runs ~50× slower: `--instructions` takes minutes; its instrumentation
  * is switched on only for the measured requests (`callgrind_control -i on`), after the warm-up.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { startProcess } from './lib/processes.ts';
+import type { Running } from './lib/processes.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,26 +38,28 @@ const warm = Number(args.warm ?? (instructions ? 3000 : 20_000));
 const concurrency = instructions ? 4 : 8;
 
 interface Started {
-  child: ChildProcess;
-  port: number;
+  running: Running;
   path: string;
   headers: Record<string, string>;
+  /** Every stdout line so far (V8's `--trace-gc` records among them). */
   lines: string[];
 }
 
-/** Starts a bench process and waits for its handshake line (bench/lib/announce.ts). */
-function start(command: string, argv: string[], env: Record<string, string>): Promise<Started> {
-  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+/** Starts a bench process (unpinned) and waits for its handshake line (bench/lib/announce.ts). */
+async function start(name: string, command: string, argv: string[], env: Record<string, string>): Promise<Started> {
   const lines: string[] = [];
-  return new Promise((resolvePromise, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      lines.push(line);
-      if (!line.startsWith('{"ready":true')) return;
-      const { port, path = '/', headers = {} } = JSON.parse(line) as Omit<Started, 'child' | 'lines'>;
-      resolvePromise({ child, port, path, headers, lines });
-    });
-    child.once('exit', (code) => reject(new Error(`${argv.at(-1)} exited with ${code} before it was ready`)));
+  const running = await startProcess({
+    name,
+    cpus: undefined,
+    command,
+    args: argv,
+    env,
+    ready: { kind: 'announce' },
+    timeoutMs: 600_000, // under callgrind the gateway starts ~50× slower
+    onLine: (line) => lines.push(line),
   });
+  const { path = '/', headers = {} } = running.announcement;
+  return { running, path, headers, lines };
 }
 
 async function load(target: Started, count: number): Promise<Record<number, number>> {
@@ -66,7 +68,13 @@ async function load(target: Started, count: number): Promise<Record<number, numb
   let next = 0;
   const one = () =>
     new Promise<number>((done, fail) => {
-      const options = { host: '127.0.0.1', port: target.port, path: target.path, headers: target.headers, agent };
+      const options = {
+        host: '127.0.0.1',
+        port: target.running.port,
+        path: target.path,
+        headers: target.headers,
+        agent,
+      };
       http.get(options, (res) => res.resume().on('end', () => done(res.statusCode!))).on('error', fail);
     });
   await Promise.all(
@@ -125,29 +133,32 @@ function instructionSplit(file: string): Record<string, number> {
 const scratch = mkdtempSync(join(tmpdir(), 'portico-cost-counts-'));
 const built = (name: string) => join(args.dist, 'bench', name);
 if (!existsSync(built('portico-target.js'))) throw new Error(`no compiled build at ${args.dist} (see the header)`);
-const backend = await start(process.execPath, [built('backend.js')], {});
-const targetEnv = { BENCH_MODE: args.mode, BENCH_UPSTREAM_PORT: String(backend.port), PORTICO_LOG_LEVEL: 'warn' };
+const backend = await start('backend', process.execPath, [built('backend.js')], {});
+const targetEnv = {
+  BENCH_MODE: args.mode,
+  BENCH_UPSTREAM_PORT: String(backend.running.port),
+  PORTICO_LOG_LEVEL: 'warn',
+};
 const out = join(scratch, 'callgrind.out');
 const target = instructions
   ? await start(
+      'portico',
       'valgrind',
       ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--separate-threads=yes']
         .concat([`--callgrind-out-file=${out}`])
         .concat([process.execPath, built('portico-target.js')]),
       targetEnv,
     )
-  : await start(process.execPath, ['--trace-gc', built('portico-target.js')], targetEnv);
+  : await start('portico', process.execPath, ['--trace-gc', built('portico-target.js')], targetEnv);
 try {
   const warmed = await load(target, warm);
   const from = target.lines.length;
-  if (instructions) execFileSync('callgrind_control', ['-i', 'on', String(target.child.pid)], { stdio: 'ignore' });
+  if (instructions) execFileSync('callgrind_control', ['-i', 'on', String(target.running.pid)], { stdio: 'ignore' });
   const statuses = await load(target, requests);
-  if (instructions) execFileSync('callgrind_control', ['-i', 'off', String(target.child.pid)], { stdio: 'ignore' });
+  if (instructions) execFileSync('callgrind_control', ['-i', 'off', String(target.running.pid)], { stdio: 'ignore' });
   const result: Record<string, unknown> = { dist: args.dist, mode: args.mode, warm: warmed, statuses };
   if (instructions) {
-    const exited = new Promise((done) => target.child.once('exit', done));
-    target.child.kill('SIGTERM');
-    await exited;
+    await target.running.stop();
     // One file per thread (`-01` is the main thread, the event loop): the others are V8's
     // compiler and GC helper threads and libuv's pool, whose share of a window follows timing.
     const files = readdirSync(scratch).filter((name) => /^callgrind\.out.*-\d+$/.test(name));
@@ -174,7 +185,7 @@ try {
   }
   console.log(JSON.stringify(result));
 } finally {
-  target.child.kill('SIGTERM');
-  backend.child.kill('SIGTERM');
+  await target.running.stop();
+  await backend.running.stop();
   rmSync(scratch, { recursive: true, force: true });
 }
