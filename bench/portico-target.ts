@@ -168,23 +168,26 @@ async function main(): Promise<void> {
     },
   });
 
-  exitOnSignal(async () => {
-    publisher?.stop();
-    // The run's own tally, read by the runner.
-    loopDelay.disable();
-    const loop = {
-      p50_ms: loopDelay.percentile(50) / 1e6,
-      p99_ms: loopDelay.percentile(99) / 1e6,
-      max_ms: loopDelay.max / 1e6,
-    };
-    process.stdout.write(
-      `${JSON.stringify({ final: true, ...publisher?.tally, lastCompileMs: gateway.current?.compileMs, change: gateway.current?.change, loopDelay: loop })}\n`,
-    );
-    await stopProfile?.();
-    await platform.close();
-    authority?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  exitOnSignal(
+    async () => {
+      publisher?.stop();
+      // The run's own tally, read by the runner.
+      loopDelay.disable();
+      const loop = {
+        p50_ms: loopDelay.percentile(50) / 1e6,
+        p99_ms: loopDelay.percentile(99) / 1e6,
+        max_ms: loopDelay.max / 1e6,
+      };
+      process.stdout.write(
+        `${JSON.stringify({ final: true, ...publisher?.tally, lastCompileMs: gateway.current?.compileMs, change: gateway.current?.change, loopDelay: loop })}\n`,
+      );
+      await stopProfile?.();
+      await platform.close();
+      authority?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    Number(process.env.BENCH_PROFILE_GRACE_MS ?? 3000),
+  );
 }
 
 await main();

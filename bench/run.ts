@@ -180,6 +180,8 @@ const profileDir = join(benchDir, 'results', 'profiles');
 let cpuProfiles = false;
 let heapProfiles = false;
 let build: BuildKind = 'compiled';
+/** How long a profiled target may take to write its profile when stopped (portico-target.ts waits as long). */
+const profileGraceMs = 60_000;
 
 function nodeTarget(
   name: string,
@@ -189,10 +191,18 @@ function nodeTarget(
 ): Promise<Running> {
   if (cpuProfiles && file === 'portico-target.ts') {
     mkdirSync(profileDir, { recursive: true });
-    env = { ...env, BENCH_CPU_PROFILE: join(profileDir, `${name}.cpuprofile`) };
+    env = {
+      ...env,
+      BENCH_CPU_PROFILE: join(profileDir, `${name}.cpuprofile`),
+      BENCH_PROFILE_GRACE_MS: `${profileGraceMs}`,
+    };
   } else if (heapProfiles && file === 'portico-target.ts') {
     mkdirSync(profileDir, { recursive: true });
-    env = { ...env, BENCH_HEAP_PROFILE: join(profileDir, `${name}.heapprofile`) };
+    env = {
+      ...env,
+      BENCH_HEAP_PROFILE: join(profileDir, `${name}.heapprofile`),
+      BENCH_PROFILE_GRACE_MS: `${profileGraceMs}`,
+    };
   }
   // BENCH_PORTICO_NODE_FLAGS: V8/Node flags for the Portico targets only (GC experiments). The
   // targets also get the flags a `portico serve --workers N` worker starts with (heap-tuning.ts).
@@ -206,6 +216,8 @@ function nodeTarget(
     env,
     ready: { kind: 'announce' },
     timeoutMs,
+    // A sampling heap profile of a whole run (millions of samples) takes seconds to assemble.
+    stopGraceMs: env.BENCH_PROFILE_GRACE_MS === undefined ? undefined : profileGraceMs + 3000,
   });
 }
 

@@ -25,13 +25,13 @@ export function portOf(server: Pick<Server, 'address'>): number {
 }
 
 /** Runs `close` on SIGTERM/SIGINT, then exits. */
-export function exitOnSignal(close: () => Promise<void> | void): void {
+export function exitOnSignal(close: () => Promise<void> | void, graceMs = 3000): void {
   let closing = false;
   const stop = (): void => {
     if (closing) return;
     closing = true;
     // A stuck close must not keep the run waiting: the runner kills after its own grace anyway.
-    setTimeout(() => process.exit(0), 3000).unref();
+    setTimeout(() => process.exit(0), graceMs).unref();
     Promise.resolve(close()).finally(() => process.exit(0));
   };
   process.on('SIGTERM', stop);

@@ -37,6 +37,8 @@ export interface StartOptions {
   timeoutMs?: number;
   /** Every stdout line, as it arrives (e.g. V8's `--trace-gc-nvp` records). */
   onLine?: (line: string) => void;
+  /** How long `stop()` waits after SIGTERM before SIGKILL (default 6 s; a profile takes longer to write). */
+  stopGraceMs?: number;
 }
 
 /** Starts a process and waits until it is ready. */
@@ -104,18 +106,18 @@ export async function startProcess(options: StartOptions): Promise<Running> {
     port: announcement.port,
     announcement,
     async stop() {
-      await stopChild(child);
+      await stopChild(child, options.stopGraceMs);
       return final;
     },
     stderr: () => stderr,
   };
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
+async function stopChild(child: ChildProcess, graceMs = 6000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
-  const grace = setTimeout(() => child.kill('SIGKILL'), 6000);
+  const grace = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await gone;
   clearTimeout(grace);
 }
