@@ -132,6 +132,7 @@ export async function startPlatform(
         services,
         logger,
         sessionTtlMs: settings.sessionTtlMs,
+        apiTokenMaxDays: settings.apiTokenMaxDays,
         plugins: [consolePlugin],
         trustProxy: settings.trustProxy,
         metricsToken: settings.metricsToken,

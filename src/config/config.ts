@@ -93,6 +93,8 @@ export interface Settings {
   sessionTtlMs: number;
   /** Minutes without a request after which a portal/console session ends (not management API tokens). */
   sessionIdleMinutes: number;
+  /** The longest lifetime a management API token may ask for at sign-in (`expiresInDays`). */
+  apiTokenMaxDays: number;
   /** SMTP server for account email, `smtp://` or `smtps://` with optional `user:password@`; none: no mail. */
   smtpUrl: string | undefined;
   /** The From address of account email. */
@@ -194,6 +196,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     scriptInlineUs: integer(env, 'PORTICO_SCRIPT_INLINE_US', 0, 0, 100_000),
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     sessionIdleMinutes: integer(env, 'PORTICO_SESSION_IDLE_MINUTES', 60, 1, 7 * 24 * 60),
+    apiTokenMaxDays: integer(env, 'PORTICO_API_TOKEN_MAX_DAYS', 90, 1, 3650),
     smtpUrl: smtpUrl(env),
     mailFrom: mailFrom(env),
     portalPublicUrl: publicUrl(env, 'PORTICO_PORTAL_URL'),

@@ -4,8 +4,18 @@ import { rolePermissions } from '../services/provider/roles.ts';
 import { bearer, stringField } from './route-spec.ts';
 import type { RouteSpec } from './route-spec.ts';
 
-/** The sign-in routes; a bearer token lasts 90 times as long as a console session. */
-export function authRoutes(services: ProviderServices, sessionTtlMs: number): RouteSpec[] {
+/** How long a bearer token lives: by default 90 console sessions, at most `maxDays` when asked for. */
+export interface TokenLifetimes {
+  sessionTtlMs: number;
+  maxDays: number;
+}
+
+const dayMs = 86_400_000;
+
+/** The sign-in routes. */
+export function authRoutes(services: ProviderServices, lifetimes: TokenLifetimes): RouteSpec[] {
+  const maxMs = lifetimes.maxDays * dayMs;
+  const defaultMs = Math.min(lifetimes.sessionTtlMs * 90, maxMs);
   return [
     {
       method: 'POST',
@@ -17,15 +27,24 @@ export function authRoutes(services: ProviderServices, sessionTtlMs: number): Ro
         type: 'object',
         required: ['username', 'password'],
         additionalProperties: false,
-        properties: { username: stringField('Provider user name'), password: stringField('Password') },
+        properties: {
+          username: stringField('Provider user name'),
+          password: stringField('Password'),
+          expiresInDays: {
+            type: 'integer',
+            minimum: 1,
+            maximum: lifetimes.maxDays,
+            description: `Days the token lives (default ${Math.round(defaultMs / dayMs)}, at most ${lifetimes.maxDays}: PORTICO_API_TOKEN_MAX_DAYS)`,
+          },
+        },
       },
       handler: async (request) => {
-        const { username, password } = request.body as { username: string; password: string };
-        const user = await services.authenticateProvider(username, password, request.ip);
+        const body = request.body as { username: string; password: string; expiresInDays?: number };
+        const user = await services.authenticateProvider(body.username, body.password, request.ip);
         const session = await services.sessions.create({
           kind: 'token',
           userId: user.id,
-          ttlMs: sessionTtlMs * 90,
+          ttlMs: body.expiresInDays === undefined ? defaultMs : body.expiresInDays * dayMs,
         });
         return {
           token: session.token,

@@ -9,6 +9,7 @@ import { UserRegistries } from '../services/user-registries.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
 import { apiRoutes } from './api-routes.ts';
 import { authRoutes } from './auth-routes.ts';
+import type { TokenLifetimes } from './auth-routes.ts';
 import { consumerRoutes } from './consumer-routes.ts';
 import { gatewayFailureRoute } from './gateway-failure-route.ts';
 import { oauthProviderRoutes } from './oauth-provider-routes.ts';
@@ -20,13 +21,13 @@ import { accountRoutes } from './account-routes.ts';
 import { userRegistryRoutes } from './user-registry-routes.ts';
 
 /** Every route of the management API. */
-export function routes(services: ProviderServices, sessionTtlMs: number): RouteSpec[] {
+export function routes(services: ProviderServices, tokens: TokenLifetimes): RouteSpec[] {
   return [
     ...userRegistryRoutes(new UserRegistries(services)),
     ...oauthProviderRoutes(new OAuthProviders(services)),
     ...consumerRoutes(services),
     gatewayFailureRoute(services),
-    ...authRoutes(services, sessionTtlMs),
+    ...authRoutes(services, tokens),
     ...accountRoutes(services),
     ...apiRoutes(services),
     ...productRoutes(services),

@@ -25,6 +25,8 @@ export interface ManagementOptions {
   services: ProviderServices;
   logger: Logger;
   sessionTtlMs: number;
+  /** The longest lifetime a sign-in may ask for its token, in days (default 90). */
+  apiTokenMaxDays?: number;
   /** Extra routes (the console) registered on the same server. */
   plugins?: Array<(app: FastifyInstance) => Promise<void> | void>;
   /**
@@ -198,7 +200,7 @@ export async function createManagementServer(options: ManagementOptions): Promis
     );
   });
 
-  const table = routes(services, options.sessionTtlMs);
+  const table = routes(services, { sessionTtlMs: options.sessionTtlMs, maxDays: options.apiTokenMaxDays ?? 90 });
   const document = openApiDocument(table);
 
   const authenticate = async (request: FastifyRequest) => {

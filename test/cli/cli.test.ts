@@ -74,12 +74,30 @@ describe('portico CLI against a running management server', () => {
     );
     assert.equal(wrong.code, 1);
     assert.equal(wrong.stderr, 'portico: Wrong username or password\n');
+    const badDays = await portico(
+      [
+        'login',
+        '--server',
+        t.management,
+        '--username',
+        'admin',
+        '--password',
+        adminPassword,
+        '--expires-in-days',
+        '2.5',
+      ],
+      env,
+    );
+    assert.equal(badDays.code, 1);
+    assert.match(badDays.stderr, /^portico: .*--expires-in-days.*whole number of days\n$/);
     const ok = await portico(
-      ['login', '--server', t.management, '--username', 'admin', '--password', adminPassword],
+      ['login', '--server', t.management, '--username', 'admin', '--password', adminPassword, '--expires-in-days', '2'],
       env,
     );
     assert.equal(ok.code, 0, ok.stderr);
-    assert.match(ok.stdout, /logged in to .* as admin/);
+    const until = /logged in to .* as admin until (\S+) \(token saved/.exec(ok.stdout);
+    assert.ok(until, ok.stdout);
+    assert.ok(Math.abs(Date.parse(until[1]) - Date.now() - 2 * 86_400_000) < 60_000, `expires ${until[1]}`);
     assert.equal(statSync(env.PORTICO_CONFIG).mode & 0o777, 0o600);
     const who = await portico(['whoami'], env);
     assert.match(who.stdout, /^admin at /);

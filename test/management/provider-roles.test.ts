@@ -103,7 +103,7 @@ describe('provider roles', () => {
   });
 
   test('every route of the table names a permission, and the server enforces it on every one', async () => {
-    const table = routes(t.platform.services, 60_000);
+    const table = routes(t.platform.services, { sessionTtlMs: 60_000, maxDays: 90 });
     const known = new Set([...probes.map((p) => p.permission), 'public']);
     for (const route of table) {
       assert.ok(known.has(route.permission), `${route.method} ${route.url} names no known permission`);
@@ -127,7 +127,7 @@ describe('provider roles', () => {
       'PUT /api/me/password',
       'DELETE /api/tokens/:id',
     ]);
-    for (const route of routes(t.platform.services, 60_000)) {
+    for (const route of routes(t.platform.services, { sessionTtlMs: 60_000, maxDays: 90 })) {
       const key = `${route.method} ${route.url}`;
       if (route.method === 'GET') {
         assert.ok(route.permission !== 'public', `${key} is readable without signing in`);

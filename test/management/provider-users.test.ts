@@ -165,6 +165,31 @@ describe('provider users', () => {
     assert.equal((await t.call('GET', '/api/tokens', undefined, first)).body.length, 1);
   });
 
+  test('a sign-in may ask how many days its token lives, within PORTICO_API_TOKEN_MAX_DAYS (90)', async () => {
+    await add('timer', 'viewer');
+    const day = 86_400_000;
+    const expiresIn = async (extra: Record<string, unknown>) => {
+      const answer = await t.call('POST', '/api/login', { username: 'timer', password, ...extra }, null);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      return (Date.parse(answer.body.expiresAt) - Date.now()) / day;
+    };
+    // The default: 90 console sessions (8 hours each), 30 days.
+    assert.ok(Math.abs((await expiresIn({})) - 30) < 0.01);
+    assert.ok(Math.abs((await expiresIn({ expiresInDays: 1 })) - 1) < 0.01);
+    assert.ok(Math.abs((await expiresIn({ expiresInDays: 90 })) - 90) < 0.01);
+    const listed = (await t.call('GET', '/api/tokens', undefined, await login('timer'))).body as Array<{
+      expiresAt: string;
+    }>;
+    assert.equal(listed.length, 4);
+    for (const refused of [0, 91, 1.5, '7']) {
+      const answer = await t.call('POST', '/api/login', { username: 'timer', password, expiresInDays: refused }, null);
+      assert.equal(answer.status, 400, `expiresInDays ${JSON.stringify(refused)}`);
+      assert.equal(answer.body.error.code, 'MGMT_VALIDATION');
+      assert.equal(answer.body.error.field, 'expiresInDays');
+    }
+    assert.equal((await t.call('GET', '/api/tokens', undefined, await login('timer'))).body.length, 5, 'none made');
+  });
+
   test('another user’s token id in the same org is a 404, even for an administrator, and the token lives on', async () => {
     await add('keeper', 'viewer');
     await add('reacher', 'administrator');
