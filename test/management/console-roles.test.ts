@@ -117,6 +117,8 @@ test('every state-changing console route names a permission', async () => {
     assert.ok(changing.length >= 8, `found ${changing.length} console form routes`);
     for (const route of changing)
       assert.ok(route.config?.permission, `${String(route.method)} ${route.url} names no permission`);
+    for (const url of ['/console/users', '/console/users/:username/role', '/console/users/:username/remove'])
+      assert.equal(changing.find((r) => r.url === url)?.config?.permission, 'users:manage', url);
   } finally {
     await app.close();
     await db.dispose();

@@ -7,7 +7,16 @@ import { documentShell, sendPage } from '../../web/page-shell.ts';
 import type { ProviderUser } from '../../store/schema.ts';
 
 export type ConsoleSection =
-  'overview' | 'apis' | 'products' | 'approvals' | 'consumers' | 'registries' | 'oauth' | 'analytics' | 'sign-in';
+  | 'overview'
+  | 'apis'
+  | 'products'
+  | 'approvals'
+  | 'consumers'
+  | 'registries'
+  | 'oauth'
+  | 'analytics'
+  | 'users'
+  | 'sign-in';
 
 export interface ConsoleView {
   user?: ProviderUser;
@@ -32,6 +41,7 @@ const links: Array<[ConsoleSection, string, string]> = [
   ['registries', '/console/user-registries', 'User registries'],
   ['oauth', '/console/oauth-providers', 'OAuth providers'],
   ['analytics', '/console/analytics', 'Analytics'],
+  ['users', '/console/users', 'Users'],
 ];
 
 function header(view: ConsoleView, section: ConsoleSection | undefined): SafeHtml {

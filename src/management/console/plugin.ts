@@ -1,7 +1,7 @@
 /**
  * The provider console, mounted on the management server under `/console`: provider sign-in
  * with its own cookie session (kind `provider`) and CSRF tokens, then APIs, products, the
- * approval task list, consumer organizations and analytics.
+ * approval task list, consumer organizations, analytics and the org's provider users.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyFormbody from '@fastify/formbody';
@@ -32,6 +32,7 @@ import type { ConsoleContext } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { registerUserRegistriesPage } from './user-registries-page.ts';
 import { registerOAuthProvidersPage } from './oauth-providers-page.ts';
+import { registerUsersPage } from './users-page.ts';
 
 export interface ConsoleOptions {
   services: ProviderServices;
@@ -227,6 +228,7 @@ async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Pro
   registerAnalyticsPages(app, deps);
   registerUserRegistriesPage(app, deps);
   registerOAuthProvidersPage(app, deps);
+  registerUsersPage(app, deps);
 }
 
 /** The console as a plugin for `createManagementServer({ plugins })`. */
