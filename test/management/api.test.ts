@@ -201,16 +201,20 @@ describe('management API', () => {
     assert.equal((await t.call('GET', '/api/catalogs/sandbox/subscriptions?state=bogus')).status, 400);
   });
 
-  test('adds provider users; a weak password is refused naming the field', async () => {
+  test('adds provider users; a weak password or an email that is no address is refused naming the field', async () => {
     const weak = await t.call('POST', '/api/users', { username: 'ops', password: 'short' });
     assert.equal(weak.status, 400);
     assert.equal(weak.body.error.field, 'password');
+    const notAddress = await t.call('POST', '/api/users', { username: 'ops', email: 'ops', password: 'long-enough-9' });
+    assert.equal(notAddress.status, 400);
+    assert.equal(notAddress.body.error.field, 'email');
     const ok = await t.call('POST', '/api/users', {
       username: 'ops',
-      email: 'ops@example.com',
+      email: 'Ops@Example.com',
       password: 'long-enough-9',
     });
     assert.equal(ok.status, 201);
+    assert.equal(ok.body.email, 'ops@example.com');
     const users = await t.call('GET', '/api/users');
     assert.deepEqual(
       users.body.map((u: { username: string }) => u.username),

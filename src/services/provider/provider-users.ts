@@ -13,7 +13,7 @@ import type { ProviderRole, ProviderUser, Session } from '../../store/schema.ts'
 import { isUniqueViolation } from '../../store/store.ts';
 import type { Db } from '../../store/store.ts';
 import { hashPassword } from '../../store/secrets.ts';
-import { checkCurrentPassword, checkPasswordRules } from '../account-rules.ts';
+import { checkCurrentPassword, checkEmail, checkPasswordRules } from '../account-rules.ts';
 import { notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { isProviderRole, providerRoles, roleAllows } from './roles.ts';
@@ -50,6 +50,8 @@ export async function addProviderUser(context: ServiceContext, orgId: string, in
       reason: 'must be 2-64 letters, digits or ._@-',
     });
   }
+  // Optional; one given is an address (as the portal's accounts), stored in lower case.
+  const email = input.email ? checkEmail(input.email) : '';
   checkPasswordRules(input.password);
   const requested = input.role === undefined ? undefined : checkRole(input.role);
   // A signed-in actor adds users to its own org only; the route passes the org it signed in to.
@@ -76,7 +78,7 @@ export async function addProviderUser(context: ServiceContext, orgId: string, in
       return await orgs.createProviderUser(trx, {
         orgId,
         username: input.username,
-        email: input.email ?? '',
+        email,
         passwordHash,
         role,
       });
