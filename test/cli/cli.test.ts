@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,28 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import { manyPathsDocument } from '../definitions/many-paths.ts';
 import { adminPassword, startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
+import { runPortico as portico } from '../helpers/processes.ts';
 
-const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
 const examples = fileURLToPath(new URL('../../examples/accessories/', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function portico(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? tmpdir(), ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
 
 describe('portico CLI against a running management server', () => {
   let t: TestPlatform;

@@ -1,26 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { adminPassword, startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
-
-const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
-
-function portico(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const options = { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 };
-    execFile(process.execPath, [bin, ...args], options, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { runPortico as portico } from '../helpers/processes.ts';
 
 const providerFile = (title: string, ttl: number) =>
   `name: cli-oauth\ntitle: ${title}\ngrants: [application]\nscopes:\n  read: Read things\n  write: Change things\n` +

@@ -5,33 +5,14 @@
  * APIs online or, with `--no-activate`, refuses naming them; `serve` prints the gateway per catalog.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { adminPassword, startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
-import { startPortico } from '../helpers/processes.ts';
+import { runPortico as portico, startPortico } from '../helpers/processes.ts';
 import { clientIdScheme, secApi } from '../helpers/security-api.ts';
-
-const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function portico(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    const options = { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 };
-    execFile(process.execPath, [bin, ...args], options, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** Runs a command that must succeed with `--json` and returns what it printed, parsed. */
 async function json(args: string[], env: Record<string, string>) {

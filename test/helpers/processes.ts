@@ -2,13 +2,38 @@
  * Real `portico` processes for tests, and a TCP relay that can be cut to simulate a
  * dependency going away.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const bin = fileURLToPath(new URL('../../bin/portico.js', import.meta.url));
+
+/** What one `portico` command did: its exit code and everything it printed. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs one `portico` command to its end (60 s at most) with only `env` (plus `PATH`, and `HOME`
+ * a temporary folder unless given): the credentials file the CLI keeps is the test's own.
+ */
+export function runPortico(args: string[], env: Record<string, string>): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? tmpdir(), ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
 
 export interface PorticoProcess {
   child: ChildProcess;
