@@ -4,14 +4,8 @@
  * their client-id/secret role, API properties and the x-ibm-configuration settings with
  * API Connect's defaults.
  */
-import type {
-  ActivityLogSettings,
-  ApiDefinition,
-  ApiProperty,
-  OperationDef,
-  ParameterDef,
-  SecurityScheme,
-} from './types.ts';
+import type { ActivityLogSettings, ApiDefinition, OperationDef, ParameterDef, SecurityScheme } from './types.ts';
+import { apiProperties, catalogProperties } from './api-properties.ts';
 import { rawOperations, resolveLocal } from './api-operations.ts';
 import type { RawOperation } from './api-operations.ts';
 import { isRecord } from './json-path.ts';
@@ -220,31 +214,6 @@ function toSecurityScheme(name: string, scheme: Document): SecurityScheme {
     result.role = support.role;
   }
   return result;
-}
-
-function apiProperties(value: unknown): Record<string, ApiProperty> {
-  if (!isRecord(value)) return {};
-  const properties: Record<string, ApiProperty> = {};
-  for (const [name, written] of Object.entries(value)) {
-    const entry = isRecord(written) ? written : {};
-    const property: ApiProperty = {
-      value: entry.value === undefined || entry.value === null ? '' : String(entry.value),
-    };
-    if (typeof entry.description === 'string') property.description = entry.description;
-    if (typeof entry.encoded === 'boolean') property.encoded = entry.encoded;
-    properties[name] = property;
-  }
-  return properties;
-}
-
-function catalogProperties(value: unknown): Record<string, Record<string, string>> {
-  if (!isRecord(value)) return {};
-  const catalogs: Record<string, Record<string, string>> = {};
-  for (const [catalog, written] of Object.entries(value)) {
-    const properties = isRecord(written) && isRecord(written.properties) ? written.properties : {};
-    catalogs[catalog] = Object.fromEntries(Object.entries(properties).map(([name, text]) => [name, String(text)]));
-  }
-  return catalogs;
 }
 
 // API Connect's defaults: activity logged on success, payload on error, enabled.

@@ -22,10 +22,11 @@ type OpenApiVersion = ApiDefinition['openapi'];
 
 /**
  * The check of an assembly's policies. Policies own their rules (src/policies/check-assembly.ts
- * walks the gateway's registry); definitions only parse, so the caller passes the check in.
+ * walks the gateway's registry); definitions only parse, so the caller passes the check in. It
+ * gets `undefined` for a document without an assembly (the gateway runs a default one).
  */
 export type AssemblyCheck = (
-  assembly: Record<string, unknown>,
+  assembly: Record<string, unknown> | undefined,
   document: Record<string, unknown>,
   operations: ReadonlyArray<{ id: string | undefined; verb: string; path: string }>,
 ) => DefinitionProblem[];
@@ -96,11 +97,21 @@ function apiProblems(
     ...securityProblems(document, operations),
   ];
   const ibm = document['x-ibm-configuration'];
-  if (ibm !== undefined) {
-    problems.push(...schemaProblems(ibmConfigurationSchema, ibm, '$.x-ibm-configuration'));
-    if (isRecord(ibm) && isRecord(ibm.assembly)) problems.push(...checkAssembly(ibm.assembly, document, operations));
-  }
-  return problems;
+  if (ibm !== undefined) problems.push(...schemaProblems(ibmConfigurationSchema, ibm, '$.x-ibm-configuration'));
+  const assembly = isRecord(ibm) ? ibm.assembly : undefined;
+  if (assembly === undefined || isRecord(assembly)) problems.push(...checkAssembly(assembly, document, operations));
+  return oncePerPathAndRule(problems);
+}
+
+// The document's ref check and a policy reading its schema may both find one broken `$ref`: listed once.
+function oncePerPathAndRule(problems: DefinitionProblem[]): DefinitionProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((problem) => {
+    const key = `${problem.rule} ${problem.path}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function duplicateOperationIds(operations: readonly RawOperation[]): DefinitionProblem[] {

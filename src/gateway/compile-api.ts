@@ -2,44 +2,19 @@
  * Compiles one API of a snapshot, for one catalog: its definition normalised, its assembly into a
  * flow, its operations' parameters and security, and the `api.*` context its requests share.
  */
+import { propertyValues } from '../definitions/api-properties.ts';
 import { normaliseApi } from '../definitions/normalise-api.ts';
 import type { ApiDefinition, OperationDef, ParameterDef } from '../definitions/types.ts';
 import { rawOperations } from '../definitions/api-operations.ts';
 import type { CatalogRegistries } from '../identity/verifiers.ts';
 import type { CatalogProviders } from '../oauth/compile.ts';
 import type { SnapshotApi, SnapshotData } from '../store/snapshot-data.ts';
+import { defaultAssembly } from '../policies/default-assembly.ts';
 import { compileAssembly } from './flow.ts';
 import { compileParameter } from './parameters.ts';
 import { apiRoutes } from './router.ts';
 import { compileOperationSecurity, credentialNames } from './security/index.ts';
 import type { CompiledApi, CompiledOperation, SnapshotOptions } from './snapshot.ts';
-
-function resolvedProperties(definition: ApiDefinition, catalogName: string): Record<string, string> {
-  const properties: Record<string, string> = {};
-  for (const [name, property] of Object.entries(definition.properties)) properties[name] = property.value;
-  Object.assign(properties, definition.catalogProperties[catalogName] ?? {});
-  return properties;
-}
-
-/** The assembly API Connect gives an API without one: invoke `$(target-url)$(request.path)`. */
-function defaultAssembly(properties: Record<string, string>): { execute: unknown[] } {
-  if (properties['target-url']) {
-    return {
-      execute: [
-        {
-          invoke: {
-            title: 'invoke',
-            'target-url': '$(target-url)$(api.operation.path)$(request.search)',
-            verb: 'keep',
-          },
-        },
-      ],
-    };
-  }
-  return {
-    execute: [{ throw: { name: 'NoAssemblyError', message: 'This API has no assembly and no target-url property' } }],
-  };
-}
 
 export function compileApi(
   row: SnapshotApi & { document: string },
@@ -51,7 +26,7 @@ export function compileApi(
   const document = JSON.parse(row.document) as Record<string, unknown>;
   const openapi = document.swagger === '2.0' ? '2.0' : String(document.openapi ?? '').startsWith('3.1') ? '3.1' : '3.0';
   const definition = normaliseApi(document, openapi);
-  const properties = resolvedProperties(definition, catalog.name);
+  const properties = propertyValues(definition, catalog.name);
   const flow = compileAssembly(
     definition.assembly ?? defaultAssembly(properties),
     {

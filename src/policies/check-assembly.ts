@@ -2,29 +2,40 @@
  * The import-time check of an `x-ibm-configuration.assembly`: each entry names one policy of the
  * registry, and the policy reads its block exactly as the gateway's flow compiler will (schema,
  * version, defaults, the policy's own check), nested execute lists, catch blocks and finally
- * included. Nothing expensive is compiled and nothing is fetched. The assembly's outer shape
- * (`execute`, `catch`, `finally`) is checked by the `x-ibm-configuration` schema.
+ * included, with every set of API property values a catalog may compile it with. Nothing is
+ * fetched and nothing runs. The assembly's outer shape (`execute`, `catch`, `finally`) is checked
+ * by the `x-ibm-configuration` schema. An API without an assembly gets the gateway's default one
+ * (default-assembly.ts), checked the same way.
  */
+import { possiblePropertyValues } from '../definitions/api-properties.ts';
 import { appendPath, isRecord } from '../definitions/json-path.ts';
+import { defaultAssembly } from './default-assembly.ts';
+import { problemsInEveryCatalog } from './policy.ts';
 import { policyRegistry } from './registry.ts';
 import type { PolicyRegistry } from './registry.ts';
-import type { OperationKey, PolicyProblem } from './types.ts';
+import { PolicyCompileError } from './types.ts';
+import type { CheckScope, OperationKey, PolicyProblem } from './types.ts';
 
 interface Walk {
   document: Record<string, unknown>;
   operations: readonly OperationKey[];
+  propertySets: CheckScope['propertySets'];
   registry: PolicyRegistry;
 }
 
-/** Problems of every policy in the assembly found at `path` (default `$.x-ibm-configuration.assembly`). */
+/**
+ * Problems of every policy in the assembly found at `path` (default `$.x-ibm-configuration.assembly`);
+ * with no assembly (`undefined`), of the default one the gateway would run.
+ */
 export function assemblyProblems(
-  assembly: Record<string, unknown>,
+  assembly: Record<string, unknown> | undefined,
   document: Record<string, unknown>,
   operations: readonly OperationKey[],
   path = '$.x-ibm-configuration.assembly',
   registry: PolicyRegistry = policyRegistry,
 ): PolicyProblem[] {
-  const walk: Walk = { document, operations, registry };
+  const walk: Walk = { document, operations, propertySets: possiblePropertyValues(document), registry };
+  if (assembly === undefined) return defaultAssemblyProblems(walk, path);
   const problems = checkList(walk, assembly.execute, appendPath(path, 'execute'), []);
   if (Array.isArray(assembly.catch)) {
     assembly.catch.forEach((block, index) => {
@@ -36,6 +47,24 @@ export function assemblyProblems(
   }
   problems.push(...checkList(walk, assembly.finally, appendPath(path, 'finally'), []));
   return problems;
+}
+
+/**
+ * The default assembly exists per catalog (an invoke of the `target-url` property where it has a
+ * value): refused when it fails in every catalog, at the property, since the document holds no
+ * assembly to name.
+ */
+function defaultAssemblyProblems(walk: Walk, path: string): PolicyProblem[] {
+  const problems = problemsInEveryCatalog(walk.propertySets, (properties) => {
+    const { execute } = defaultAssembly(properties);
+    const found = checkList({ ...walk, propertySets: [properties] }, execute, appendPath(path, 'execute'), []);
+    if (found.length > 0) throw new PolicyCompileError(found[0].path, found[0].rule, found[0].reason);
+  });
+  return problems.map((problem) => ({
+    path: '$.x-ibm-configuration.properties.target-url',
+    rule: problem.rule,
+    reason: `the API has no assembly, so the gateway calls the target-url property: ${problem.reason}`,
+  }));
 }
 
 function checkList(walk: Walk, list: unknown, path: string, enclosing: readonly string[]): PolicyProblem[] {
@@ -75,6 +104,7 @@ function checkEntry(walk: Walk, entry: unknown, path: string, enclosing: readonl
       document: walk.document,
       operations: walk.operations,
       enclosing,
+      propertySets: walk.propertySets,
       checkFlow: (entries, at) => checkList(walk, entries, at, inner),
     },
     policyPath,

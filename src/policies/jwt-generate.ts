@@ -6,7 +6,7 @@
  * in the `jws-jwk` variable (`api.properties.*` read once at publish), `jws-alg` the algorithm.
  */
 import { bool, oneOfStrings, policy, refused, str } from './schema-kit.ts';
-import { definePolicy } from './policy.ts';
+import { definePolicy, problemsOf } from './policy.ts';
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import type { JWK, JWTPayload } from 'jose';
@@ -15,7 +15,7 @@ import { joseAlgorithms, keyAlgorithms } from './jose/key-set.ts';
 import { optionalString, readBlock, titleOf } from './policy-config.ts';
 import type { PolicyBlock } from './policy-config.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
-import type { CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
+import type { CheckScope, CompiledApiInfo, FlowContext, PolicyType, Step } from './types.ts';
 
 interface SigningKey {
   alg: string;
@@ -59,6 +59,8 @@ export const jwtGeneratePolicy: PolicyType = definePolicy<PolicyBlock>({
     },
     ['jws-jwk'],
   ),
+  check: (config: PolicyBlock, _scope: CheckScope, path: string) =>
+    problemsOf(() => lifetimeOf(config['exp-claim'], `${path}.exp-claim`)),
   compile(config: PolicyBlock, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jwtGeneratePolicy, path);
     for (const field of ['jws-crypto', 'jwe-crypto', 'jwe-jwk', 'jwe-enc-alg', 'jwe-alg']) {

@@ -9,7 +9,7 @@
  */
 import { channel } from 'node:diagnostics_channel';
 import { policy, refused, str } from './schema-kit.ts';
-import { definePolicy, problemsOf } from './policy.ts';
+import { definePolicy, problemsInEveryCatalog, problemsOf } from './policy.ts';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
 import { compileLinearPattern, PatternRefusal } from '../definitions/linear-pattern.ts';
@@ -80,8 +80,12 @@ export const jwtValidatePolicy: PolicyType = definePolicy<PolicyBlock>({
     [],
     { anyOf: [{ required: ['jws-jwk'] }, { required: ['jwks-url'] }] },
   ),
-  check(config: PolicyBlock, _scope: CheckScope, path: string) {
-    return ['iss-claim', 'aud-claim'].flatMap((key) => problemsOf(() => pattern(config, key, path)));
+  check(config: PolicyBlock, scope: CheckScope, path: string) {
+    return [
+      ...['iss-claim', 'aud-claim'].flatMap((key) => problemsOf(() => pattern(config, key, path))),
+      ...problemsOf(() => allowedAlgorithms(config, path)),
+      ...problemsInEveryCatalog(scope.propertySets, (properties) => keyReference(config, properties, path)),
+    ];
   },
   compile(config: PolicyBlock, api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, jwtValidatePolicy, path);
@@ -173,35 +177,56 @@ function allowedAlgorithms(block: PolicyBlock, path: string): ReadonlySet<string
   return new Set(listed.length > 0 ? listed : supportedAlgorithms);
 }
 
-function keySource(block: PolicyBlock, api: CompiledApiInfo, path: string): KeySource {
+/** Where the keys are, as the block names them with one catalog's API property values. */
+type KeyReference =
+  { kind: 'remote'; url: URL } | { kind: 'variable'; name: string } | { kind: 'fixed'; value: string };
+
+/**
+ * Reads `jwks-url` (its `$(property)` substituted) or `jws-jwk` with a catalog's property values:
+ * the check runs it with every catalog's values, the compiler with its own.
+ * @throws PolicyCompileError `url` (not an http(s) URL) or `unknown-property` (`api.properties.<name>` the catalog lacks).
+ */
+function keyReference(block: PolicyBlock, properties: Readonly<Record<string, string>>, path: string): KeyReference {
   const url = optionalString(block, 'jwks-url', path);
   if (url !== undefined) {
-    const resolved = url.replace(/\$\(([^)]+)\)/g, (_whole, name: string) => api.properties[name] ?? '');
-    if (!/^https?:\/\/[^/]/i.test(resolved))
+    const resolved = url.replace(/\$\(([^)]+)\)/g, (_whole, name: string) =>
+      Object.hasOwn(properties, name) ? properties[name] : '',
+    );
+    const parsed = /^https?:\/\/[^/]/i.test(resolved) && URL.canParse(resolved) ? new URL(resolved) : undefined;
+    if (parsed === undefined)
       throw new PolicyCompileError(`${path}.jwks-url`, 'url', `jwks-url must be an http(s) URL, got ${resolved}`);
-    const profile = optionalString(block, 'tls-profile', path);
-    // The profiles the API's org may use (a profile's `orgs`); own keys only.
-    const profiles = { tlsProfiles: tlsProfilesOf(api.settings, api.catalog.orgName) };
-    if (profile !== undefined && !Object.hasOwn(profiles.tlsProfiles, profile)) {
-      throw new PolicyCompileError(
-        `${path}.tls-profile`,
-        'unknown-tls-profile',
-        `TLS profile ${profile} is not configured`,
-      );
-    }
-    const set = new RemoteKeySet(new URL(resolved), dispatcherFor(profile, profiles), api.settings.jwks ?? defaultJwks);
-    return { kind: 'remote', set };
+    return { kind: 'remote', url: parsed };
   }
   const name = optionalString(block, 'jws-jwk', path)!;
-  if (!name.startsWith('api.properties.')) return { kind: 'variable', name, cache: new Map() };
-  const value = api.properties[name.slice('api.properties.'.length)];
-  if (value === undefined)
+  if (!name.startsWith('api.properties.')) return { kind: 'variable', name };
+  const property = name.slice('api.properties.'.length);
+  if (!Object.hasOwn(properties, property))
     throw new PolicyCompileError(`${path}.jws-jwk`, 'unknown-property', `${name} is not an API property`);
-  const keys = importKeySet(value);
-  const fixed: KeySource & { kind: 'fixed' } = { kind: 'fixed', keys };
-  // Checked now, so a bad key in an API property fails the publish rather than every call.
-  keys.then((loaded) => (fixed.loaded = loaded)).catch(() => undefined);
-  return fixed;
+  return { kind: 'fixed', value: properties[property] };
+}
+
+function keySource(block: PolicyBlock, api: CompiledApiInfo, path: string): KeySource {
+  const reference = keyReference(block, api.properties, path);
+  if (reference.kind === 'variable') return { kind: 'variable', name: reference.name, cache: new Map() };
+  if (reference.kind === 'fixed') {
+    const keys = importKeySet(reference.value);
+    const fixed: KeySource & { kind: 'fixed' } = { kind: 'fixed', keys };
+    // Imported once, from publish on; a key that does not import fails each call (keysFor logs why).
+    keys.then((loaded) => (fixed.loaded = loaded)).catch(() => undefined);
+    return fixed;
+  }
+  const profile = optionalString(block, 'tls-profile', path);
+  // The profiles the API's org may use (a profile's `orgs`); own keys only.
+  const profiles = { tlsProfiles: tlsProfilesOf(api.settings, api.catalog.orgName) };
+  if (profile !== undefined && !Object.hasOwn(profiles.tlsProfiles, profile)) {
+    throw new PolicyCompileError(
+      `${path}.tls-profile`,
+      'unknown-tls-profile',
+      `TLS profile ${profile} is not configured`,
+    );
+  }
+  const set = new RemoteKeySet(reference.url, dispatcherFor(profile, profiles), api.settings.jwks ?? defaultJwks);
+  return { kind: 'remote', set };
 }
 
 function readToken(value: unknown, source: string, title: string): string {

@@ -62,6 +62,7 @@ function compileScope(api: CompiledApiInfo): CheckScope {
     document: api.document,
     operations: api.operations,
     enclosing: api.enclosing,
+    propertySets: [api.properties],
     checkFlow: () => [],
   };
 }
@@ -75,6 +76,75 @@ export function problemsOf(read: () => unknown): PolicyProblem[] {
     if (!(error instanceof PolicyCompileError)) throw error;
     return [{ path: error.path, rule: error.rule, reason: error.message.slice(error.path.length + 2) }];
   }
+}
+
+// At import, a reading that failed with the document's own values is tried again with up to
+// three other combinations of the values it looks at, from at most 16 catalogs; a document that
+// gives more catalogs values of their own, or more combinations, leaves it to each catalog's
+// publish. Each reading costs a compile, and the import stays linear in the document.
+const maxReadings = 4;
+const maxCatalogs = 16;
+
+/**
+ * The verdict of a reading that depends on the API properties (a URL with `$(name)` in it): its
+ * problems when it fails with every set of values the block may be compiled with (the first
+ * set's problems), none when some catalog could compile it: that catalog's publish judges then.
+ * Sets are told apart only by the properties the first reading looked at, so what uses no
+ * property is read once, and catalogs agreeing on those values count once.
+ */
+export function problemsInEveryCatalog(
+  propertySets: CheckScope['propertySets'],
+  read: (properties: Readonly<Record<string, string>>) => unknown,
+): PolicyProblem[] {
+  const [own, ...others] = propertySets;
+  if (own === undefined) return problemsOf(() => read({}));
+  const watched = watchReads(own);
+  const first = problemsOf(() => read(watched.view));
+  if (first.length === 0) return [];
+  const looked = watched.names();
+  if (looked?.size === 0) return first; // no property looked at: the same verdict in every catalog
+  if (others.length > maxCatalogs) return [];
+  const keyOf = (properties: Readonly<Record<string, string>>, index: number): string =>
+    looked === undefined
+      ? String(index)
+      : JSON.stringify([...looked].map((name) => (Object.hasOwn(properties, name) ? properties[name] : null)));
+  const ownKey = keyOf(own, -1);
+  const other = new Map<string, Readonly<Record<string, string>>>();
+  for (const [index, properties] of others.entries()) {
+    const key = keyOf(properties, index);
+    if (key !== ownKey) other.set(key, properties);
+    if (other.size >= maxReadings) return [];
+  }
+  for (const properties of other.values()) if (problemsOf(() => read(properties)).length === 0) return [];
+  return first;
+}
+
+/** A view of `properties` that records the names read through it; `names()` is undefined once it was listed whole. */
+function watchReads(properties: Readonly<Record<string, string>>) {
+  const names = new Set<string>();
+  let listed = false;
+  const note = (key: string | symbol): void => {
+    if (typeof key === 'string') names.add(key);
+  };
+  const view = new Proxy(properties, {
+    get(target, key) {
+      note(key);
+      return Reflect.get(target, key);
+    },
+    has(target, key) {
+      note(key);
+      return Reflect.has(target, key);
+    },
+    getOwnPropertyDescriptor(target, key) {
+      note(key);
+      return Reflect.getOwnPropertyDescriptor(target, key);
+    },
+    ownKeys(target) {
+      listed = true;
+      return Reflect.ownKeys(target);
+    },
+  });
+  return { view, names: () => (listed ? undefined : names) };
 }
 
 function compileError(problem: PolicyProblem): PolicyCompileError {

@@ -8,6 +8,7 @@ import { definePolicy, problemsOf } from './policy.ts';
 import { AssemblyError, PolicyCompileError } from './types.ts';
 import type { CheckScope, CompiledApiInfo, PolicyType, Step } from './types.ts';
 import { optionalString, readBlock, requireString, titleOf } from './policy-config.ts';
+import type { PolicyBlock } from './policy-config.ts';
 
 export interface ThrowConfig {
   version?: string;
@@ -37,11 +38,13 @@ export const throwPolicy: PolicyType = definePolicy<ThrowConfig>({
     },
     ['name'],
   ),
-  check: (config: ThrowConfig, _scope: CheckScope, path: string) =>
-    problemsOf(() => statusOf(config['error-status-code'], `${path}.error-status-code`)),
+  check: (config: ThrowConfig, _scope: CheckScope, path: string) => [
+    ...problemsOf(() => nameOf(readBlock(config, throwPolicy, path), path)),
+    ...problemsOf(() => statusOf(config['error-status-code'], `${path}.error-status-code`)),
+  ],
   compile(config: ThrowConfig, _api: CompiledApiInfo, path: string): Step {
     const block = readBlock(config, throwPolicy, path);
-    const name = typeof block.name === 'number' ? String(block.name) : requireString(block, 'name', path);
+    const name = nameOf(block, path);
     const { message } = config;
     const status = statusOf(block['error-status-code'], `${path}.error-status-code`);
     const reason = optionalString(block, 'error-status-reason', path) ?? '';
@@ -51,6 +54,11 @@ export const throwPolicy: PolicyType = definePolicy<ThrowConfig>({
     };
   },
 });
+
+/** The error name catch blocks match: a non-empty string (a number as YAML writes `name: 404`). */
+function nameOf(block: PolicyBlock, path: string): string {
+  return typeof block.name === 'number' ? String(block.name) : requireString(block, 'name', path);
+}
 
 function statusOf(value: unknown, path: string): number {
   if (value === undefined || value === null || value === '') return 500;

@@ -108,6 +108,14 @@ export interface CheckScope {
   /** The policies this block is nested in, outermost first (operation-switch may not be nested in a branch). */
   enclosing: readonly string[];
   /**
+   * The API property values the block may be compiled with. At import, one set per catalog the
+   * document names and the document's own values for any other catalog (which catalogs the API
+   * will be published to is not known yet); when the gateway compiles, the one set of its catalog.
+   * A reading that depends on them is refused only when it fails with every set
+   * (policy.ts, `problemsInEveryCatalog`).
+   */
+  propertySets: readonly Readonly<Record<string, string>>[];
+  /**
    * Checks a nested `execute` list with the same rules. At import it walks the list; when the
    * gateway compiles, it does nothing, since `compileFlow` reads (and so checks) each nested entry.
    */

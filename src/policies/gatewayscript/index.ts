@@ -13,7 +13,7 @@
  */
 import { policy, str } from '../schema-kit.ts';
 import { errorCatalogue, formatMessage } from '../../errors.ts';
-import { definePolicy } from '../policy.ts';
+import { definePolicy, problemsOf } from '../policy.ts';
 import { AssemblyError } from '../types.ts';
 import type { CheckScope, CompiledApiInfo, FlowContext, PolicyType, Step } from '../types.ts';
 import { readBlock, requireString, titleOf } from '../policy-config.ts';
@@ -50,6 +50,8 @@ export const gatewayscriptPolicy: PolicyType = definePolicy<GatewayScriptConfig>
   schema: policy(['1.0.0', '2.0.0'], { source: str('The script.') }, ['source']),
   // The syntax check is the compiler's own (QuickJS, the engine that runs the script), at import too.
   check(config: GatewayScriptConfig, _scope: CheckScope, path: string) {
+    const empty = problemsOf(() => requireString(readBlock(config, gatewayscriptPolicy, path), 'source', path));
+    if (empty.length > 0) return empty;
     try {
       checkSyntax(config.source, `${config.title ?? 'gatewayscript'}.js`);
       return [];

@@ -23,13 +23,21 @@ import { describeConnectError, faultString, isSoapFault } from './backend-errors
 import { decodeAnswer } from './decode-answer.ts';
 import { dispatcherFor, tlsProfileName, tlsProfilesOf } from './dispatchers.ts';
 import { exchange } from './exchange.ts';
+import { readTarget } from './target-url.ts';
+import type { SplitUrl } from './target-url.ts';
 import type { BackendAnswer } from './exchange.ts';
-import { definePolicy, problemsOf } from '../policy.ts';
-import { compileUrlTemplate } from '../url-template.ts';
+import { definePolicy, problemsInEveryCatalog, problemsOf } from '../policy.ts';
 import { prototypeFree } from '../variable-names.ts';
-import type { CompiledUrl } from '../url-template.ts';
 import { AssemblyError, ConsumerClosedError, PolicyCompileError, RawBody } from '../types.ts';
-import type { CompiledApiInfo, FlowContext, MessageVar, PolicyType, Step } from '../types.ts';
+import type {
+  CheckScope,
+  CompiledApiInfo,
+  FlowContext,
+  MessageVar,
+  PolicyProblem,
+  PolicyType,
+  Step,
+} from '../types.ts';
 
 /** header-control and parameter-control; both fields are defaulted by the schema. */
 interface AccessControl {
@@ -123,16 +131,12 @@ function compileForwardedQuery(control: InvokeConfig['parameter-control']): ((ct
   };
 }
 
-/** Origin and path of a URL; the constant target is split once, at compile time. */
-interface SplitUrl {
-  origin: string;
-  path: string;
-  protocol: string;
-}
-
-function splitUrl(target: string): SplitUrl {
-  const parsed = new URL(target);
-  return { origin: parsed.origin, path: parsed.pathname + parsed.search, protocol: parsed.protocol };
+/** What import can know of an invoke: its timeout, and its target URL in every catalog. */
+function invokeProblems(config: InvokeConfig, scope: CheckScope, path: string): PolicyProblem[] {
+  return [
+    ...problemsInEveryCatalog(scope.propertySets, (properties) => readTarget(config['target-url'], properties, path)),
+    ...problemsOf(() => timeoutMs(config, path)),
+  ];
 }
 
 /** Compiles an invoke policy into its step. */
@@ -142,21 +146,7 @@ export function compileInvoke(
   path: string,
   kind: 'invoke' | 'proxy' = 'invoke',
 ): Step {
-  if (typeof config['target-url'] !== 'string' || config['target-url'].length === 0) {
-    throw new PolicyCompileError(`${path}.target-url`, 'required', 'target-url is required');
-  }
-  let url: CompiledUrl;
-  let constantTarget: SplitUrl | undefined;
-  try {
-    url = compileUrlTemplate(config['target-url'], api.properties);
-    if (url.constant) constantTarget = splitUrl(url.template);
-  } catch (error) {
-    const message = (error as Error).message;
-    const reason = message.includes('comes from the request')
-      ? message
-      : `target-url "${config['target-url']}" is not a valid URL`;
-    throw new PolicyCompileError(`${path}.target-url`, 'format', reason);
-  }
+  const { url, constant: constantTarget } = readTarget(config['target-url'], api.properties, path);
   const title = config.title ?? kind;
   const verb = config.verb.toUpperCase();
   const timeout = timeoutMs(config, path);
@@ -323,7 +313,7 @@ export const invokePolicy: PolicyType = definePolicy<InvokeConfig>({
   versions: ['1.0.0', '2.0.0', '2.1.0', '2.2.0', '2.3.0'],
   description: 'Calls a backend URL and stores the response in output (default message).',
   schema: policy(['1.0.0', '2.0.0', '2.1.0', '2.2.0', '2.3.0'], invokeFields, ['target-url']),
-  check: (config, _scope, path) => problemsOf(() => timeoutMs(config, path)),
+  check: invokeProblems,
   compile: (config, api, path) => compileInvoke(config, api, path, 'invoke'),
 });
 
@@ -332,6 +322,6 @@ export const proxyPolicy: PolicyType = definePolicy<InvokeConfig>({
   versions: ['1.0.0', '2.0.0'],
   description: 'Forwards the request to a backend URL and returns its response as the API response.',
   schema: policy(['1.0.0', '2.0.0'], invokeFields, ['target-url']),
-  check: (config, _scope, path) => problemsOf(() => timeoutMs(config, path)),
+  check: invokeProblems,
   compile: (config, api, path) => compileInvoke(config, api, path, 'proxy'),
 });

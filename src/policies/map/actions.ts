@@ -5,7 +5,8 @@
  * expression compiled here, at publish time.
  */
 import { AssemblyError, PolicyCompileError } from '../types.ts';
-import type { CompiledApiInfo, FlowContext } from '../types.ts';
+import type { FlowContext } from '../types.ts';
+import type { DocumentOnly } from '../policy-config.ts';
 import { compileExpression } from '../conditions.ts';
 import { convertTo, itemsOf, nodeAt } from './schema-types.ts';
 import type { TypedNode } from './schema-types.ts';
@@ -24,7 +25,7 @@ export type MapAction = (scope: MapScope, holder: Record<string, unknown>) => vo
 
 /** Where actions at one level read and write. */
 export interface ActionLevel {
-  api: CompiledApiInfo;
+  api: DocumentOnly;
   title: string;
   /** Top level: input names (paths start with one). Inside foreach: undefined (paths are relative to the item). */
   inputs: Set<string> | undefined;
@@ -125,7 +126,7 @@ function compileTarget(action: Record<string, unknown>, at: string, level: Actio
     throw new PolicyCompileError(`${at}.${key}`, 'type', `\`${key}\` must be a non-empty path`);
   const segments = splitPath(path, `${at}.${key}`);
   if (level.outputs === undefined)
-    return { segments, node: nodeAt(level.element?.schema, segments, level.api, `${at}.${key}`) };
+    return { segments, node: nodeAt(level.element?.schema, segments, level.api, `${at}.${key}`, level.element?.base) };
   const output = segments[0];
   if (!level.outputs.has(output)) {
     throw new PolicyCompileError(
@@ -247,22 +248,6 @@ function compileForeach(
     }
     writePath(holder, target.segments, out);
   };
-}
-
-/**
- * The import-time check of a map's actions: each `value` parsed as compile will parse it (JSONata
- * syntax, regex literals on the linear engine), nested `foreach` actions included, so what
- * publish would refuse is refused at import. The rest of an action is checked at compile.
- * @throws PolicyCompileError naming the action's `value`.
- */
-export function checkActionValues(entries: unknown, at: string): void {
-  if (!Array.isArray(entries)) return;
-  entries.forEach((entry: unknown, index) => {
-    if (typeof entry !== 'object' || entry === null) return;
-    const action = entry as Record<string, unknown>;
-    if (typeof action.value === 'string') compileExpression(action.value, `${at}[${index}].value`);
-    checkActionValues(action.actions, `${at}[${index}].actions`);
-  });
 }
 
 /** Runs actions in order, staying synchronous until an action returns a promise. */

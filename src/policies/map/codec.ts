@@ -6,15 +6,23 @@
  * actions walk (`input.Envelope.Body.financingResult.paymentAmount`) and encodes the built
  * tree back into XML, guided by the port's schema (bound once per publish by `forPort`).
  */
-import type { CompiledApiInfo, FlowContext, JSONSchema } from '../types.ts';
+import type { CompiledApiInfo, FlowContext, JSONSchema, PolicySettings } from '../types.ts';
 import type { MapSource } from './origin.ts';
 import { xmlCodec } from './xml-codec.ts';
+
+/**
+ * What reading a map needs of the API: its document (`$ref`s) and the gateway's body limits (an
+ * XML codec's bounds). At import, where the map is read only to be checked, the limits are a stand-in.
+ */
+export type MapApi = Pick<CompiledApiInfo, 'document'> & {
+  settings: Pick<PolicySettings, 'maxRequestBytes' | 'maxBackendBodyBytes'>;
+};
 
 /** What a codec may know about the input or output it serves, at publish time. */
 export interface MapPort {
   /** The port's schema as written (a `$ref` kept unresolved, so refs inside a target resolve there first). */
   schema: JSONSchema | undefined;
-  api: CompiledApiInfo;
+  api: MapApi;
   /** Assembly path of the port, for compile errors. */
   path: string;
   /** The map policy's title, for runtime errors. */

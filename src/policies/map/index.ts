@@ -10,10 +10,12 @@ import { definePolicy, problemsOf } from '../policy.ts';
 import { PolicyCompileError } from '../types.ts';
 import type { CheckScope, CompiledApiInfo, FlowContext, JSONSchema, PolicyType, Step } from '../types.ts';
 import { optionalObject, readBlock, refFor, resolveRef, titleOf } from '../policy-config.ts';
+import type { DocumentOnly, PolicyBlock } from '../policy-config.ts';
+import { DEFAULT_MAX_XML_BYTES } from '../../soap/xml.ts';
 import { codecFor } from './codec.ts';
-import type { MapCodec } from './codec.ts';
-import { checkActionValues, compileActions, runActions } from './actions.ts';
-import type { MapScope } from './actions.ts';
+import type { MapApi, MapCodec } from './codec.ts';
+import { compileActions, runActions } from './actions.ts';
+import type { MapAction, MapScope } from './actions.ts';
 import { sourceOf } from './origin.ts';
 import type { MapSource } from './origin.ts';
 import { prototypeSegment, splitPath } from '../variable-names.ts';
@@ -39,6 +41,7 @@ interface Port {
   name: string;
   variable: string;
   codec: MapCodec;
+  /** As written: a `$ref` stays a ref, so it resolves where it was written (a target's refs in the target). */
   schema: JSONSchema | undefined;
 }
 
@@ -63,27 +66,13 @@ export const mapPolicy: PolicyType = definePolicy<MapConfig>({
     [],
     { definitions: { action: mapAction } },
   ),
-  check: (config: MapConfig, _scope: CheckScope, path: string) =>
-    problemsOf(() => checkActionValues(config.actions, `${path}.actions`)),
+  // The map is read as the compiler reads it (ports, schemas, every action and value), at import too.
+  check: (config: MapConfig, scope: CheckScope, path: string) =>
+    problemsOf(() =>
+      readMap(readBlock(config, mapPolicy, path), { document: scope.document, settings: importLimits }, path),
+    ),
   compile(config: MapConfig, api: CompiledApiInfo, path: string): Step {
-    const block = readBlock(config, mapPolicy, path);
-    const title = titleOf(block, 'map');
-    const options = optionalObject(block, 'options', path);
-    const inputs = compilePorts(optionalObject(block, 'inputs', path), `${path}.inputs`, api, 'input', {
-      title,
-      options,
-    });
-    const outputs = compilePorts(optionalObject(block, 'outputs', path), `${path}.outputs`, api, 'output', {
-      title,
-      options,
-    });
-    const actions = compileActions(block.actions, `${path}.actions`, {
-      api,
-      title,
-      inputs: new Set(inputs.map((input) => input.name)),
-      outputs: new Map(outputs.map((output) => [output.name, output.schema])),
-      element: undefined,
-    });
+    const { inputs, outputs, actions } = readMap(readBlock(config, mapPolicy, path), api, path);
     function writeOutputs(ctx: FlowContext, built: Record<string, unknown>, source: MapSource): void {
       for (const output of outputs) {
         if (Object.hasOwn(built, output.name))
@@ -112,10 +101,43 @@ export const mapPolicy: PolicyType = definePolicy<MapConfig>({
   },
 });
 
+// At import the codecs are bound only to be checked, never run: the gateway's body limits play no part.
+const importLimits = { maxBackendBodyBytes: DEFAULT_MAX_XML_BYTES };
+
+/**
+ * The map as the compiler reads it: ports bound to their codecs, schemas resolved, actions and
+ * their JSONata values compiled; the check reads it at import, the compiler at publish.
+ * @throws PolicyCompileError naming the port or action.
+ */
+function readMap(
+  block: PolicyBlock,
+  api: MapApi,
+  path: string,
+): { inputs: Port[]; outputs: Port[]; actions: MapAction[] } {
+  const title = titleOf(block, 'map');
+  const options = optionalObject(block, 'options', path);
+  const inputs = compilePorts(optionalObject(block, 'inputs', path), `${path}.inputs`, api, 'input', {
+    title,
+    options,
+  });
+  const outputs = compilePorts(optionalObject(block, 'outputs', path), `${path}.outputs`, api, 'output', {
+    title,
+    options,
+  });
+  const actions = compileActions(block.actions, `${path}.actions`, {
+    api,
+    title,
+    inputs: new Set(inputs.map((input) => input.name)),
+    outputs: new Map(outputs.map((output) => [output.name, output.schema])),
+    element: undefined,
+  });
+  return { inputs, outputs, actions };
+}
+
 function compilePorts(
   entries: Record<string, unknown>,
   at: string,
-  api: CompiledApiInfo,
+  api: MapApi,
   kind: 'input' | 'output',
   policy: { title: string; options: Record<string, unknown> },
 ): Port[] {
@@ -151,10 +173,10 @@ function compilePorts(
         'content-type',
         `content type "${content}" is not supported (application/json, application/xml)`,
       );
-    const schema = schemaOf(port, path, api);
+    const schema = writtenSchema(port, schemaOf(port, path, api));
     const bound =
       codec.forPort?.({
-        schema: writtenSchema(port, schema),
+        schema,
         api,
         path,
         title: policy.title,
@@ -172,7 +194,7 @@ function writtenSchema(port: Record<string, unknown>, resolved: JSONSchema | und
   return resolved;
 }
 
-function schemaOf(port: Record<string, unknown>, path: string, api: CompiledApiInfo): JSONSchema | undefined {
+function schemaOf(port: Record<string, unknown>, path: string, api: DocumentOnly): JSONSchema | undefined {
   if (typeof port.$ref === 'string') return resolveRef(refFor(port.$ref), api, `${path}.$ref`);
   if (typeof port.schema === 'object' && port.schema !== null) {
     const schema = port.schema as JSONSchema;

@@ -3,8 +3,9 @@
  * (resolved through `$ref`s at publish time), and the conversion of a mapped value to it, so a
  * SOAP `'299.71'` lands as the number 299.71 in a `type: number` field.
  */
-import type { CompiledApiInfo, JSONSchema } from '../types.ts';
-import { resolveRef } from '../policy-config.ts';
+import type { JSONSchema } from '../types.ts';
+import { resolveRefAt } from '../policy-config.ts';
+import type { DocumentOnly } from '../policy-config.ts';
 import { schemaTypeNamed } from '../../soap/xml-schema-node.ts';
 
 export type ScalarType = 'number' | 'integer' | 'boolean' | 'string';
@@ -13,11 +14,18 @@ export type ScalarType = 'number' | 'integer' | 'boolean' | 'string';
 export interface TypedNode {
   schema: JSONSchema | undefined;
   type: ScalarType | 'object' | 'array' | undefined;
+  /** The target service the schema lives in (`#/x-ibm-configuration/targets/x`), where its refs resolve first; '' for none. */
+  base: string;
 }
 
-function deref(schema: JSONSchema | undefined, api: CompiledApiInfo, path: string): JSONSchema | undefined {
-  if (schema === undefined) return undefined;
-  return typeof schema.$ref === 'string' ? resolveRef(schema.$ref, api, path) : schema;
+function deref(
+  schema: JSONSchema | undefined,
+  base: string,
+  api: DocumentOnly,
+  path: string,
+): { schema: JSONSchema | undefined; base: string } {
+  if (schema === undefined || typeof schema.$ref !== 'string') return { schema, base };
+  return resolveRefAt(schema.$ref, api, path, base);
 }
 
 function typeOf(schema: JSONSchema | undefined): TypedNode['type'] {
@@ -28,34 +36,41 @@ function typeOf(schema: JSONSchema | undefined): TypedNode['type'] {
   return undefined;
 }
 
-/** The schema node at `segments` below `schema` (properties, array items, additionalProperties). */
+/**
+ * The schema node at `segments` below `schema` (properties, array items, additionalProperties),
+ * its refs resolved as written in `base` (a target service, or '' for the document).
+ */
 export function nodeAt(
   schema: JSONSchema | undefined,
   segments: string[],
-  api: CompiledApiInfo,
+  api: DocumentOnly,
   path: string,
+  base = '',
 ): TypedNode {
-  let node = deref(schema, api, path);
+  let node = deref(schema, base, api, path);
   for (const segment of segments) {
-    if (node === undefined) break;
-    const properties = node.properties as Record<string, JSONSchema> | undefined;
-    if (properties !== undefined && Object.hasOwn(properties, segment)) node = deref(properties[segment], api, path);
-    else if (/^\d+$/.test(segment) && typeof node.items === 'object') node = deref(node.items as JSONSchema, api, path);
-    else if (typeof node.additionalProperties === 'object')
-      node = deref(node.additionalProperties as JSONSchema, api, path);
-    else node = undefined;
+    const current = node.schema;
+    if (current === undefined) break;
+    const properties = current.properties as Record<string, JSONSchema> | undefined;
+    if (properties !== undefined && Object.hasOwn(properties, segment))
+      node = deref(properties[segment], node.base, api, path);
+    else if (/^\d+$/.test(segment) && typeof current.items === 'object')
+      node = deref(current.items as JSONSchema, node.base, api, path);
+    else if (typeof current.additionalProperties === 'object')
+      node = deref(current.additionalProperties as JSONSchema, node.base, api, path);
+    else node = { schema: undefined, base: node.base };
   }
-  return { schema: node, type: typeOf(node) };
+  return { schema: node.schema, type: typeOf(node.schema), base: node.base };
 }
 
 /** The item schema of an array node. */
-export function itemsOf(node: TypedNode, api: CompiledApiInfo, path: string): TypedNode {
+export function itemsOf(node: TypedNode, api: DocumentOnly, path: string): TypedNode {
   const items = node.schema?.items;
-  const schema =
+  const found =
     typeof items === 'object' && items !== null && !Array.isArray(items)
-      ? deref(items as JSONSchema, api, path)
-      : undefined;
-  return { schema, type: typeOf(schema) };
+      ? deref(items as JSONSchema, node.base, api, path)
+      : { schema: undefined, base: node.base };
+  return { schema: found.schema, type: typeOf(found.schema), base: found.base };
 }
 
 /** Converts a mapped value to the declared scalar type; returns an Error when it cannot. */

@@ -160,6 +160,8 @@ export const xmlCodec: MapCodec = {
       node = compileXmlSchema(port.schema, port.api.document);
     } catch (error) {
       if (error instanceof SchemaRefError) throw new PolicyCompileError(port.path, 'unresolved-ref', error.message);
+      // A pointer whose escapes do not decode (`#/definitions/%zz`) leads nowhere either.
+      if (error instanceof URIError) throw new PolicyCompileError(port.path, 'unresolved-ref', error.message);
       throw error;
     }
     const fromRequest = variableRoot(port.variable) === 'request';
