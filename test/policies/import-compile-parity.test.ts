@@ -146,6 +146,18 @@ const gaps: Case[] = [
     rule: 'format',
   },
   {
+    what: 'a target-url of a scheme the gateway does not call (ftp:)',
+    document: one({ invoke: { 'target-url': 'ftp://files.example/x' } }),
+    path: `${at}.execute[0].invoke.target-url`,
+    rule: 'format',
+  },
+  {
+    what: 'a target-url of a scheme the gateway does not call (file:), before a request value',
+    document: one({ proxy: { 'target-url': 'file:///etc/$(request.path)' } }),
+    path: `${at}.execute[0].proxy.target-url`,
+    rule: 'format',
+  },
+  {
     what: 'a target-url whose host the request chooses',
     document: one({ invoke: { 'target-url': 'http://{host}/x' } }),
     path: `${at}.execute[0].invoke.target-url`,
