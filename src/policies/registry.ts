@@ -16,6 +16,7 @@ import { mapPolicy } from './map/index.ts';
 import { operationSwitchPolicy } from './operation-switch.ts';
 import { parsePolicy } from './parse.ts';
 import { ratelimitPolicy } from './ratelimit.ts';
+import { redactPolicy } from './redact/index.ts';
 import { setVariablePolicy } from './set-variable.ts';
 import { switchPolicy } from './switch.ts';
 import { throwPolicy } from './throw.ts';
@@ -47,6 +48,7 @@ const policies: readonly PolicyType[] = [
   userSecurityPolicy,
   activityLogPolicy,
   logPolicy,
+  redactPolicy,
 ];
 
 /** Every policy, by name (frozen; null prototype, so a block named `constructor` is unknown). */

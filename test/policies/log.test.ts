@@ -35,6 +35,7 @@ describe('policy registry', () => {
       'parse',
       'proxy',
       'ratelimit',
+      'redact',
       'set-variable',
       'switch',
       'throw',

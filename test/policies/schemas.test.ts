@@ -23,6 +23,7 @@ const expectedPolicies = [
   'jwt-validate',
   'jwt-generate',
   'user-security',
+  'redact',
 ];
 
 type Schema = Record<string, unknown>;

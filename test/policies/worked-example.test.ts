@@ -18,27 +18,27 @@ import { apiInput, makeContext } from './helpers.ts';
 
 const page = readFileSync(resolve(import.meta.dirname, '../../docs/architecture.md'), 'utf8');
 const example = page.split('### Worked example: adding a policy')[1];
-const moduleSource = /```ts\n(\/\/ src\/policies\/redact\.ts\n[^]*?)```/.exec(example ?? '')?.[1];
+const moduleSource = /```ts\n(\/\/ src\/policies\/drop-headers\.ts\n[^]*?)```/.exec(example ?? '')?.[1];
 
 // The page's module, with its imports pointed at src/policies/ (it is written for that folder).
 const folder = mkdtempSync(join(tmpdir(), 'portico-worked-example-'));
 const policies = pathToFileURL(resolve(import.meta.dirname, '../../src/policies')).href;
-writeFileSync(join(folder, 'redact.ts'), (moduleSource ?? '').replaceAll("from './", `from '${policies}/`));
-const { redactPolicy } = (await import(pathToFileURL(join(folder, 'redact.ts')).href)) as {
-  redactPolicy: PolicyType;
+writeFileSync(join(folder, 'drop-headers.ts'), (moduleSource ?? '').replaceAll("from './", `from '${policies}/`));
+const { dropHeadersPolicy } = (await import(pathToFileURL(join(folder, 'drop-headers.ts')).href)) as {
+  dropHeadersPolicy: PolicyType;
 };
-const registry: PolicyRegistry = Object.freeze({ ...policyRegistry, redact: redactPolicy });
+const registry: PolicyRegistry = Object.freeze({ ...policyRegistry, 'drop-headers': dropHeadersPolicy });
 
 describe('the worked example of docs/architecture.md', () => {
   after(() => rmSync(folder, { recursive: true, force: true }));
 
   test('the page holds the module', () => {
-    assert.ok(moduleSource, 'a ts block starting with // src/policies/redact.ts');
-    assert.equal(redactPolicy.name, 'redact');
+    assert.ok(moduleSource, 'a ts block starting with // src/policies/drop-headers.ts');
+    assert.equal(dropHeadersPolicy.name, 'drop-headers');
   });
 
   test('its block imports, compiles with its default and runs', async () => {
-    const assembly = { execute: [{ redact: { headers: ['X-Internal'] } }, { redact: {} }] };
+    const assembly = { execute: [{ 'drop-headers': { headers: ['X-Internal'] } }, { 'drop-headers': {} }] };
     assert.deepEqual(assemblyProblems(assembly, {}, [], undefined, registry), []);
     const step = compileAssembly(assembly, apiInput({}), registry);
     const ctx = makeContext();
@@ -50,8 +50,8 @@ describe('the worked example of docs/architecture.md', () => {
   });
 
   test('its check refuses the same block at import and at the gateway', () => {
-    const assembly = { execute: [{ redact: { headers: ['bad name'] } }] };
-    const path = '$.x-ibm-configuration.assembly.execute[0].redact.headers';
+    const assembly = { execute: [{ 'drop-headers': { headers: ['bad name'] } }] };
+    const path = '$.x-ibm-configuration.assembly.execute[0].drop-headers.headers';
     assert.deepEqual(
       assemblyProblems(assembly, {}, [], undefined, registry).map((p) => [p.path, p.rule]),
       [[path, 'header-name']],
@@ -67,7 +67,13 @@ describe('the worked example of docs/architecture.md', () => {
   });
 
   test('an unknown field is refused by its schema, as for every policy', () => {
-    const problems = assemblyProblems({ execute: [{ redact: { header: ['x'] } }] }, {}, [], undefined, registry);
+    const problems = assemblyProblems(
+      { execute: [{ 'drop-headers': { header: ['x'] } }] },
+      {},
+      [],
+      undefined,
+      registry,
+    );
     assert.deepEqual(
       problems.map((p) => p.rule),
       ['unknown-field'],
