@@ -44,7 +44,7 @@ export const validatePolicy: PolicyType = definePolicy<ValidateConfig>({
     schema: { type: 'object', default: {}, description: 'Inline JSON schema.' },
     'validate-against': oneOfStrings(
       ['body-param', 'response-param', 'url', 'definition', 'wsdl', 'graphql'],
-      'What the body is checked against; default: definition when a definition is named, else body-param.',
+      "What the body is checked against; default: definition (which needs `definition`; v5's `definition: request`/`response` mean body-param/response-param).",
     ),
     url: str('URL of a schema (validate-against: url).'),
     input: str('Message validated.', 'message'),
