@@ -198,7 +198,7 @@ function closingQuote(source: string, start: number): number {
 }
 
 /** JSONata's `$boolean()` casting rules. */
-function truthy(value: unknown): boolean {
+export function truthy(value: unknown): boolean {
   if (value === undefined || value === null) return false;
   if (Array.isArray(value)) return value.some(truthy);
   if (typeof value === 'string') return value.length > 0;

@@ -11,6 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parseRawBody } from '../../gateway/context.ts';
+import { truthy } from '../conditions.ts';
 import { ExpressionBudgetError, jsonataLimits } from '../jsonata-budget.ts';
 import { AssemblyError, RawBody } from '../types.ts';
 import type { FlowContext } from '../types.ts';
@@ -240,17 +241,6 @@ function matchesIndex(indexes: readonly number[], index: number, length: number)
     const floored = Math.floor(n);
     return (floored < 0 ? length + floored : floored) === index;
   });
-}
-
-/** JSONata's `$boolean()` casting rules. */
-function truthy(value: unknown): boolean {
-  if (value === undefined || value === null) return false;
-  if (Array.isArray(value)) return value.some(truthy);
-  if (typeof value === 'string') return value.length > 0;
-  if (typeof value === 'number') return value !== 0 && !Number.isNaN(value);
-  if (typeof value === 'boolean') return value;
-  if (typeof value === 'function') return false;
-  return Object.keys(value as object).length > 0;
 }
 
 /** Locations without repeats (one holder and key once), in the order found. */
