@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import pino from 'pino';
+import { GatewayContext, emptyMessage } from '../../src/gateway/context.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { assemblyProblems } from '../../src/policies/check-assembly.ts';
 import { policyRegistry } from '../../src/policies/registry.ts';
@@ -243,6 +245,53 @@ describe('redact: content it cannot redact raises RedactionError (500), never pa
         (error as AssemblyError & { code?: string }).code === 'GW_EXPRESSION_BUDGET',
     );
   });
+});
+
+describe('redact: what every request shares is never changed by one request', () => {
+  // The snapshot's `api` tree and a parameter's default value are one object for every request of
+  // the operation (gateway/context.ts freezes them): a path into them must not reach the next call.
+  const shared = { name: 'shared-api', properties: { secret: 's3cret' }, operation: { id: 'op', path: '/' } };
+  const defaults = { filter: { password: 'default-pass', page: 1 } };
+  const contextOf = () =>
+    new GatewayContext({
+      request: {
+        verb: 'POST',
+        uri: 'http://127.0.0.1/org/sandbox/api/',
+        path: '/',
+        search: '',
+        headers: {},
+        parameters: { filter: defaults.filter },
+        body: undefined,
+        'content-type': '',
+      },
+      message: emptyMessage(),
+      api: shared,
+      properties: {},
+      log: pino({ level: 'silent' }),
+      operation: { id: 'op', path: '/', verb: 'POST' },
+      signal: new AbortController().signal,
+    });
+
+  for (const [what, redaction] of [
+    ['remove api.name', { action: 'remove', path: 'api.name' }],
+    ['redact api.properties.secret', { path: 'api.properties.secret' }],
+    ['remove the whole api.properties', { action: 'remove', path: 'api.properties' }],
+    ['redact a parameter default', { path: 'request.parameters.filter.password' }],
+    ['remove every field of a parameter default', { action: 'remove', path: 'request.parameters.filter.*' }],
+  ] as Array<[string, Redaction]>) {
+    test(`${what}: RedactionError, and the next request sees the shared value unchanged`, async () => {
+      await assert.rejects(
+        compile({ execute: [redact([redaction])] })(contextOf()),
+        (error: unknown) => error instanceof AssemblyError && error.errorName === 'RedactionError',
+      );
+      const next = contextOf();
+      assert.equal(next.get('api.name'), 'shared-api');
+      assert.equal(next.get('api.properties.secret'), 's3cret');
+      assert.deepEqual(next.get('request.parameters.filter'), { password: 'default-pass', page: 1 });
+      assert.deepEqual(shared.properties, { secret: 's3cret' });
+      assert.deepEqual(defaults.filter, { password: 'default-pass', page: 1 });
+    });
+  }
 });
 
 describe('redact: refused at import, and by the gateway the same way', () => {
