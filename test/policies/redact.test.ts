@@ -281,7 +281,9 @@ describe('redact: what every request shares is never changed by one request', ()
   ] as Array<[string, Redaction]>) {
     test(`${what}: RedactionError, and the next request sees the shared value unchanged`, async () => {
       await assert.rejects(
-        compile({ execute: [redact([redaction])] })(contextOf()),
+        async () => {
+          await compile({ execute: [redact([redaction])] })(contextOf());
+        },
         (error: unknown) => error instanceof AssemblyError && error.errorName === 'RedactionError',
       );
       const next = contextOf();
