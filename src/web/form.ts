@@ -42,6 +42,8 @@ export function formErrorMessage(error: unknown): string {
 }
 
 const labels: Record<string, string> = {
+  username: 'Username',
+  role: 'Role',
   email: 'Email',
   password: 'Password',
   newPassword: 'New password',

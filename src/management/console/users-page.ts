@@ -6,9 +6,9 @@
  * refusal is shown on the page in the services' own words.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PorticoError } from '../../errors.ts';
+import type { PorticoError } from '../../errors.ts';
 import { csrfField, notice, table, when } from '../../web/components.ts';
-import { formField, queryField } from '../../web/form.ts';
+import { formErrorMessage, formField, queryField } from '../../web/form.ts';
 import { html } from '../../web/html.ts';
 import type { SafeHtml } from '../../web/html.ts';
 import { passwordRules } from '../../services/account-rules.ts';
@@ -28,8 +28,7 @@ const done: Record<string, string> = {
 };
 
 /** The add form's inputs, as the services' MGMT_VALIDATION and MGMT_CONFLICT name them. */
-const addInputs: Record<string, string> = { username: 'Username', email: 'Email', password: 'Password', role: 'Role' };
-const shownCodes = ['MGMT_VALIDATION', 'MGMT_CONFLICT', 'MGMT_FORBIDDEN'];
+const addInputs = new Set(['username', 'email', 'password', 'role']);
 
 interface AddValues {
   username: string;
@@ -47,14 +46,12 @@ interface Problem {
 /** A refused submission shown again: the add form as written, or a notice about one user. */
 type Refused = { add: AddValues; problem: Problem } | { username: string; action: string; problem: Problem };
 
-/** The problem a refused change shows; errors that are not the user's to fix are rethrown. */
+/** The problem a refused change shows (web/form.ts's message); errors that are not the user's to fix are rethrown. */
 function problemOf(error: unknown): Problem {
-  if (!(error instanceof PorticoError) || !shownCodes.includes(error.code)) throw error;
-  const field = String(error.params.field ?? '');
-  const input = Object.hasOwn(addInputs, field) ? field : '';
-  const message =
-    error.code === 'MGMT_VALIDATION' ? `${addInputs[field] ?? field} ${String(error.params.reason)}` : error.message;
-  return { input, message, status: error.status };
+  const message = formErrorMessage(error);
+  const { params, status } = error as PorticoError;
+  const field = String(params.field ?? '');
+  return { input: addInputs.has(field) ? field : '', message, status };
 }
 
 /** The add form's problem as a sentence (its messages start with a field label or a lower-case word, never a name). */
