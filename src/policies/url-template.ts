@@ -224,6 +224,12 @@ function parseTarget(text: string): URL {
   }
 }
 
+/** A scheme the template itself writes (not one a value brings per request) is known now: http(s) only. */
+function requireHttp(url: URL, expanded: string): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`target-url "${expanded}" is a ${url.protocol} URL; the gateway calls http and https URLs only`);
+}
+
 /**
  * Compiles a target URL. `properties` are substituted now; every other value is read per
  * request and inserted by its position (see the file's comment). Throws when the template's
@@ -239,6 +245,7 @@ export function compileUrlTemplate(template: string, properties: Record<string, 
   refuseRequestChosenHost(expanded, parts);
   const constant = parts.every((p) => p.kind === 'literal');
   if (constant) {
+    requireHttp(new URL(expanded), expanded);
     return { template: expanded, parts, constant, resolve: () => new URL(expanded) };
   }
   // The base: everything before the first value in the path or query. Known now unless a
@@ -257,6 +264,7 @@ export function compileUrlTemplate(template: string, properties: Record<string, 
     } catch {
       throw new Error(`target-url "${expanded}" does not start with an absolute URL`);
     }
+    requireHttp(fixedBase, expanded);
   }
   const firstPathLabel = baseEnd < parts.length ? (parts[baseEnd] as Dynamic).label : 'the target URL';
 

@@ -152,6 +152,12 @@ const gaps: Case[] = [
     rule: 'format',
   },
   {
+    what: 'a target-url of a scheme the gateway does not call, after a space the URL parser drops',
+    document: one({ invoke: { 'target-url': ' ftp://files.example/x' } }),
+    path: `${at}.execute[0].invoke.target-url`,
+    rule: 'format',
+  },
+  {
     what: 'a target-url of a scheme the gateway does not call (file:), before a request value',
     document: one({ proxy: { 'target-url': 'file:///etc/$(request.path)' } }),
     path: `${at}.execute[0].proxy.target-url`,

@@ -208,9 +208,8 @@ export function compileInvoke(
     // Nobody would read the answer: the backend is not called (a flow that waited on an earlier
     // step ends before this one; a catch or finally block may still reach it).
     if (ctx.consumerGone) throw new ConsumerClosedError({ policy: title });
+    // http(s) only: a written scheme is checked at compile, one a value brings by the template (url-template.ts).
     const parsed = targetOf(ctx);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-      throw fail('ConnectionError', `unsupported protocol ${parsed.protocol}`, 502);
 
     const message = ctx.message;
     // Own fields only, into an object without a prototype: an inherited or `__proto__` key
