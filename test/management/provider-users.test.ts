@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestPlatform } from '../helpers/platform.ts';
+import { adminPassword, startTestPlatform } from '../helpers/platform.ts';
 import type { TestPlatform } from '../helpers/platform.ts';
 import { WebClient } from '../helpers/web-client.ts';
 import { findProviderUser } from '../../src/store/orgs.ts';
@@ -260,5 +260,25 @@ describe('provider users', () => {
     const ourDeletes = await t.call('DELETE', '/api/users/rival-dev');
     assert.equal(ourDeletes.status, 404);
     assert.equal((await t.call('GET', '/api/users', undefined, rivalToken)).body.length, 2);
+  });
+});
+
+describe('PORTICO_API_TOKEN_MAX_DAYS below the default lifetime', () => {
+  let t: TestPlatform;
+  before(async () => {
+    t = await startTestPlatform({ role: 'management', env: { PORTICO_API_TOKEN_MAX_DAYS: '7' } });
+  });
+  after(() => t?.close());
+
+  test('caps the default (30 days becomes 7) and what a sign-in may ask', async () => {
+    const signIn = (extra: Record<string, unknown>) =>
+      t.call('POST', '/api/login', { username: 'admin', password: adminPassword, ...extra }, null);
+    const plain = await signIn({});
+    assert.equal(plain.status, 200);
+    const days = (Date.parse(plain.body.expiresAt) - Date.now()) / 86_400_000;
+    assert.ok(Math.abs(days - 7) < 0.01, `default ${days} days`);
+    const tooLong = await signIn({ expiresInDays: 8 });
+    assert.equal(tooLong.status, 400);
+    assert.equal(tooLong.body.error.field, 'expiresInDays');
   });
 });

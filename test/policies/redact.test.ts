@@ -10,7 +10,7 @@ import { GatewayContext, emptyMessage } from '../../src/gateway/context.ts';
 import { compileAssembly } from '../../src/gateway/flow.ts';
 import { assemblyProblems } from '../../src/policies/check-assembly.ts';
 import { policyRegistry } from '../../src/policies/registry.ts';
-import { maxRedactDepth } from '../../src/policies/redact/select.ts';
+import { maxRedactDepth, maxRedactVisits } from '../../src/policies/redact/select.ts';
 import { AssemblyError, PolicyCompileError, RawBody } from '../../src/policies/types.ts';
 import { apiInput, compile, makeContext } from './helpers.ts';
 
@@ -233,6 +233,21 @@ describe('redact: content it cannot redact raises RedactionError (500), never pa
       async () => compile({ execute: [redact([{ path: '**.password' }], 'message.body')] })(ctx),
       (error: unknown) => error instanceof AssemblyError && error.errorName === 'RedactionError',
     );
+  });
+
+  test(`a walk over more than ${maxRedactVisits} values is refused, and the body is left as it was`, async () => {
+    // Wide, not deep: 2,001 lists of 2,001 numbers, and one password the walk would reach last.
+    const wide: unknown[] = Array.from({ length: 2001 }, () => new Array<number>(2001).fill(0));
+    wide.push({ password: 'p' });
+    const ctx = makeContext({ message: { body: { wide } } });
+    await assert.rejects(
+      async () => compile({ execute: [redact([{ path: '**.password' }], 'message.body')] })(ctx),
+      (error: unknown) =>
+        error instanceof AssemblyError &&
+        error.errorName === 'RedactionError' &&
+        /more than 4000000/.test(error.message),
+    );
+    assert.deepEqual(wide.at(-1), { password: 'p' }, 'nothing redacted half way');
   });
 
   test('a predicate run over more values than the JSONata budget allows stops with GW_EXPRESSION_BUDGET', async () => {
