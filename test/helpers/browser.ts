@@ -4,7 +4,8 @@
  * and a provider take (sign in, create an app, subscribe), plus axe-core checks and
  * screenshots. The demo's acceptance test reuses these.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
@@ -174,10 +175,29 @@ export interface AxeFinding {
   nodes: string[];
 }
 
-/** axe-core's serious and critical findings on the page as it is now. */
+/** axe-core's own build, injected into a page once per document. */
+const requireHere = createRequire(import.meta.url);
+const axeSource = readFileSync(requireHere.resolve('axe-core/axe.min.js'), 'utf8');
+const { version: axeVersion } = requireHere('axe-core/package.json') as { version: string };
+
+interface AxeViolation {
+  id: string;
+  impact?: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+/**
+ * axe-core's serious and critical findings on the page as it is now: every rule axe enables by
+ * default, run in the page's own document. axe-core is injected once per document (through
+ * the DevTools protocol, which the portal's Content-Security-Policy does not govern) and run with
+ * `resultTypes: ['violations']`: ~0.3 s a run here, against ~2 s for `AxeBuilder.analyze()`,
+ * which injects axe again at every call and finishes each run in a new page so that it can merge
+ * the results of frames. A page with frames still goes through `AxeBuilder`.
+ */
 export async function seriousAccessibilityFindings(page: Page): Promise<AxeFinding[]> {
-  const results = await new AxeBuilder({ page }).analyze();
-  return results.violations
+  const violations = page.frames().length > 1 ? await analyzeWithFrames(page) : await analyzeDocument(page);
+  return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({
       id: v.id,
@@ -185,6 +205,27 @@ export async function seriousAccessibilityFindings(page: Page): Promise<AxeFindi
       help: v.help,
       nodes: v.nodes.map((n) => n.target.join(' ')),
     }));
+}
+
+async function analyzeDocument(page: Page): Promise<AxeViolation[]> {
+  type AxeWindow = {
+    axe?: { version: string; run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> };
+  };
+  const present = await page.evaluate((version) => (window as AxeWindow).axe?.version === version, axeVersion);
+  if (!present) await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const results = await (window as AxeWindow).axe!.run(document, { resultTypes: ['violations'] });
+    return results.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target })),
+    }));
+  });
+}
+
+async function analyzeWithFrames(page: Page): Promise<AxeViolation[]> {
+  return (await new AxeBuilder({ page }).analyze()).violations;
 }
 
 const screenshotDir = join(process.cwd(), 'test-artifacts', 'screenshots');
