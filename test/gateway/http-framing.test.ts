@@ -105,6 +105,7 @@ function exchangeRaw(gateway: string, bytes: Buffer | string, answers = 1): Prom
     const socket = connect(Number(port), hostname, () => socket.write(bytes));
     let text = '';
     const done = () => {
+      clearTimeout(giveUp);
       socket.destroy();
       resolve(text);
     };
@@ -116,7 +117,7 @@ function exchangeRaw(gateway: string, bytes: Buffer | string, answers = 1): Prom
     });
     socket.on('end', done);
     socket.on('error', reject);
-    setTimeout(done, 5000);
+    const giveUp = setTimeout(done, 5000);
   });
 }
 

@@ -89,6 +89,7 @@ function startGatewayProcess(databaseUrl: string, dataDir: string): Promise<{ ch
       PORTICO_GATEWAY_PORT: '0',
       PORTICO_DATA_DIR: dataDir,
       PORTICO_LOG_LEVEL: 'warn',
+      PORTICO_DRAIN_SECONDS: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -115,7 +116,11 @@ describe('two gateway processes sharing Redis', () => {
     t = await startTestDemo({ PORTICO_REDIS_URL: redisUrl });
   });
   after(async () => {
+    const exits = children
+      .filter((child) => child.exitCode === null && child.signalCode === null)
+      .map((child) => new Promise((resolve) => child.once('exit', resolve)));
     for (const child of children) child.kill('SIGTERM');
+    await Promise.all(exits);
     await t.close();
   });
 

@@ -113,16 +113,20 @@ export async function slowUpload(
   const connection = await RawConnection.open(url);
   connection.write(head);
   const writer = setInterval(() => connection.write(piece()), 50);
+  let waiting: ReturnType<typeof setTimeout> | undefined;
   try {
     const answered = await connection.until(/HTTP\/1\.1 \d{3} [^]*\r\n\r\n/, 10_000);
     const closed = await Promise.race([
       connection.closed,
-      new Promise<undefined>((resolve) => setTimeout(resolve, waitCloseMs)),
+      new Promise<undefined>((resolve) => {
+        waiting = setTimeout(() => resolve(undefined), waitCloseMs);
+      }),
     ]);
     const closedAfterMs = closed === undefined ? Number.POSITIVE_INFINITY : closed - answered;
     return { answer: connection.received, closedAfterMs };
   } finally {
     clearInterval(writer);
+    clearTimeout(waiting);
     connection.destroy();
   }
 }
