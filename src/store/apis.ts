@@ -1,6 +1,8 @@
 /** API definitions of a provider organization (the draft space). */
+import { sql } from 'kysely';
 import type { Db } from './store.ts';
 import type { ApiRow, ApiState } from './schema.ts';
+import { readIn } from './in-lists.ts';
 import { newId, now } from './secrets.ts';
 
 export interface NewApi {
@@ -70,36 +72,38 @@ export function findApiById(db: Db, id: string): Promise<ApiRow | undefined> {
   return db.selectFrom('apis').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** The APIs with these ids, in one statement, by id (an id naming none is not a key). */
+/** The APIs with these ids, by id (an id naming none is not a key); one statement per {@link inListMax} ids. */
 export async function findApisByIds(db: Db, ids: readonly string[]): Promise<Map<string, ApiRow>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('apis')
-    .selectAll()
-    .where('id', 'in', [...new Set(ids)])
-    .execute();
+  const rows = await readIn(ids, (slice) => db.selectFrom('apis').selectAll().where('id', 'in', slice).execute());
   return new Map(rows.map((row) => [row.id, row]));
 }
 
 /**
- * The org's APIs with these names and versions, in one statement: one entry per ref, in their
- * order, undefined for a ref naming none. Read by name and by version, each pair kept in memory
- * (no OR of pairs: SQLite bounds an expression's depth).
+ * The org's APIs with these names and versions: one entry per ref, in their order, undefined for
+ * a ref naming none. Read by pairs (`(name, version) in (values …)`: a list of names and a list
+ * of versions had SQLite probe every combination, minutes for 30,000 refs); one statement per
+ * {@link inListMax} values (two a ref).
  */
 export async function findApisByNames(
   db: Db,
   orgId: string,
   refs: ReadonlyArray<{ name: string; version: string }>,
 ): Promise<Array<ApiRow | undefined>> {
-  if (refs.length === 0) return [];
-  const rows = await db
-    .selectFrom('apis')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('name', 'in', [...new Set(refs.map((ref) => ref.name))])
-    .where('version', 'in', [...new Set(refs.map((ref) => ref.version))])
-    .execute();
   const key = (api: { name: string; version: string }) => JSON.stringify([api.name, api.version]);
+  const pairs = new Map(refs.map((ref) => [key(ref), ref]));
+  const rows = await readIn(
+    pairs.values(),
+    (slice) => {
+      const values = sql.join(slice.map((ref) => sql`(${ref.name}, ${ref.version})`));
+      return db
+        .selectFrom('apis')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where(sql<boolean>`(name, version) in (values ${values})`)
+        .execute();
+    },
+    2,
+  );
   const byRef = new Map(rows.map((row) => [key(row), row]));
   return refs.map((ref) => byRef.get(key(ref)));
 }

@@ -1,6 +1,7 @@
 /** Products in a catalog, their plans and the APIs they bundle. */
 import type { Db } from './store.ts';
 import type { PlanRow, ProductRow, ProductState, Visibility } from './schema.ts';
+import { rowsPerInsert } from './in-lists.ts';
 import { newId, now } from './secrets.ts';
 
 export interface PlanInput {
@@ -62,10 +63,11 @@ export async function upsertProduct(db: Db, input: ProductInput): Promise<{ prod
     await db.insertInto('products').values(product).execute();
   }
   await db.deleteFrom('product_apis').where('product_id', '=', product.id).execute();
-  if (input.apis.length > 0) {
+  const links = input.apis.map((a) => ({ product_id: product.id, api_id: a.apiId, api_key: a.key }));
+  for (let start = 0, size = rowsPerInsert(3); start < links.length; start += size) {
     await db
       .insertInto('product_apis')
-      .values(input.apis.map((a) => ({ product_id: product.id, api_id: a.apiId, api_key: a.key })))
+      .values(links.slice(start, start + size))
       .execute();
   }
   await replacePlans(db, product.id, input.plans);

@@ -1,6 +1,7 @@
 /** Sessions of the console and the portal, and the CLI's API tokens; only token hashes are stored. */
 import { sql } from 'kysely';
 import type { Db } from './store.ts';
+import { readIn } from './in-lists.ts';
 import type { Session, SessionKind } from './schema.ts';
 import { hashToken, newToken, now } from './secrets.ts';
 
@@ -96,7 +97,7 @@ export async function deleteUserSessions(db: Db, userId: string, which: UserSess
     sessions = sessions.where((eb) => eb(eb.fn('substr', ['id', sql.lit(1), sql.lit(prefix.length)]), '=', prefix));
   if (which.keepId !== undefined) sessions = sessions.where('id', '<>', which.keepId);
   const ended = (await sessions.returning('id').execute()).map((row) => row.id);
-  if (ended.length > 0) await db.deleteFrom('session_values').where('session_id', 'in', ended).execute();
+  await readIn(ended, (ids) => db.deleteFrom('session_values').where('session_id', 'in', ids).execute());
   return ended.length;
 }
 

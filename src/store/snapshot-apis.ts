@@ -9,6 +9,7 @@
  * `DocumentsNotRead`).
  */
 import { changeKinds } from './changes.ts';
+import { readIn } from './in-lists.ts';
 import type { ApiRow } from './schema.ts';
 import type { Db } from './store.ts';
 
@@ -60,7 +61,9 @@ export async function loadApis(
     [...catalogsOf.get(api.id)!].every((catalogId) => compiled.get(`${catalogId}|${api.id}`) === api.updated_at);
   const unread = apis.filter((api) => !reused(api)).map((api) => api.id);
   if (unread.length === 0) return apis;
-  const documents = await db.selectFrom('apis').select(['id', 'document']).where('id', 'in', unread).execute();
+  const documents = await readIn(unread, (ids) =>
+    db.selectFrom('apis').select(['id', 'document']).where('id', 'in', ids).execute(),
+  );
   const documentOf = new Map(documents.map((row) => [row.id, row.document]));
   for (const api of apis) api.document = documentOf.get(api.id);
   return apis;

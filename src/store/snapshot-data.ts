@@ -30,6 +30,7 @@ import type {
 import { loadCatalogProviders, loadKeys, loadRevocations } from './oauth.ts';
 import { changeKinds, latestChange } from './changes.ts';
 import { loadCatalogRegistries } from './user-registries.ts';
+import { readIn } from './in-lists.ts';
 import { wholly } from '../time-slices.ts';
 import type { TimeSlices } from '../time-slices.ts';
 import { compileInputsChanged, loadApis } from './snapshot-apis.ts';
@@ -256,9 +257,13 @@ export async function loadSnapshotData(
     return { change, catalogs, products, ...none, userRegistries: [], oauth: await loadOAuth(db) };
   }
   await slices.pause();
-  const plans = await db.selectFrom('plans').selectAll().where('product_id', 'in', productIds).execute();
+  const plans = await readIn(productIds, (ids) =>
+    db.selectFrom('plans').selectAll().where('product_id', 'in', ids).execute(),
+  );
   await slices.pause();
-  const productApis = await db.selectFrom('product_apis').selectAll().where('product_id', 'in', productIds).execute();
+  const productApis = await readIn(productIds, (ids) =>
+    db.selectFrom('product_apis').selectAll().where('product_id', 'in', ids).execute(),
+  );
   await slices.pause();
   const compiled = compileInputsChanged(since.changes) ? undefined : base?.compiled;
   const apis = await loadApis(db, products, productApis, compiled);
@@ -283,7 +288,7 @@ export async function loadSnapshotData(
             slices,
             (row) => row.id,
           )
-        : await live.where('product_id', 'in', wanted).execute();
+        : await readIn(wanted, (ids) => live.where('product_id', 'in', ids).execute());
   await slices.pause();
   const appsOf = scope.apps;
   const appIds = appsOf === 'all' ? [] : [...appsOf];
@@ -310,7 +315,7 @@ export async function loadSnapshotData(
           slices,
           (row) => row.id,
         )
-      : await appRows.where('apps.id', 'in', appIds).execute();
+      : await readIn(appIds, (ids) => appRows.where('apps.id', 'in', ids).execute());
   await slices.pause();
   const credentials = !readsApps
     ? []
@@ -321,7 +326,7 @@ export async function loadSnapshotData(
           slices,
           (row) => row.client_id,
         )
-      : await credentialRows.where('app_id', 'in', appIds).execute();
+      : await readIn(appIds, (ids) => credentialRows.where('app_id', 'in', ids).execute());
   return {
     change,
     catalogs,
