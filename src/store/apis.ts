@@ -108,8 +108,21 @@ export async function findApisByNames(
   return refs.map((ref) => byRef.get(key(ref)));
 }
 
-export function listApis(db: Db, orgId: string): Promise<ApiRow[]> {
-  return db.selectFrom('apis').selectAll().where('org_id', '=', orgId).orderBy('name').orderBy('version').execute();
+/** An API as its org's list shows it: everything but the document and its attachments. */
+export type ApiListRow = Omit<ApiRow, 'document' | 'attachments'>;
+
+/**
+ * The org's APIs by name and version, without their documents (each may hold 10 MiB; the list is
+ * read by every console page that names the org's APIs).
+ */
+export function listApis(db: Db, orgId: string): Promise<ApiListRow[]> {
+  return db
+    .selectFrom('apis')
+    .select(['id', 'org_id', 'name', 'version', 'title', 'base_path', 'state', 'created_at', 'updated_at'])
+    .where('org_id', '=', orgId)
+    .orderBy('name')
+    .orderBy('version')
+    .execute();
 }
 
 export async function setApiState(db: Db, id: string, state: ApiState): Promise<void> {

@@ -189,6 +189,33 @@ for (const backend of storeBackends) {
       assert.deepEqual(await listApis(t.store.db, org.id), []);
     });
 
+    test("an org's API list carries no documents: each may hold 10 MiB, and the list is read on every console page", async () => {
+      const org = await createOrg(t.store.db, { name: 'list-org', title: 'L' });
+      const document = { swagger: '2.0', info: { title: 'Big', version: '1.0.0' }, 'x-padding': 'p'.repeat(100_000) };
+      for (const name of ['b-api', 'a-api']) {
+        await insertApi(t.store.db, {
+          orgId: org.id,
+          name,
+          version: '1.0.0',
+          title: name,
+          basePath: `/${name}`,
+          document,
+        });
+      }
+      const listed = await listApis(t.store.db, org.id);
+      assert.deepEqual(
+        listed.map((api) => [api.name, api.base_path, api.state]),
+        [
+          ['a-api', '/a-api', 'offline'],
+          ['b-api', '/b-api', 'offline'],
+        ],
+      );
+      for (const api of listed) {
+        assert.equal('document' in api, false);
+        assert.equal('attachments' in api, false);
+      }
+    });
+
     test('re-publishing a product keeps plan ids and subscriptions; a dropped plan cancels its subscriptions', async () => {
       const org = await createOrg(t.store.db, { name: 'prod-org', title: 'P' });
       const catalog = await createCatalog(t.store.db, { orgId: org.id, name: 'sandbox', title: 'Sandbox' });
