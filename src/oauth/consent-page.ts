@@ -65,6 +65,7 @@ export function errorPage(message: string): string {
     <html lang="en">
       <head>
         <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>Authorization failed</title>
       </head>
       <body>

@@ -1,0 +1,78 @@
+/**
+ * The console pages no other walk reads in a browser — the sign-in page, the APIs list, the
+ * consumer organizations, the user registries and one logged call's payload — in Debian's
+ * Chromium against the demo platform (with its own traffic in the analytics), at 1280 and
+ * 375 px: no serious or critical axe-core findings, no sideways scroll, nothing the page's
+ * Content-Security-Policy refused.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { demo } from '../../src/cli/demo.ts';
+import {
+  consoleSignIn,
+  launchChromium,
+  screenshot,
+  seriousAccessibilityFindings,
+  startPortalDemo,
+} from '../helpers/browser.ts';
+import type { RunningDemo } from '../helpers/browser.ts';
+
+let running: RunningDemo;
+let browser: Browser;
+
+before(async () => {
+  running = await startPortalDemo();
+  browser = await launchChromium();
+  // One logged call, so that the analytics list links to a call's page.
+  const answer = await fetch(`${running.gateway}/${demo.org}/${demo.catalog}/logistics/shipping?zip=90210`, {
+    headers: { 'X-IBM-Client-Id': 'nobody' },
+  });
+  await answer.arrayBuffer();
+});
+
+after(async () => {
+  await browser?.close();
+  await running?.close();
+});
+
+for (const width of [1280, 375]) {
+  test(`at ${width} px: console sign-in, APIs, consumers, user registries and a call's page`, async () => {
+    const context = await browser.newContext({ viewport: { width, height: 800 } });
+    const page = await context.newPage();
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
+    const check = async (name: string) => {
+      assert.deepEqual(await seriousAccessibilityFindings(page), [], `${name} at ${width} px`);
+      const scrollWidth = await page.evaluate(() => document.scrollingElement!.scrollWidth);
+      assert.ok(scrollWidth <= width, `${name} is ${scrollWidth} px wide at ${width} px`);
+    };
+    await page.goto(`${running.management}/console/sign-in`);
+    await check('sign-in');
+    await consoleSignIn(page, running.management, demo.provider.username, demo.provider.password);
+    for (const [path, heading] of [
+      ['/console/apis', 'APIs'],
+      ['/console/consumers', 'Consumer organizations'],
+      ['/console/user-registries', 'User registries'],
+    ]) {
+      await page.goto(`${running.management}${path}`);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      assert.match(
+        (await page.getByRole('heading', { level: 1 }).first().textContent()) ?? '',
+        new RegExp(heading, 'i'),
+      );
+      await check(path);
+    }
+    await page.goto(`${running.management}/console/analytics`);
+    const call = page.locator('a[href*="/console/analytics/events/"]').first();
+    await call.waitFor();
+    await call.click();
+    await page.waitForURL(/\/console\/analytics\/events\//);
+    await check('a call');
+    await screenshot(page, `console-call-${width}`);
+    assert.deepEqual(refused, []);
+    await context.close();
+  });
+}
