@@ -64,7 +64,11 @@ export async function startPlatform(
   const bus = new ChangeBus();
   // One limiter for every sign-in (portal, console, `POST /api/login`), so none is a way around another.
   const signInLimiter = new SignInLimiter();
-  const services = new ProviderServices(store, bus, signInLimiter);
+  const consumerLimits = {
+    appsPerConsumerOrg: settings.maxAppsPerConsumerOrg,
+    credentialsPerApp: settings.maxCredentialsPerApp,
+  };
+  const services = new ProviderServices(store, bus, signInLimiter, consumerLimits);
   const closers: Array<() => Promise<void>> = [];
   // Stopped last (closers run in reverse): the worker that parses large API imports.
   configureApiParseWorker({ memoryMb: settings.importMemoryMb });
@@ -77,7 +81,7 @@ export async function startPlatform(
   }
   const portalUrl = () => settings.portalPublicUrl ?? urls.portal ?? '';
   const accountMail = { mailer, limiter: new MailLimiter(), portalUrl };
-  const consumerServices = new ConsumerServices(store, bus, signInLimiter, accountMail);
+  const consumerServices = new ConsumerServices(store, bus, signInLimiter, accountMail, consumerLimits);
   let gateway: Gateway | undefined;
   let management: FastifyInstance | undefined;
   let portal: FastifyInstance | undefined;

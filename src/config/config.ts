@@ -95,6 +95,10 @@ export interface Settings {
   sessionIdleMinutes: number;
   /** The longest lifetime a management API token may ask for at sign-in (`expiresInDays`). */
   apiTokenMaxDays: number;
+  /** The most apps a consumer organization may have. */
+  maxAppsPerConsumerOrg: number;
+  /** The most credential pairs an app may have. */
+  maxCredentialsPerApp: number;
   /** SMTP server for account email, `smtp://` or `smtps://` with optional `user:password@`; none: no mail. */
   smtpUrl: string | undefined;
   /** The From address of account email. */
@@ -197,6 +201,8 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Settings
     sessionTtlMs: integer(env, 'PORTICO_SESSION_TTL_MS', 8 * 3600 * 1000, 60_000),
     sessionIdleMinutes: integer(env, 'PORTICO_SESSION_IDLE_MINUTES', 60, 1, 7 * 24 * 60),
     apiTokenMaxDays: integer(env, 'PORTICO_API_TOKEN_MAX_DAYS', 90, 1, 3650),
+    maxAppsPerConsumerOrg: integer(env, 'PORTICO_MAX_APPS_PER_CONSUMER_ORG', 100, 1, 100_000),
+    maxCredentialsPerApp: integer(env, 'PORTICO_MAX_CREDENTIALS_PER_APP', 10, 1, 1000),
     smtpUrl: smtpUrl(env),
     mailFrom: mailFrom(env),
     portalPublicUrl: publicUrl(env, 'PORTICO_PORTAL_URL'),

@@ -24,7 +24,8 @@ import type { Visitor } from './consumer/catalog.ts';
 import * as subscriptions from './consumer/subscriptions.ts';
 import type { NewSubscription } from './consumer/subscriptions.ts';
 import * as usage from './consumer/usage.ts';
-import type { ServiceContext } from './service-context.ts';
+import { defaultConsumerLimits } from './service-context.ts';
+import type { ConsumerLimits, ServiceContext } from './service-context.ts';
 import { MailLimiter } from './mail-limiter.ts';
 import { SessionService } from './sessions.ts';
 
@@ -40,6 +41,7 @@ export class ConsumerServices implements ServiceContext {
     readonly signInLimiter: SignInLimiter = new SignInLimiter(),
     /** Account email; without a mailer, new accounts stay unverified (no mail is sent). */
     readonly mail: AccountMail = { mailer: undefined, limiter: new MailLimiter(), portalUrl: () => '' },
+    readonly consumerLimits: ConsumerLimits = defaultConsumerLimits,
   ) {
     this.sessions = new SessionService(store);
   }

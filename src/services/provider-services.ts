@@ -26,7 +26,8 @@ import * as products from './provider/products.ts';
 import * as providerUsers from './provider/provider-users.ts';
 import type { Actor, NewProviderUser } from './provider/provider-users.ts';
 import type { ProductInput } from './provider/products.ts';
-import type { ServiceContext } from './service-context.ts';
+import { defaultConsumerLimits } from './service-context.ts';
+import type { ConsumerLimits, ServiceContext } from './service-context.ts';
 import { SessionService } from './sessions.ts';
 
 export { allowedProductTransitions } from './provider/products.ts';
@@ -45,6 +46,7 @@ export class ProviderServices implements ServiceContext {
     readonly store: Store,
     readonly bus: ChangeBus = new ChangeBus(),
     readonly signInLimiter: SignInLimiter = new SignInLimiter(),
+    readonly consumerLimits: ConsumerLimits = defaultConsumerLimits,
   ) {
     this.sessions = new SessionService(store);
   }

@@ -11,7 +11,19 @@ export interface ServiceContext {
   readonly bus: ChangeBus;
   /** One limiter for every sign-in (portal, console, `POST /api/login`), so none is a way around another. */
   readonly signInLimiter: SignInLimiter;
+  /** How much a consumer organization may hold; {@link defaultConsumerLimits} when not given. */
+  readonly consumerLimits?: ConsumerLimits;
 }
+
+/** How much a consumer organization may hold: each app and credential is a client id in every gateway's snapshot. */
+export interface ConsumerLimits {
+  /** `PORTICO_MAX_APPS_PER_CONSUMER_ORG` */
+  appsPerConsumerOrg: number;
+  /** `PORTICO_MAX_CREDENTIALS_PER_APP` */
+  credentialsPerApp: number;
+}
+
+export const defaultConsumerLimits: ConsumerLimits = { appsPerConsumerOrg: 100, credentialsPerApp: 10 };
 
 /** Runs `work` as one announced change (see `commitChange`), naming what it touched where known. */
 export function change<T>(

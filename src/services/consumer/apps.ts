@@ -4,7 +4,8 @@ import { recordDeleted } from '../../store/changes.ts';
 import * as consumers from '../../store/consumers.ts';
 import type { Db } from '../../store/store.ts';
 import type { App, PortalUser } from '../../store/schema.ts';
-import { change, notFound } from '../service-context.ts';
+import { countApps, countCredentials, lockApp, lockConsumerOrg } from '../../store/consumer-limits.ts';
+import { change, defaultConsumerLimits, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 
 /** What an app is created with. */
@@ -24,6 +25,12 @@ export function createApp(context: ServiceContext, consumerOrgId: string, input:
     context,
     'app',
     async (trx) => {
+      await lockConsumerOrg(trx, context.store.dialect, consumerOrgId);
+      const most = (context.consumerLimits ?? defaultConsumerLimits).appsPerConsumerOrg;
+      if ((await countApps(trx, consumerOrgId)) >= most) {
+        const reason = `the organization has ${most} apps, the most allowed: delete one to create another`;
+        throw new PorticoError('MGMT_CONFLICT', { reason });
+      }
       const app = await consumers.createApp(trx, { consumerOrgId, title, description });
       const issued = await consumers.addCredential(trx, app.id, 'Default credentials');
       return { app, credential: issued.credential, clientSecret: issued.clientSecret };
@@ -59,10 +66,22 @@ export async function deleteApp(context: ServiceContext, consumerOrgId: string, 
   await change(context, 'app-delete', deleteApp, appId);
 }
 
-/** Adds a second credential pair (rotation without downtime); the secret is returned once. */
+/**
+ * Adds a credential pair (rotation without downtime), up to the app's limit; the secret is
+ * returned once.
+ */
 export async function addCredential(context: ServiceContext, consumerOrgId: string, appId: string, description = '') {
   await app(context, consumerOrgId, appId);
-  return change(context, 'credential', (trx) => consumers.addCredential(trx, appId, description), appId);
+  const add = async (trx: Db) => {
+    await lockApp(trx, context.store.dialect, appId);
+    const most = (context.consumerLimits ?? defaultConsumerLimits).credentialsPerApp;
+    if ((await countCredentials(trx, appId)) >= most) {
+      const reason = `the app has ${most} credentials, the most allowed: delete one to add another`;
+      throw new PorticoError('MGMT_CONFLICT', { reason });
+    }
+    return consumers.addCredential(trx, appId, description);
+  };
+  return change(context, 'credential', add, appId);
 }
 
 export async function resetSecret(
