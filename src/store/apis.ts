@@ -72,7 +72,7 @@ export function findApiById(db: Db, id: string): Promise<ApiRow | undefined> {
   return db.selectFrom('apis').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** The APIs with these ids, by id (an id naming none is not a key); one statement per {@link inListMax} ids. */
+/** The APIs with these ids, by id (an id naming none is not a key); in statements of at most 10,000 ids (in-lists.ts). */
 export async function findApisByIds(db: Db, ids: readonly string[]): Promise<Map<string, ApiRow>> {
   const rows = await readIn(ids, (slice) => db.selectFrom('apis').selectAll().where('id', 'in', slice).execute());
   return new Map(rows.map((row) => [row.id, row]));
@@ -82,7 +82,7 @@ export async function findApisByIds(db: Db, ids: readonly string[]): Promise<Map
  * The org's APIs with these names and versions: one entry per ref, in their order, undefined for
  * a ref naming none. Read by pairs (`(name, version) in (values …)`: a list of names and a list
  * of versions had SQLite probe every combination, minutes for 30,000 refs); one statement per
- * {@link inListMax} values (two a ref).
+ * 10,000 values (two a ref; in-lists.ts).
  */
 export async function findApisByNames(
   db: Db,

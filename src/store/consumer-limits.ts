@@ -3,22 +3,18 @@
  * Every one is a client id in each gateway node's snapshot, so a developer who signs up must not
  * be able to add them without bound (services/consumer/apps.ts checks the settings).
  */
-import { sql } from 'kysely';
+import { lockRows } from './row-locks.ts';
 import type { Db } from './store.ts';
 import type { DialectName } from './migrations/index.ts';
 
-/**
- * Holds the consumer organization's row until the transaction ends, so two app creations in it
- * count one after the other (PostgreSQL; SQLite's transactions hold the write lock from their start).
- */
-export async function lockConsumerOrg(db: Db, dialect: DialectName, consumerOrgId: string): Promise<void> {
-  if (dialect === 'postgres')
-    await sql`select id from consumer_orgs where id = ${consumerOrgId} for update`.execute(db);
+/** Holds the consumer organization's row until the transaction ends: two app creations in it count one after the other. */
+export function lockConsumerOrg(db: Db, dialect: DialectName, consumerOrgId: string): Promise<void> {
+  return lockRows(db, dialect, 'consumer_orgs', [consumerOrgId]);
 }
 
-/** Holds the app's row until the transaction ends (PostgreSQL), as {@link lockConsumerOrg}. */
-export async function lockApp(db: Db, dialect: DialectName, appId: string): Promise<void> {
-  if (dialect === 'postgres') await sql`select id from apps where id = ${appId} for update`.execute(db);
+/** Holds the app's row until the transaction ends, as {@link lockConsumerOrg}. */
+export function lockApp(db: Db, dialect: DialectName, appId: string): Promise<void> {
+  return lockRows(db, dialect, 'apps', [appId]);
 }
 
 export async function countApps(db: Db, consumerOrgId: string): Promise<number> {

@@ -1,5 +1,5 @@
 /** Provider organizations, their catalogs, and provider users (the management registry). */
-import { sql } from 'kysely';
+import { lockRows } from './row-locks.ts';
 import type { Db } from './store.ts';
 import type { Catalog, ProviderOrg, ProviderRole, ProviderUser } from './schema.ts';
 import { newId, now } from './secrets.ts';
@@ -50,9 +50,8 @@ export function findCatalogById(db: Db, id: string): Promise<Catalog | undefined
  * row lock: its write transactions hold the database's write lock from the start
  * (sqlite-dialect.ts).
  */
-export async function lockCatalogs(db: Db, dialect: 'sqlite' | 'postgres', ids: readonly string[]): Promise<void> {
-  if (dialect !== 'postgres') return;
-  for (const id of [...ids].sort()) await sql`select id from catalogs where id = ${id} for update`.execute(db);
+export function lockCatalogs(db: Db, dialect: 'sqlite' | 'postgres', ids: readonly string[]): Promise<void> {
+  return lockRows(db, dialect, 'catalogs', ids);
 }
 
 export function listCatalogs(db: Db, orgId?: string): Promise<Catalog[]> {

@@ -1,5 +1,5 @@
 /** Provider users' roles, passwords and removal (the management registry); see also orgs.ts. */
-import { sql } from 'kysely';
+import { lockRows } from './row-locks.ts';
 import type { Db } from './store.ts';
 import type { DialectName } from './migrations/index.ts';
 import type { ProviderRole, ProviderUser } from './schema.ts';
@@ -25,8 +25,8 @@ export async function orgHasProviderUsers(db: Db, orgId: string): Promise<boolea
  * run one after the other and cannot both take away the last owner (PostgreSQL; SQLite's
  * transactions hold the write lock from their start, sqlite-dialect.ts).
  */
-export async function lockOrgUsers(db: Db, dialect: DialectName, orgId: string): Promise<void> {
-  if (dialect === 'postgres') await sql`select id from provider_orgs where id = ${orgId} for update`.execute(db);
+export function lockOrgUsers(db: Db, dialect: DialectName, orgId: string): Promise<void> {
+  return lockRows(db, dialect, 'provider_orgs', [orgId]);
 }
 
 export async function countOrgOwners(db: Db, orgId: string): Promise<number> {
