@@ -38,7 +38,9 @@ after(async () => {
 
 for (const width of [1280, 375]) {
   test(`at ${width} px: console sign-in, APIs, consumers, user registries and a call's page`, async () => {
-    const context = await browser.newContext({ viewport: { width, height: 800 } });
+    // At 375 px a phone (isMobile): a page without a viewport meta would be laid out 980 px wide.
+    const phone = width < 600;
+    const context = await browser.newContext({ viewport: { width, height: 800 }, isMobile: phone, hasTouch: phone });
     const page = await context.newPage();
     const refused: string[] = [];
     page.on('console', (message) => {

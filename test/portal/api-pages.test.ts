@@ -356,7 +356,9 @@ test('search escapes the query and bounds it', async () => {
 
 for (const width of [1280, 375]) {
   test(`in Chromium at ${width} px: API and search pages have no serious axe findings and no sideways scroll`, async () => {
-    const context = await browser.newContext({ viewport: { width, height: 800 } });
+    // At 375 px a phone (isMobile): a page without a viewport meta would be laid out 980 px wide.
+    const phone = width < 600;
+    const context = await browser.newContext({ viewport: { width, height: 800 }, isMobile: phone, hasTouch: phone });
     const page = await context.newPage();
     const violations: string[] = [];
     page.on('console', (message) => {

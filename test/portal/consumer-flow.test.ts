@@ -282,7 +282,7 @@ test('the console shows the logistics assembly as a tree and product lifecycle a
 });
 
 test('pages fit a phone-width screen', async () => {
-  const phone = await browser.newContext({ viewport: { width: 375, height: 740 } });
+  const phone = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
   const small = await phone.newPage();
   for (const path of ['/', '/products/inventory/1.0.0', '/sign-in']) {
     await small.goto(`${running.portal}${path}`);
