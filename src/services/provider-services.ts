@@ -5,7 +5,7 @@
  */
 import * as analytics from '../store/analytics.ts';
 import type { EventDimension, EventFilter } from '../store/analytics.ts';
-import { productsUsingApi, listApis } from '../store/apis.ts';
+import { productsUsingApi, productsUsingOrgApis, listApis } from '../store/apis.ts';
 import * as consumers from '../store/consumers.ts';
 import * as orgs from '../store/orgs.ts';
 import * as productsRepo from '../store/products.ts';
@@ -156,6 +156,11 @@ export class ProviderServices implements ServiceContext {
   /** Products (any catalog) that bundle the API. */
   productsUsingApi(apiId: string) {
     return productsUsingApi(this.store.db, apiId);
+  }
+
+  /** For each of the org's APIs a product bundles, those products (any catalog). */
+  productsUsingOrgApis(orgId: string) {
+    return productsUsingOrgApis(this.store.db, orgId);
   }
 
   // ── products ──

@@ -142,6 +142,29 @@ export async function productsUsingApi(
     .execute();
 }
 
+/** For each API of the org that a product (any catalog) bundles, those products, in one statement. */
+export async function productsUsingOrgApis(
+  db: Db,
+  orgId: string,
+): Promise<Map<string, Array<{ id: string; name: string; version: string }>>> {
+  const rows = await db
+    .selectFrom('product_apis')
+    .innerJoin('products', 'products.id', 'product_apis.product_id')
+    .innerJoin('apis', 'apis.id', 'product_apis.api_id')
+    .select(['product_apis.api_id as apiId', 'products.id', 'products.name', 'products.version'])
+    .where('apis.org_id', '=', orgId)
+    .orderBy('products.name')
+    .orderBy('products.version')
+    .execute();
+  const byApi = new Map<string, Array<{ id: string; name: string; version: string }>>();
+  for (const { apiId, ...product } of rows) {
+    const list = byApi.get(apiId);
+    if (list) list.push(product);
+    else byApi.set(apiId, [product]);
+  }
+  return byApi;
+}
+
 export async function deleteApi(db: Db, id: string): Promise<void> {
   await db.deleteFrom('apis').where('id', '=', id).execute();
 }

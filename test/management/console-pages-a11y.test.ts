@@ -66,6 +66,13 @@ for (const width of [1280, 375]) {
         new RegExp(heading, 'i'),
       );
       await check(path);
+      if (path === '/console/apis') {
+        // Each API's products, read for the whole org at once.
+        const logistics = await page.getByRole('row').filter({ hasText: 'logistics:2.0.0' }).textContent();
+        assert.match(logistics ?? '', /accessories:1\.0\.0/);
+        const inventory = await page.getByRole('row').filter({ hasText: 'inventory:1.0.0' }).first().textContent();
+        assert.match(inventory ?? '', /inventory:1\.0\.0/);
+      }
     }
     await page.goto(`${running.management}/console/analytics`);
     const call = page.locator('a[href*="/console/analytics/events/"]').first();

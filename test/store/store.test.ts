@@ -3,7 +3,14 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { insertApi, findApi, listApis, setApiState, productsUsingApi } from '../../src/store/apis.ts';
+import {
+  insertApi,
+  findApi,
+  listApis,
+  setApiState,
+  productsUsingApi,
+  productsUsingOrgApis,
+} from '../../src/store/apis.ts';
 import {
   callsOverTime,
   countBy,
@@ -243,6 +250,22 @@ for (const backend of storeBackends) {
         (await productsUsingApi(t.store.db, api.id)).map((p) => p.name),
         ['accessories'],
       );
+      const unused = await insertApi(t.store.db, {
+        orgId: org.id,
+        name: 'unused',
+        version: '1.0.0',
+        title: 'u',
+        basePath: '/unused',
+        document: {},
+      });
+      const byApi = await productsUsingOrgApis(t.store.db, org.id);
+      assert.deepEqual(
+        byApi.get(api.id)?.map((p) => `${p.name}:${p.version}`),
+        ['accessories:1.0.0'],
+      );
+      assert.equal(byApi.has(unused.id), false);
+      const otherOrg = await createOrg(t.store.db, { name: 'other-org', title: 'O' });
+      assert.equal((await productsUsingOrgApis(t.store.db, otherOrg.id)).size, 0);
 
       const corg = await createConsumerOrg(t.store.db, { catalogId: catalog.id, name: 'dev', title: 'Dev' });
       const app = await createApp(t.store.db, { consumerOrgId: corg.id, title: 'App', description: '' });

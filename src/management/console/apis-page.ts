@@ -21,20 +21,21 @@ export function registerApiPages(app: FastifyInstance, deps: ConsoleDeps): void 
 
   app.get('/apis', async (request, reply) => {
     const context = signedInConsole(request);
-    const apis = await services.listApis(context.org.id);
-    const rows = await Promise.all(
-      apis.map(async (api) => {
-        const used = await services.productsUsingApi(api.id);
-        return [
-          html`<a href="${apiUrl(api)}">${api.title}</a>`,
-          html`<code>${api.name}:${api.version}</code>`,
-          html`<code>${api.base_path}</code>`,
-          statePill(api.state),
-          used.map((p) => `${p.name}:${p.version}`).join(', ') || 'None',
-          can(context, 'apis:manage') ? stateButton(api, context.csrfToken) : '',
-        ];
-      }),
-    );
+    const [apis, usedBy] = await Promise.all([
+      services.listApis(context.org.id),
+      services.productsUsingOrgApis(context.org.id),
+    ]);
+    const rows = apis.map((api) => {
+      const used = usedBy.get(api.id) ?? [];
+      return [
+        html`<a href="${apiUrl(api)}">${api.title}</a>`,
+        html`<code>${api.name}:${api.version}</code>`,
+        html`<code>${api.base_path}</code>`,
+        statePill(api.state),
+        used.map((p) => `${p.name}:${p.version}`).join(', ') || 'None',
+        can(context, 'apis:manage') ? stateButton(api, context.csrfToken) : '',
+      ];
+    });
     const main = html`<h1>APIs</h1>
       <p class="lede">API definitions of ${context.org.title}. Offline APIs answer 404 at the gateway.</p>
       ${apis.length === 0 ? html`<p>No APIs yet; import one with <code>portico apis import</code>.</p>` : table('APIs', ['API', 'Name:version', 'Base path', 'State', 'Products', 'Action'], rows, { hideCaption: true })}`;
