@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import pino from 'pino';
 import { chromium } from 'playwright-core';
-import type { Browser, Page } from 'playwright-core';
+import assert from 'node:assert/strict';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startDemo } from '../../src/cli/demo.ts';
 import type { DemoHandle } from '../../src/cli/demo.ts';
 import { loadSettings } from '../../src/config/config.ts';
@@ -226,6 +227,36 @@ async function analyzeDocument(page: Page): Promise<AxeViolation[]> {
 
 async function analyzeWithFrames(page: Page): Promise<AxeViolation[]> {
   return (await new AxeBuilder({ page }).analyze()).violations;
+}
+
+/** A page on a screen `width` px wide, and what the page's Content-Security-Policy refused on it. */
+export interface ScreenPage {
+  context: BrowserContext;
+  page: Page;
+  refusedByCsp: string[];
+}
+
+/**
+ * A new context and page `width` px wide. Under 600 px it is a phone (`isMobile`, touch): a
+ * narrow desktop window lays a page out at its width, a phone lays out a page without a
+ * viewport meta 980 px wide.
+ */
+export async function screenPage(browser: Browser, width: number, height = 800): Promise<ScreenPage> {
+  const phone = width < 600;
+  const context = await browser.newContext({ viewport: { width, height }, isMobile: phone, hasTouch: phone });
+  const page = await context.newPage();
+  const refusedByCsp: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) refusedByCsp.push(message.text());
+  });
+  return { context, page, refusedByCsp };
+}
+
+/** Asserts the page as it is now has no serious axe-core findings and no sideways scroll at `width`. */
+export async function assertFitsScreen(page: Page, width: number, name: string): Promise<void> {
+  assert.deepEqual(await seriousAccessibilityFindings(page), [], `${name} at ${width} px`);
+  const scrollWidth = await page.evaluate(() => document.scrollingElement!.scrollWidth);
+  assert.ok(scrollWidth <= width, `${name} is ${scrollWidth} px wide at ${width} px`);
 }
 
 const screenshotDir = join(process.cwd(), 'test-artifacts', 'screenshots');

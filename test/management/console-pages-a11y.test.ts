@@ -10,10 +10,11 @@ import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { demo } from '../../src/cli/demo.ts';
 import {
+  assertFitsScreen,
   consoleSignIn,
   launchChromium,
+  screenPage,
   screenshot,
-  seriousAccessibilityFindings,
   startPortalDemo,
 } from '../helpers/browser.ts';
 import type { RunningDemo } from '../helpers/browser.ts';
@@ -38,19 +39,8 @@ after(async () => {
 
 for (const width of [1280, 375]) {
   test(`at ${width} px: console sign-in, APIs, consumers, user registries and a call's page`, async () => {
-    // At 375 px a phone (isMobile): a page without a viewport meta would be laid out 980 px wide.
-    const phone = width < 600;
-    const context = await browser.newContext({ viewport: { width, height: 800 }, isMobile: phone, hasTouch: phone });
-    const page = await context.newPage();
-    const refused: string[] = [];
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
-    });
-    const check = async (name: string) => {
-      assert.deepEqual(await seriousAccessibilityFindings(page), [], `${name} at ${width} px`);
-      const scrollWidth = await page.evaluate(() => document.scrollingElement!.scrollWidth);
-      assert.ok(scrollWidth <= width, `${name} is ${scrollWidth} px wide at ${width} px`);
-    };
+    const { context, page, refusedByCsp } = await screenPage(browser, width);
+    const check = (name: string) => assertFitsScreen(page, width, name);
     await page.goto(`${running.management}/console/sign-in`);
     await check('sign-in');
     await consoleSignIn(page, running.management, demo.provider.username, demo.provider.password);
@@ -81,7 +71,7 @@ for (const width of [1280, 375]) {
     await page.waitForURL(/\/console\/analytics\/events\//);
     await check('a call');
     await screenshot(page, `console-call-${width}`);
-    assert.deepEqual(refused, []);
+    assert.deepEqual(refusedByCsp, []);
     await context.close();
   });
 }
