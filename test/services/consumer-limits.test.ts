@@ -131,6 +131,7 @@ describe('on the portal (the demo, its developer holding one app)', () => {
     await web.get(path);
     const refused = await web.post(`${path}/credentials`);
     assert.equal(refused.status, 409);
-    assert.match(refused.text, /the app has 2 credentials, the most allowed/);
+    assert.match(refused.text, /role="alert">the app has 2 credentials, the most allowed/);
+    assert.match(refused.text, /<h1[^>]*>Demo App/, 'the app page, saying why');
   });
 });

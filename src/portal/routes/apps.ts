@@ -109,7 +109,18 @@ export function registerAppRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const context = requireUser(request);
     if (!context) return redirectToSignIn(request, reply);
     const found = await services.app(context.org.id, (request.params as { id: string }).id);
-    const issued = await services.addCredential(context.org.id, found.id, 'Additional credentials');
+    let issued;
+    try {
+      issued = await services.addCredential(context.org.id, found.id, 'Additional credentials');
+    } catch (error) {
+      // The app page again, saying why (an app at its credential limit).
+      return sendPortalPage(reply, context, {
+        title: found.title,
+        section: 'apps',
+        status: (error as PorticoError).status,
+        main: await appPage(deps, context, found, { top: notice('error', formErrorMessage(error)) }),
+      });
+    }
     return redirectWithSecret(deps, reply, context, {
       appId: found.id,
       clientId: issued.credential.client_id,
