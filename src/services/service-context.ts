@@ -11,8 +11,8 @@ export interface ServiceContext {
   readonly bus: ChangeBus;
   /** One limiter for every sign-in (portal, console, `POST /api/login`), so none is a way around another. */
   readonly signInLimiter: SignInLimiter;
-  /** How much a consumer organization may hold; {@link defaultConsumerLimits} when not given. */
-  readonly consumerLimits?: ConsumerLimits;
+  /** How much a consumer organization may hold (the settings; {@link defaultConsumerLimits} in a bare service). */
+  readonly consumerLimits: ConsumerLimits;
 }
 
 /** How much a consumer organization may hold: each app and credential is a client id in every gateway's snapshot. */

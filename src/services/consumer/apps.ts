@@ -5,7 +5,7 @@ import * as consumers from '../../store/consumers.ts';
 import type { Db } from '../../store/store.ts';
 import type { App, PortalUser } from '../../store/schema.ts';
 import { countApps, countCredentials, lockApp, lockConsumerOrg } from '../../store/consumer-limits.ts';
-import { change, defaultConsumerLimits, notFound } from '../service-context.ts';
+import { change, notFound } from '../service-context.ts';
 import type { ServiceContext } from '../service-context.ts';
 
 /** What an app is created with. */
@@ -26,7 +26,7 @@ export function createApp(context: ServiceContext, consumerOrgId: string, input:
     'app',
     async (trx) => {
       await lockConsumerOrg(trx, context.store.dialect, consumerOrgId);
-      const most = (context.consumerLimits ?? defaultConsumerLimits).appsPerConsumerOrg;
+      const most = context.consumerLimits.appsPerConsumerOrg;
       if ((await countApps(trx, consumerOrgId)) >= most) {
         const reason = `the organization has ${most} apps, the most allowed: delete one to create another`;
         throw new PorticoError('MGMT_CONFLICT', { reason });
@@ -74,7 +74,7 @@ export async function addCredential(context: ServiceContext, consumerOrgId: stri
   await app(context, consumerOrgId, appId);
   const add = async (trx: Db) => {
     await lockApp(trx, context.store.dialect, appId);
-    const most = (context.consumerLimits ?? defaultConsumerLimits).credentialsPerApp;
+    const most = context.consumerLimits.credentialsPerApp;
     if ((await countCredentials(trx, appId)) >= most) {
       const reason = `the app has ${most} credentials, the most allowed: delete one to add another`;
       throw new PorticoError('MGMT_CONFLICT', { reason });
