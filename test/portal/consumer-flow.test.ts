@@ -12,6 +12,7 @@ import {
   consoleSignIn,
   createApp,
   launchChromium,
+  screenPage,
   screenshot,
   seriousAccessibilityFindings,
   signIn,
@@ -282,8 +283,7 @@ test('the console shows the logistics assembly as a tree and product lifecycle a
 });
 
 test('pages fit a phone-width screen', async () => {
-  const phone = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
-  const small = await phone.newPage();
+  const { context: phone, page: small } = await screenPage(browser, 375, 740);
   for (const path of ['/', '/products/inventory/1.0.0', '/sign-in']) {
     await small.goto(`${running.portal}${path}`);
     const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
